@@ -1,0 +1,138 @@
+//! `memplan`: plan, check and benchmark memory plans from the command line.
+
+mod bench;
+mod input;
+mod output;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use memplan_core::{DEFAULT_NODE_BUDGET, SolveOptions, Solver};
+
+/// Plans the memory of a neural network: every tensor packed into one arena.
+#[derive(Parser, Debug)]
+#[command(name = "memplan", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Plans a problem and prints a summary (buffers, arena, lower bound, ratio, solver, time).
+    Plan(PlanArgs),
+    /// Validates a plan made by anyone and prints every violation.
+    Check(CheckArgs),
+    /// Runs solvers side by side on many inputs and prints a markdown table.
+    Bench(bench::BenchArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct PlanArgs {
+    /// The problem: a MiniMalloc CSV (`id,lower,upper,size[,alignment]`).
+    input: PathBuf,
+    /// The solver (see `memplan-core` docs): naive, first-fit, best-fit, patent, patent:TIES,
+    /// enumerate, exact, auto.
+    #[arg(long, default_value = "auto")]
+    solver: Solver,
+    /// An arena size the plan must fit; the exit code is non-zero when it does not.
+    #[arg(long)]
+    capacity: Option<u64>,
+    /// Most nodes the exact search may expand.
+    #[arg(long, default_value_t = DEFAULT_NODE_BUDGET)]
+    nodes: u64,
+    /// Writes the plan as CSV (the input's columns plus `offset`).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Prints the summary as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args, Debug)]
+struct CheckArgs {
+    /// The problem: a MiniMalloc CSV.
+    input: PathBuf,
+    /// The plan: a CSV with `id` and `offset` columns (the problem's columns may repeat).
+    plan: PathBuf,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Plan(args) => plan(&args),
+        Command::Check(args) => check(&args),
+        Command::Bench(args) => bench::run(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn plan(args: &PlanArgs) -> anyhow::Result<ExitCode> {
+    let problem = input::read_problem(&args.input)?;
+    let options = SolveOptions {
+        solver: args.solver,
+        capacity: args.capacity,
+        node_budget: args.nodes,
+    };
+    let run = bench::run_solver(&problem, &options)?;
+    let summary = output::Summary::new(&problem, &run, args.capacity);
+    if let Some(out) = &args.out {
+        output::write_atomically(
+            out,
+            &memplan_core::write_plan_csv(&problem, &run.solution.plan),
+        )?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string(&summary)?);
+    } else {
+        println!("{summary}");
+    }
+    Ok(if summary.fits_capacity {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!(
+            "error: the plan needs {} bytes but the capacity is {} bytes",
+            summary.arena_size,
+            args.capacity.unwrap_or_default()
+        );
+        ExitCode::FAILURE
+    })
+}
+
+fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
+    let problem = input::read_problem(&args.input)?;
+    let offsets = input::read_offsets(&args.plan, &problem)?;
+    let violations = memplan_core::validate_offsets(&problem, &offsets);
+    let arena = problem
+        .buffers()
+        .iter()
+        .zip(&offsets)
+        .filter_map(|(b, o)| o.map(|o| o + b.size))
+        .max()
+        .unwrap_or(0);
+    let lower_bound = memplan_core::lower_bound(&problem);
+    if violations.is_empty() {
+        println!(
+            "ok: {} buffers, arena {arena} bytes, lower bound {lower_bound}, ratio {:.4}",
+            problem.len(),
+            output::ratio(arena, lower_bound)
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    for violation in &violations {
+        println!("violation: {}", violation.display(&problem, &offsets));
+    }
+    println!(
+        "{} violation(s) in {} buffers",
+        violations.len(),
+        problem.len()
+    );
+    Ok(ExitCode::FAILURE)
+}

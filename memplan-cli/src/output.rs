@@ -1,0 +1,95 @@
+//! Summaries and safe file output.
+
+use std::fmt;
+use std::io::Write as _;
+use std::path::Path;
+
+use anyhow::Context;
+use memplan_core::Problem;
+use serde::Serialize;
+
+use crate::bench::SolverRun;
+
+/// The one-line result of `memplan plan`.
+#[derive(Debug, Serialize)]
+pub(crate) struct Summary {
+    pub(crate) buffers: usize,
+    pub(crate) arena_size: u64,
+    pub(crate) lower_bound: u64,
+    pub(crate) ratio: f64,
+    pub(crate) solver: String,
+    pub(crate) time_ms: f64,
+    pub(crate) fits_capacity: bool,
+    pub(crate) optimal: bool,
+    pub(crate) nodes: u64,
+}
+
+impl Summary {
+    pub(crate) fn new(problem: &Problem, run: &SolverRun, capacity: Option<u64>) -> Self {
+        let arena_size = run.solution.plan.arena_size;
+        let lower_bound = memplan_core::lower_bound(problem);
+        Self {
+            buffers: problem.len(),
+            arena_size,
+            lower_bound,
+            ratio: ratio(arena_size, lower_bound),
+            solver: run.solution.solver.to_string(),
+            time_ms: run.seconds * 1e3,
+            fits_capacity: capacity.is_none_or(|c| arena_size <= c),
+            optimal: run.solution.optimal,
+            nodes: run.solution.nodes,
+        }
+    }
+}
+
+impl fmt::Display for Summary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "buffers {} | arena {} bytes | lower bound {} | ratio {:.4} | solver {}{} | {:.2} ms",
+            self.buffers,
+            self.arena_size,
+            self.lower_bound,
+            self.ratio,
+            self.solver,
+            if self.optimal { " (optimal)" } else { "" },
+            self.time_ms
+        )
+    }
+}
+
+/// `arena / lower_bound`, 1 for an empty problem.
+pub(crate) fn ratio(arena: u64, lower_bound: u64) -> f64 {
+    if lower_bound == 0 {
+        1.0
+    } else {
+        arena as f64 / lower_bound as f64
+    }
+}
+
+/// Writes `contents` to `path` through a temporary file in the same folder and a rename, so a
+/// failure never leaves a half-written file behind.
+pub(crate) fn write_atomically(path: &Path, contents: &str) -> anyhow::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .with_context(|| format!("`{}` is not a file path", path.display()))?;
+    let temp = dir.join(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let write = || -> std::io::Result<()> {
+        let mut file = std::fs::File::create(&temp)?;
+        file.write_all(contents.as_bytes())?;
+        file.sync_all()?;
+        std::fs::rename(&temp, path)
+    };
+    write().map_err(|e| {
+        let _ = std::fs::remove_file(&temp);
+        anyhow::Error::new(e).context(format!("cannot write `{}`", path.display()))
+    })
+}

@@ -1,0 +1,62 @@
+//! # memplan-core: static memory planning for neural networks
+//!
+//! A network runs its operators in a fixed order. Each intermediate tensor (activation) is written
+//! by one operator and read by later ones; between its first write and its last read it must stay
+//! in memory, and outside that window its bytes can be reused. Planning memory means giving every
+//! tensor an offset in one arena so that tensors live at the same step never share bytes, and the
+//! arena is as small as possible.
+//!
+//! Following patent CN113886090A, each tensor is a **rectangle**: its height is its size in bytes,
+//! its width its lifetime in steps. A plan stacks the rectangles along the address axis; the arena
+//! is the height of the stack.
+//!
+//! ```text
+//!  address
+//!     ^
+//!  12 |        +-----------+
+//!     |        |     c     |
+//!   8 +--------+--+--------+
+//!     |    a      |   d    |
+//!   4 +------+----+--------+
+//!     |  b   |      e      |
+//!   0 +------+-------------+--> step
+//!     0      2    3        5
+//! ```
+//!
+//! No plan can be lower than the most bytes live at one step ([`lower_bound`]); a plan that
+//! reaches it is optimal.
+//!
+//! ## Example
+//! ```
+//! use memplan_core::{Buffer, Problem, SolveOptions, Solver, lower_bound, solve, validate};
+//!
+//! let problem = Problem::new(vec![
+//!     Buffer::new("input", 1024, 0, 2),
+//!     Buffer::new("conv", 4096, 1, 3),
+//!     Buffer::new("relu", 4096, 2, 4),
+//! ])?;
+//! let options = SolveOptions { solver: Solver::BestFit, ..SolveOptions::default() };
+//! let solution = solve(&problem, &options)?;
+//! assert!(validate(&problem, &solution.plan).is_empty());
+//! assert_eq!(solution.plan.arena_size, lower_bound(&problem)); // 8192
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The solvers are compared in the [`solve`] module docs.
+
+mod bounds;
+mod csv_format;
+mod error;
+mod model;
+pub mod solve;
+mod validate;
+
+pub use bounds::{live_at, live_profile, lower_bound, peak_step};
+pub use csv_format::{CsvInput, read_csv, write_plan_csv, write_problem_csv};
+pub use error::InputError;
+pub use model::{Buffer, Lifetime, Plan, Problem, ProblemError, align_up};
+pub use solve::{
+    DEFAULT_NODE_BUDGET, DEFAULT_OPTIONS, Solution, SolveError, SolveOptions, Solver, TieOrder,
+    solve,
+};
+pub use validate::{DisplayViolation, Violation, validate, validate_offsets};

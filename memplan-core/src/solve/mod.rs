@@ -1,0 +1,218 @@
+//! Solvers: each turns a [`Problem`] into a [`Plan`] that validates.
+//!
+//! | name | method | quality | runtime |
+//! |---|---|---|---|
+//! | `naive` | no reuse: buffers one above the other | sum of sizes | `O(n)` |
+//! | `first-fit` | TFLite Micro: size descending, lowest gap that fits | near LB on models | `O(n^2)` |
+//! | `best-fit` | TFLite: size descending, smallest gap that fits | near LB on models | `O(n^2)` |
+//! | `patent` | CN113886090A claims 3–6: smallest tentative peak, one-step lookahead on ties | | |
+//! | `enumerate` | claim 7: every stacking order (n ≤ 10) | optimal | `O(n!)` |
+//! | `exact` | branch and bound over canonical placements, node budget | optimal when proven | budgeted |
+//! | `auto` | heuristics, then `exact` unless one reached the lower bound | best of all | budgeted |
+//!
+//! Every solver honours alignment and pinned offsets ([`crate::Buffer::fixed_offset`]).
+
+mod auto;
+mod best_fit;
+mod enumerate;
+mod exact;
+mod first_fit;
+mod naive;
+mod patent;
+mod placements;
+
+use std::fmt;
+use std::str::FromStr;
+
+pub use patent::TieOrder;
+
+use crate::model::{Plan, Problem};
+
+/// Which algorithm [`solve`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Solver {
+    /// No reuse: every buffer gets its own bytes.
+    Naive,
+    /// TFLite Micro's greedy: size descending, lowest gap that fits.
+    FirstFit,
+    /// TFLite's greedy by size: size descending, smallest gap that fits.
+    BestFit,
+    /// The patent's greedy (claims 3–6) with the given order among remaining ties.
+    Patent(TieOrder),
+    /// The patent's exhaustive mode (claim 7): every stacking order, for at most
+    /// [`ENUMERATE_MAX_BUFFERS`] buffers.
+    Enumerate,
+    /// Branch and bound within a node budget; proves optimality when it can.
+    Exact,
+    /// Fast heuristics, then `exact` unless one of them reached the lower bound.
+    Auto,
+}
+
+/// The most buffers [`Solver::Enumerate`] accepts.
+pub const ENUMERATE_MAX_BUFFERS: usize = 10;
+
+impl Solver {
+    /// Every solver, each once, in the order of the table in this module's docs.
+    pub fn all() -> Vec<Solver> {
+        let mut all = vec![Solver::Naive, Solver::FirstFit, Solver::BestFit];
+        all.extend(TieOrder::ALL.iter().map(|&t| Solver::Patent(t)));
+        all.extend([Solver::Enumerate, Solver::Exact, Solver::Auto]);
+        all
+    }
+
+    /// The name the CLI and the model file use for it.
+    pub fn name(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl fmt::Display for Solver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Solver::Naive => f.write_str("naive"),
+            Solver::FirstFit => f.write_str("first-fit"),
+            Solver::BestFit => f.write_str("best-fit"),
+            Solver::Patent(ties) if *ties == TieOrder::default() => f.write_str("patent"),
+            Solver::Patent(ties) => write!(f, "patent:{ties}"),
+            Solver::Enumerate => f.write_str("enumerate"),
+            Solver::Exact => f.write_str("exact"),
+            Solver::Auto => f.write_str("auto"),
+        }
+    }
+}
+
+/// A solver name that is not known.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown solver `{name}`; expected one of: {}", known_solver_names())]
+pub struct UnknownSolver {
+    /// The name given.
+    pub name: String,
+}
+
+/// The solver names, comma separated, for error messages.
+pub fn known_solver_names() -> String {
+    Solver::all()
+        .iter()
+        .map(Solver::name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl FromStr for Solver {
+    type Err = UnknownSolver;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        let unknown = || UnknownSolver { name: name.into() };
+        Ok(match name {
+            "naive" => Solver::Naive,
+            "first-fit" => Solver::FirstFit,
+            "best-fit" => Solver::BestFit,
+            "patent" => Solver::Patent(TieOrder::default()),
+            "enumerate" => Solver::Enumerate,
+            "exact" => Solver::Exact,
+            "auto" => Solver::Auto,
+            _ => match name.strip_prefix("patent:") {
+                Some(ties) => Solver::Patent(ties.parse().map_err(|_| unknown())?),
+                None => return Err(unknown()),
+            },
+        })
+    }
+}
+
+/// Default node budget of [`Solver::Exact`] and [`Solver::Auto`]: enough to settle real models at
+/// once and hard instances in about a second, counted in nodes so every machine gets the same plan.
+pub const DEFAULT_NODE_BUDGET: u64 = 1_000_000;
+
+/// How to solve.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SolveOptions {
+    /// The algorithm. Default: [`Solver::Auto`].
+    pub solver: Solver,
+    /// An arena size to fit within, if any. Exact search may stop as soon as a plan fits.
+    /// Default: none (minimise).
+    pub capacity: Option<u64>,
+    /// Most search nodes the exact search may expand. Default: [`DEFAULT_NODE_BUDGET`].
+    pub node_budget: u64,
+}
+
+/// The default options: `auto`, no capacity, [`DEFAULT_NODE_BUDGET`].
+pub const DEFAULT_OPTIONS: SolveOptions = SolveOptions {
+    solver: Solver::Auto,
+    capacity: None,
+    node_budget: DEFAULT_NODE_BUDGET,
+};
+
+impl Default for SolveOptions {
+    fn default() -> Self {
+        DEFAULT_OPTIONS
+    }
+}
+
+/// What a solver found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Solution {
+    /// The plan; it always validates.
+    pub plan: Plan,
+    /// `true` only when the plan is proven to be the smallest possible.
+    pub optimal: bool,
+    /// Search nodes expanded (0 for the heuristics).
+    pub nodes: u64,
+    /// The solver that produced the plan (for `auto`, the one whose plan won).
+    pub solver: Solver,
+}
+
+/// Why a solver gave no plan.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SolveError {
+    /// The exhaustive solver was given too many buffers.
+    #[error(
+        "`enumerate` tries every order and accepts at most {max} buffers, but the problem has {buffers}; use `exact` or `auto`"
+    )]
+    TooManyBuffers {
+        /// Buffers in the problem.
+        buffers: usize,
+        /// The most accepted.
+        max: usize,
+    },
+    /// Pinned buffers overlap each other, so no plan can exist.
+    #[error(
+        "pinned buffers `{first}` and `{second}` are live at the same step and overlap; move one of the pins"
+    )]
+    PinnedOverlap {
+        /// One pinned buffer.
+        first: String,
+        /// The other.
+        second: String,
+    },
+}
+
+/// Runs the chosen solver.
+pub fn solve(problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
+    placements::check_pins(problem)?;
+    let solution = match options.solver {
+        Solver::Naive => heuristic(problem, Solver::Naive, naive::solve(problem)),
+        Solver::FirstFit => heuristic(problem, Solver::FirstFit, first_fit::solve(problem)),
+        Solver::BestFit => heuristic(problem, Solver::BestFit, best_fit::solve(problem)),
+        Solver::Patent(ties) => heuristic(problem, options.solver, patent::solve(problem, ties)),
+        Solver::Enumerate => enumerate::solve(problem)?,
+        Solver::Exact => exact::solve(problem, options),
+        Solver::Auto => auto::solve(problem, options),
+    };
+    debug_assert_eq!(
+        crate::validate::validate(problem, &solution.plan),
+        vec![],
+        "{} made an invalid plan",
+        options.solver
+    );
+    Ok(solution)
+}
+
+fn heuristic(problem: &Problem, solver: Solver, plan: Plan) -> Solution {
+    let optimal = plan.arena_size == crate::bounds::lower_bound(problem);
+    Solution {
+        plan,
+        optimal,
+        nodes: 0,
+        solver,
+    }
+}
