@@ -1,0 +1,182 @@
+//! End-to-end tests of `memplan plan` and `memplan check`: exit codes, messages, and no partial output.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn memplan(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_memplan"))
+        .args(args)
+        .output()
+        .expect("the memplan binary runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("plan_check_{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+const EXAMPLE: &str = "id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\nb4,9,21,4\nb5,0,21,4\n";
+
+#[test]
+fn plan_writes_a_plan_that_check_accepts() {
+    let dir = scratch("roundtrip");
+    let input = dir.join("example.csv");
+    let plan = dir.join("plan.csv");
+    std::fs::write(&input, EXAMPLE).unwrap();
+    for solver in [
+        "naive",
+        "first-fit",
+        "best-fit",
+        "patent",
+        "enumerate",
+        "exact",
+        "auto",
+    ] {
+        let out = memplan(&[
+            "plan",
+            input.to_str().unwrap(),
+            "--solver",
+            solver,
+            "--out",
+            plan.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{solver}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stdout).contains("buffers 5"),
+            "{}",
+            text(&out.stdout)
+        );
+        let check = memplan(&["check", input.to_str().unwrap(), plan.to_str().unwrap()]);
+        assert!(check.status.success(), "{solver}: {}", text(&check.stdout));
+        assert!(text(&check.stdout).starts_with("ok: 5 buffers"));
+    }
+}
+
+#[test]
+fn plan_json_has_the_documented_keys() {
+    let dir = scratch("json");
+    let input = dir.join("example.csv");
+    std::fs::write(&input, EXAMPLE).unwrap();
+    let out = memplan(&[
+        "plan",
+        input.to_str().unwrap(),
+        "--solver",
+        "best-fit",
+        "--json",
+    ]);
+    assert!(out.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for key in [
+        "buffers",
+        "arena_size",
+        "lower_bound",
+        "solver",
+        "time_ms",
+        "fits_capacity",
+        "optimal",
+        "nodes",
+    ] {
+        assert!(json.get(key).is_some(), "missing {key} in {json}");
+    }
+    assert_eq!(json["buffers"], 5);
+    assert_eq!(json["lower_bound"], 12);
+    assert_eq!(json["solver"], "best-fit");
+}
+
+#[test]
+fn plan_fails_when_over_capacity() {
+    let dir = scratch("capacity");
+    let input = dir.join("example.csv");
+    std::fs::write(&input, EXAMPLE).unwrap();
+    let out = memplan(&[
+        "plan",
+        input.to_str().unwrap(),
+        "--solver",
+        "naive",
+        "--capacity",
+        "12",
+        "--json",
+    ]);
+    assert!(!out.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["fits_capacity"], false);
+    assert!(text(&out.stderr).contains("capacity is 12 bytes"));
+}
+
+#[test]
+fn check_reports_every_violation_and_fails() {
+    let dir = scratch("violations");
+    let input = dir.join("example.csv");
+    let plan = dir.join("plan.csv");
+    std::fs::write(&input, EXAMPLE).unwrap();
+    // b1, b3 and b5 are live together at step 0 and all sit at offset 0.
+    std::fs::write(
+        &plan,
+        "id,lower,upper,size,offset\nb1,0,3,4,0\nb2,3,9,4,4\nb3,0,9,4,0\nb5,0,21,4,0\n",
+    )
+    .unwrap();
+    let out = memplan(&["check", input.to_str().unwrap(), plan.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("buffer `b4` has no offset"), "{stdout}");
+    assert!(
+        stdout.contains("`b1`") && stdout.contains("`b3`"),
+        "{stdout}"
+    );
+    assert_eq!(stdout.matches("and overlap").count(), 3, "{stdout}");
+}
+
+#[test]
+fn bad_input_exits_non_zero_with_location_and_leaves_no_output() {
+    let dir = scratch("bad");
+    let input = dir.join("bad.csv");
+    let plan = dir.join("plan.csv");
+    std::fs::write(&input, "id,lower,upper,size\na,5,2,4\n").unwrap();
+    let out = memplan(&[
+        "plan",
+        input.to_str().unwrap(),
+        "--out",
+        plan.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("bad.csv:2:5"), "{stderr}");
+    assert!(stderr.contains("help:"), "{stderr}");
+    assert!(!plan.exists(), "no output file on error");
+    let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert_eq!(leftovers.len(), 1, "only the input remains: {leftovers:?}");
+}
+
+#[test]
+fn missing_file_and_unknown_solver_are_errors() {
+    let out = memplan(&["plan", "/nonexistent/x.csv"]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("cannot read"));
+    let out = memplan(&["plan", "x.csv", "--solver", "magic"]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("unknown solver `magic`"));
+}
+
+#[test]
+fn enumerate_refuses_large_problems() {
+    let dir = scratch("enumerate");
+    let input = dir.join("many.csv");
+    let mut csv = String::from("id,lower,upper,size\n");
+    for i in 0..11 {
+        csv.push_str(&format!("t{i},{i},{},8\n", i + 2));
+    }
+    std::fs::write(&input, csv).unwrap();
+    let out = memplan(&["plan", input.to_str().unwrap(), "--solver", "enumerate"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("at most 10 buffers"),
+        "{}",
+        text(&out.stderr)
+    );
+}
