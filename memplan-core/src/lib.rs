@@ -44,17 +44,21 @@
 //!
 //! The solvers are compared in the [`solve`] module docs.
 
+mod aliasing;
 mod bounds;
 mod csv_format;
 mod error;
 mod model;
+mod pools;
 pub mod solve;
 mod validate;
 
+pub use aliasing::{AliasError, AliasGroups};
 pub use bounds::{live_at, live_profile, lower_bound, peak_step};
 pub use csv_format::{CsvInput, read_csv, write_plan_csv, write_problem_csv};
 pub use error::InputError;
 pub use model::{Buffer, Lifetime, Plan, Problem, ProblemError, align_up};
+pub use pools::{Pool, PoolError, PoolPlan, PooledPlan, plan_pools};
 pub use solve::{
     DEFAULT_NODE_BUDGET, DEFAULT_OPTIONS, Solution, SolveError, SolveOptions, Solver, TieOrder,
     solve,
