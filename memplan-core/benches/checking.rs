@@ -2,6 +2,9 @@
 //!
 //! Both are `O(n log n)`; the figures show the time per buffer staying flat as `n` grows 100x.
 
+// `criterion_group!` generates an undocumented public function.
+#![allow(missing_docs)]
+
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use memplan_core::{Buffer, Problem, SolveOptions, Solver, lower_bound, solve, validate};
 
