@@ -48,7 +48,9 @@ mod aliasing;
 mod bounds;
 mod csv_format;
 mod error;
+mod lifetime;
 mod model;
+pub mod model_file;
 mod pools;
 pub mod solve;
 mod validate;
@@ -57,7 +59,11 @@ pub use aliasing::{AliasError, AliasGroups};
 pub use bounds::{live_at, live_profile, lower_bound, peak_step};
 pub use csv_format::{CsvInput, read_csv, write_plan_csv, write_problem_csv};
 pub use error::InputError;
+pub use lifetime::{LifetimeError, OpTensors, Producer, Role, Schedule, derive_lifetimes};
 pub use model::{Buffer, Lifetime, Plan, Problem, ProblemError, align_up};
+pub use model_file::{
+    DType, Layout, Model, Op, Tensor, format_byte_size, parse_byte_size, parse_model,
+};
 pub use pools::{Pool, PoolError, PoolPlan, PooledPlan, plan_pools};
 pub use solve::{
     DEFAULT_NODE_BUDGET, DEFAULT_OPTIONS, Solution, SolveError, SolveOptions, Solver, TieOrder,

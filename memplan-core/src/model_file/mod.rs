@@ -1,0 +1,38 @@
+//! The model file (`model.toml`): its schema, parser and writer.
+//!
+//! ```toml
+//! [model]
+//! name = "tiny_cnn"        # the generated module's name
+//! alignment = 64           # optional, default 16
+//! budget = "512 KiB"       # optional: fail if the arena is larger
+//! solver = "auto"          # optional
+//! inputs = ["input"]       # graph inputs: live from the first step
+//! outputs = ["logits"]     # graph outputs: live through the last step
+//!
+//! [tensors]
+//! input   = { dtype = "f32", shape = [1, 1, 28, 28] }
+//! logits  = { dtype = "f32", shape = [1, 10] }
+//! scratch = { bytes = 4096 }
+//!
+//! [[ops]]                  # op k runs at step k
+//! name = "net"
+//! inputs = ["input"]
+//! outputs = ["logits"]
+//! scratch = ["scratch"]
+//! ```
+
+mod dtype;
+mod ident;
+mod parse;
+mod schema;
+mod size;
+mod source;
+mod write;
+
+pub use dtype::{DType, UnknownDType};
+pub use ident::{identifier_problem, sanitize_identifier};
+pub use parse::{MAX_TENSOR_BYTES, parse_model};
+pub use schema::{
+    DEFAULT_ALIGNMENT, Layout, Location, MAX_ALIGNMENT, Model, ModelLocations, Op, Tensor,
+};
+pub use size::{format_byte_size, parse_byte_size};

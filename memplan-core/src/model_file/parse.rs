@@ -1,0 +1,813 @@
+//! Reading a model file: TOML with spans, checked key by key, into a [`Model`].
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use crate::error::InputError;
+use crate::lifetime::{LifetimeError, OpTensors, Producer, Role, Schedule, derive_lifetimes};
+use crate::model::Lifetime;
+use crate::model_file::source::{SourceText, did_you_mean};
+use crate::model_file::{
+    DEFAULT_ALIGNMENT, DType, Layout, MAX_ALIGNMENT, Model, ModelLocations, Op, Tensor,
+    identifier_problem, parse_byte_size,
+};
+use crate::solve::Solver;
+
+/// The largest tensor accepted: 2^48 bytes (256 TiB), far beyond any device, small enough that
+/// sums over many tensors never overflow.
+pub const MAX_TENSOR_BYTES: u64 = 1 << 48;
+
+/// The largest sum of all tensor sizes accepted (2^60 bytes).
+const MAX_TOTAL_BYTES: u64 = 1 << 60;
+
+const TOP_KEYS: [&str; 3] = ["model", "tensors", "ops"];
+const MODEL_KEYS: [&str; 6] = ["name", "alignment", "budget", "solver", "inputs", "outputs"];
+const TENSOR_KEYS: [&str; 5] = ["dtype", "shape", "bytes", "align", "source"];
+const OP_KEYS: [&str; 6] = ["name", "inputs", "outputs", "scratch", "kind", "source"];
+
+type Result<T> = std::result::Result<T, InputError>;
+type Table<'i> = DeTable<'i>;
+type Value<'i> = Spanned<DeValue<'i>>;
+
+/// Parses and checks a model file: the TOML, every key, every name, and the schedule, deriving
+/// each tensor's lifetime from the ops (see [`crate::derive_lifetimes`]).
+///
+/// `file_name` is only used in messages (`model.toml:3:7`). The first problem found is returned
+/// as an [`InputError`] that says what is wrong, where, and how to fix it.
+///
+/// ```
+/// let model = memplan_core::parse_model("model.toml", r#"
+/// [model]
+/// name = "tiny"
+/// inputs = ["input"]
+/// outputs = ["out"]
+///
+/// [tensors]
+/// input = { dtype = "f32", shape = [1, 4] }
+/// out = { dtype = "f32", shape = [1, 4] }
+///
+/// [[ops]]
+/// name = "relu"
+/// inputs = ["input"]
+/// outputs = ["out"]
+/// "#)?;
+/// assert_eq!(model.tensors[1].size, 16);
+/// assert_eq!(model.to_problem().len(), 2);
+/// # Ok::<(), memplan_core::InputError>(())
+/// ```
+///
+/// # Runtime
+/// Linear in the file's size, plus `O(t log t)` for `t` tensors.
+pub fn parse_model(file_name: &str, text: &str) -> Result<Model> {
+    let source = SourceText::new(file_name, text);
+    let document = DeTable::parse(text).map_err(|e| syntax_error(&source, &e))?;
+    Parser { source }.model(document.get_ref())
+}
+
+fn syntax_error(source: &SourceText<'_>, error: &toml::de::Error) -> InputError {
+    let span = error.span().unwrap_or(0..0);
+    let message = error.message().trim().replace('\n', "; ");
+    let help = if message.contains("duplicate key") {
+        "each key may appear once per table; rename or remove the second one (tensor and op \
+         names must be unique)"
+    } else {
+        "fix the TOML syntax here (strings in double quotes, arrays in [ ], inline tables in { })"
+    };
+    source.error(&span, format!("TOML syntax error: {message}"), help)
+}
+
+/// Spans of an op's references, kept to point errors at the exact name.
+struct OpSpans {
+    name: Range<usize>,
+    inputs: Vec<Range<usize>>,
+    outputs: Vec<Range<usize>>,
+    scratch: Vec<Range<usize>>,
+}
+
+struct Parser<'a> {
+    source: SourceText<'a>,
+}
+
+impl Parser<'_> {
+    fn model(&self, top: &Table<'_>) -> Result<Model> {
+        self.check_keys(top, &TOP_KEYS, "at the top level", |_| {
+            "the top level has `[model]`, `[tensors]` and `[[ops]]`".into()
+        })?;
+        let Some(model_value) = top.get("model") else {
+            return Err(self.source.error(
+                &(0..0),
+                "missing `[model]` table",
+                "start the file with `[model]` and at least `name = \"my_model\"`",
+            ));
+        };
+        let model = self.table(model_value, "`model`", "write `[model]` as a table")?;
+        self.check_keys(model, &MODEL_KEYS, "in `[model]`", |_| {
+            "`[model]` takes `name`, `alignment`, `budget`, `solver`, `inputs` and `outputs`".into()
+        })?;
+        let model_span = model_value.span();
+
+        // name
+        let Some(name_value) = model.get("name") else {
+            return Err(self.source.error(
+                &model_span,
+                "`[model]` has no `name`",
+                "add `name = \"my_model\"`: it names the generated module",
+            ));
+        };
+        let name = self.string(name_value, "`name`")?;
+        self.identifier(
+            name,
+            &name_value.span(),
+            "model name",
+            "it names the generated module",
+        )?;
+
+        // alignment
+        let alignment = match model.get("alignment") {
+            None => DEFAULT_ALIGNMENT,
+            Some(v) => self.alignment(v, "`alignment`")?,
+        };
+
+        // budget
+        let budget = match model.get("budget") {
+            None => None,
+            Some(v) => Some(self.budget(v)?),
+        };
+
+        // solver
+        let solver = match model.get("solver") {
+            None => None,
+            Some(v) => {
+                let name = self.string(v, "`solver`")?;
+                Some(name.parse::<Solver>().map_err(|_| {
+                    self.source.error(
+                        &v.span(),
+                        format!("unknown solver `{name}`"),
+                        format!(
+                            "use one of: {}; or leave `solver` out for the default (`auto`)",
+                            crate::solve::known_solver_names()
+                        ),
+                    )
+                })?)
+            }
+        };
+
+        // tensors
+        let (tensors, tensor_spans) = match top.get("tensors") {
+            None => {
+                return Err(self.source.error(
+                    &(0..0),
+                    "missing `[tensors]` table",
+                    "add `[tensors]` with one entry per activation tensor, e.g. \
+                     `input = { dtype = \"f32\", shape = [1, 28, 28] }`",
+                ));
+            }
+            Some(v) => self.tensors(v, alignment)?,
+        };
+        let index: BTreeMap<&str, usize> = tensors
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name.as_str(), i))
+            .collect();
+
+        // graph inputs and outputs
+        let inputs = match model.get("inputs") {
+            None => (Vec::new(), Vec::new()),
+            Some(v) => self.references(v, &index, "`inputs` of `[model]`")?,
+        };
+        let outputs = match model.get("outputs") {
+            None => (Vec::new(), Vec::new()),
+            Some(v) => self.references(v, &index, "`outputs` of `[model]`")?,
+        };
+        self.no_repeats(&inputs, &tensors, "graph inputs")?;
+        self.no_repeats(&outputs, &tensors, "graph outputs")?;
+
+        // ops
+        let (ops, op_spans) = match top.get("ops") {
+            None => (Vec::new(), Vec::new()),
+            Some(v) => self.ops(v, &index)?,
+        };
+        if ops.is_empty() {
+            return Err(self.source.error(
+                &top.get("ops").map_or(0..0, Spanned::span),
+                "the model has no ops",
+                "add at least one `[[ops]]` table with `name`, `inputs` and `outputs`; ops run in \
+                 file order and give the tensors their lifetimes",
+            ));
+        }
+        self.names_do_not_collide(&tensors, &tensor_spans, &ops, &op_spans)?;
+
+        let mut model = Model {
+            file: self.source.file().to_owned(),
+            name: name.to_owned(),
+            alignment,
+            budget,
+            solver,
+            inputs: inputs.0,
+            outputs: outputs.0,
+            tensors,
+            ops,
+            locations: ModelLocations {
+                model: self.source.location(model_span.start),
+                name: self.source.location(name_value.span().start),
+                budget: model
+                    .get("budget")
+                    .map(|v| self.source.location(v.span().start)),
+            },
+        };
+        let lifetimes = self.lifetimes(&model, &tensor_spans, &op_spans, &outputs.1)?;
+        for (tensor, lifetime) in model.tensors.iter_mut().zip(lifetimes) {
+            tensor.lifetime = lifetime;
+        }
+        Ok(model)
+    }
+
+    fn tensors(
+        &self,
+        value: &Value<'_>,
+        model_alignment: u64,
+    ) -> Result<(Vec<Tensor>, Vec<Range<usize>>)> {
+        let table = self.table(
+            value,
+            "`tensors`",
+            "write `[tensors]` as a table of tensors",
+        )?;
+        // File order: the table is keyed by name, so sort its entries by where they appear.
+        let mut entries: Vec<_> = table.iter().collect();
+        entries.sort_by_key(|(key, _)| key.span().start);
+        let mut tensors = Vec::with_capacity(entries.len());
+        let mut spans = Vec::with_capacity(entries.len());
+        let mut total: u64 = 0;
+        for (key, value) in entries {
+            let name: &str = key.get_ref();
+            self.identifier(
+                name,
+                &key.span(),
+                "tensor name",
+                "it names the tensor's accessor",
+            )?;
+            let tensor = self.tensor(name, &key.span(), value, model_alignment)?;
+            total = total.saturating_add(tensor.size.next_multiple_of(tensor.alignment));
+            if total > MAX_TOTAL_BYTES {
+                return Err(self.source.error(
+                    &key.span(),
+                    "size overflow: the tensors together need more than 2^60 bytes",
+                    "check the shapes for a typo; no device has that much memory",
+                ));
+            }
+            tensors.push(tensor);
+            spans.push(key.span());
+        }
+        if tensors.is_empty() {
+            return Err(self.source.error(
+                &value.span(),
+                "`[tensors]` is empty",
+                "declare every activation tensor, e.g. `input = { dtype = \"f32\", shape = [1, 28, 28] }`",
+            ));
+        }
+        Ok((tensors, spans))
+    }
+
+    fn tensor(
+        &self,
+        name: &str,
+        key_span: &Range<usize>,
+        value: &Value<'_>,
+        model_alignment: u64,
+    ) -> Result<Tensor> {
+        let what = format!("tensor `{name}`");
+        let table = self.table(
+            value,
+            &what,
+            "write it as `{ dtype = \"f32\", shape = [1, 8] }` or `{ bytes = 4096 }`",
+        )?;
+        self.check_keys(table, &TENSOR_KEYS, &format!("in {what}"), |_| {
+            "a tensor has `dtype` and `shape`, or `bytes`; and optionally `align` and `source`"
+                .into()
+        })?;
+        let overflow = |span: &Range<usize>| {
+            self.source.error(
+                span,
+                format!("size overflow: {what} is larger than 2^48 bytes"),
+                "check the shape for a typo; no device has that much memory",
+            )
+        };
+        let (layout, size, natural_alignment) = match (
+            table.get("dtype"),
+            table.get("shape"),
+            table.get("bytes"),
+        ) {
+            (Some(_), _, Some(bytes)) | (_, Some(_), Some(bytes)) => {
+                return Err(self.source.error(
+                    &bytes.span(),
+                    format!("{what} has both `bytes` and `dtype`/`shape`"),
+                    "give either `dtype` and `shape` (a typed tensor) or `bytes` (raw bytes), not both",
+                ));
+            }
+            (None, None, Some(bytes)) => {
+                let size = self.byte_count(bytes, &format!("`bytes` of {what}"))?;
+                if size == 0 {
+                    return Err(self.source.error(
+                        &bytes.span(),
+                        format!("{what} has `bytes = 0`"),
+                        "every tensor needs at least one byte; remove the tensor if it is unused",
+                    ));
+                }
+                if size > MAX_TENSOR_BYTES {
+                    return Err(overflow(&bytes.span()));
+                }
+                (Layout::Bytes, size, 1)
+            }
+            (Some(dtype_value), Some(shape_value), None) => {
+                let dtype_name = self.string(dtype_value, &format!("`dtype` of {what}"))?;
+                let dtype: DType = dtype_name.parse().map_err(|_| {
+                    self.source.error(
+                        &dtype_value.span(),
+                        format!("unknown dtype `{dtype_name}` for {what}"),
+                        format!(
+                            "use one of: {}{}",
+                            DType::known_names(),
+                            did_you_mean(dtype_name, DType::ALL.iter().map(|d| d.name()))
+                        ),
+                    )
+                })?;
+                let shape = self.shape(shape_value, &what)?;
+                let elements = shape
+                    .iter()
+                    .try_fold(1u64, |acc, &d| acc.checked_mul(d))
+                    .and_then(|n| n.checked_mul(dtype.size()))
+                    .filter(|&bytes| bytes <= MAX_TENSOR_BYTES)
+                    .ok_or_else(|| overflow(&shape_value.span()))?;
+                (Layout::Typed { dtype, shape }, elements, dtype.alignment())
+            }
+            (None, Some(shape), None) => {
+                return Err(self.source.error(
+                    &shape.span(),
+                    format!("{what} has a `shape` but no `dtype`"),
+                    format!(
+                        "add `dtype = \"f32\"` (or one of: {})",
+                        DType::known_names()
+                    ),
+                ));
+            }
+            (Some(dtype), None, None) => {
+                return Err(self.source.error(
+                    &dtype.span(),
+                    format!("{what} has a `dtype` but no `shape`"),
+                    "add its dimensions, e.g. `shape = [1, 8, 26, 26]`",
+                ));
+            }
+            (None, None, None) => {
+                return Err(self.source.error(
+                    key_span,
+                    format!("{what} has neither `dtype`/`shape` nor `bytes`"),
+                    "write it as `{ dtype = \"f32\", shape = [1, 8] }` or `{ bytes = 4096 }`",
+                ));
+            }
+        };
+        let alignment = match table.get("align") {
+            None => model_alignment,
+            Some(v) => self.alignment(v, &format!("`align` of {what}"))?,
+        };
+        let source = match table.get("source") {
+            None => None,
+            Some(v) => Some(self.string(v, &format!("`source` of {what}"))?.to_owned()),
+        };
+        Ok(Tensor {
+            name: name.to_owned(),
+            layout,
+            size,
+            alignment: alignment.max(natural_alignment),
+            source,
+            lifetime: Lifetime::new(0, 1),
+            location: self.source.location(key_span.start),
+        })
+    }
+
+    fn shape(&self, value: &Value<'_>, what: &str) -> Result<Vec<u64>> {
+        let help = "write the dimensions as positive integers, e.g. `shape = [1, 8, 26, 26]`";
+        let DeValue::Array(items) = value.get_ref() else {
+            return Err(self.source.error(
+                &value.span(),
+                format!("`shape` of {what} is not an array"),
+                help,
+            ));
+        };
+        if items.is_empty() {
+            return Err(self.source.error(
+                &value.span(),
+                format!("`shape` of {what} is empty"),
+                "give at least one dimension; write a scalar as `shape = [1]`",
+            ));
+        }
+        items
+            .iter()
+            .map(|item| {
+                let dim = self.integer(item, &format!("a dimension of {what}"))?;
+                if dim == 0 {
+                    return Err(self.source.error(
+                        &item.span(),
+                        format!("{what} has a zero dimension"),
+                        "every dimension must be at least 1; a tensor with no elements needs no memory, so remove it",
+                    ));
+                }
+                Ok(dim)
+            })
+            .collect()
+    }
+
+    fn ops(
+        &self,
+        value: &Value<'_>,
+        index: &BTreeMap<&str, usize>,
+    ) -> Result<(Vec<Op>, Vec<OpSpans>)> {
+        let help = "write each op as an `[[ops]]` table with `name`, `inputs` and `outputs`";
+        let DeValue::Array(items) = value.get_ref() else {
+            return Err(self
+                .source
+                .error(&value.span(), "`ops` is not an array of tables", help));
+        };
+        let mut ops: Vec<Op> = Vec::with_capacity(items.len());
+        let mut spans = Vec::with_capacity(items.len());
+        let mut names: BTreeMap<&str, usize> = BTreeMap::new();
+        for (k, item) in items.iter().enumerate() {
+            let table = self.table(item, &format!("op {k}"), help)?;
+            self.check_keys(table, &OP_KEYS, &format!("in op {k}"), |_| {
+                "an op has `name`, `inputs`, `outputs`, and optionally `scratch`, `kind` and `source`".into()
+            })?;
+            let Some(name_value) = table.get("name") else {
+                return Err(self.source.error(
+                    &item.span(),
+                    format!("op {k} has no `name`"),
+                    "add `name = \"conv1\"`: it names the op's view method (`op_conv1`)",
+                ));
+            };
+            let name = self.string(name_value, "op `name`")?;
+            self.identifier(
+                name,
+                &name_value.span(),
+                "op name",
+                "it names the op's view method",
+            )?;
+            if let Some(&first) = names.get(name) {
+                return Err(self.source.error(
+                    &name_value.span(),
+                    format!("duplicate op name `{name}` (op {first} has it too)"),
+                    "give every op a unique name",
+                ));
+            }
+            names.insert(name, k);
+            let what = |list: &str| format!("`{list}` of op `{name}`");
+            let list = |key: &str| -> Result<(Vec<usize>, Vec<Range<usize>>)> {
+                match table.get(key) {
+                    None => Ok((Vec::new(), Vec::new())),
+                    Some(v) => self.references(v, index, &what(key)),
+                }
+            };
+            let (inputs, input_spans) = list("inputs")?;
+            let (outputs, output_spans) = list("outputs")?;
+            let (scratch, scratch_spans) = list("scratch")?;
+            let optional_string = |key: &str| -> Result<Option<String>> {
+                table
+                    .get(key)
+                    .map(|v| self.string(v, &what(key)).map(str::to_owned))
+                    .transpose()
+            };
+            ops.push(Op {
+                name: name.to_owned(),
+                kind: optional_string("kind")?,
+                source: optional_string("source")?,
+                inputs,
+                outputs,
+                scratch,
+                location: self.source.location(item.span().start),
+            });
+            spans.push(OpSpans {
+                name: name_value.span(),
+                inputs: input_spans,
+                outputs: output_spans,
+                scratch: scratch_spans,
+            });
+        }
+        Ok((ops, spans))
+    }
+
+    /// The generated code has `Arena::new`, accessor `t` per tensor and `op_o` per op: they must
+    /// not clash.
+    fn names_do_not_collide(
+        &self,
+        tensors: &[Tensor],
+        tensor_spans: &[Range<usize>],
+        ops: &[Op],
+        op_spans: &[OpSpans],
+    ) -> Result<()> {
+        for (tensor, span) in tensors.iter().zip(tensor_spans) {
+            if tensor.name == "new" {
+                return Err(self.source.error(
+                    span,
+                    "tensor name `new` clashes with `Arena::new`",
+                    "rename the tensor (for example `new_`)",
+                ));
+            }
+        }
+        for (op, spans) in ops.iter().zip(op_spans) {
+            let method = format!("op_{}", op.name);
+            if tensors.iter().any(|t| t.name == method) {
+                return Err(self.source.error(
+                    &spans.name,
+                    format!(
+                        "op `{}` has view method `{method}`, which is also a tensor's accessor",
+                        op.name
+                    ),
+                    format!("rename the op or the tensor `{method}`"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn lifetimes(
+        &self,
+        model: &Model,
+        tensor_spans: &[Range<usize>],
+        op_spans: &[OpSpans],
+        output_spans: &[Range<usize>],
+    ) -> Result<Vec<Lifetime>> {
+        let op_tensors: Vec<OpTensors<'_>> = model
+            .ops
+            .iter()
+            .map(|op| OpTensors {
+                inputs: &op.inputs,
+                outputs: &op.outputs,
+                scratch: &op.scratch,
+            })
+            .collect();
+        let schedule = Schedule {
+            tensors: model.tensors.len(),
+            inputs: &model.inputs,
+            outputs: &model.outputs,
+            ops: &op_tensors,
+        };
+        derive_lifetimes(&schedule).map_err(|error| {
+            let tensor_name = |t: usize| model.tensors[t].name.as_str();
+            let op_name = |k: usize| model.ops[k].name.as_str();
+            let span_of = |op: usize, role: Role| match role {
+                Role::Input(i) => op_spans[op].inputs[i].clone(),
+                Role::Output(i) => op_spans[op].outputs[i].clone(),
+                Role::Scratch(i) => op_spans[op].scratch[i].clone(),
+            };
+            match error {
+                LifetimeError::NoOps => self.source.error(&(0..0), "the model has no ops", "add `[[ops]]`"),
+                LifetimeError::ReadBeforeProduced { op, role, tensor, produced_at } => {
+                    let (t, o) = (tensor_name(tensor), op_name(op));
+                    let (message, help) = match produced_at {
+                        Some(p) if p == op => (
+                            format!("op `{o}` reads tensor `{t}`, which it also produces"),
+                            "an op cannot read its own output; write the result to a new tensor".to_owned(),
+                        ),
+                        Some(p) => (
+                            format!(
+                                "tensor `{t}` is read by op `{o}` (step {op}) before it is produced by op `{}` (step {p})",
+                                op_name(p)
+                            ),
+                            format!("move op `{}` before op `{o}`: ops run in file order", op_name(p)),
+                        ),
+                        None => (
+                            format!("tensor `{t}` is read by op `{o}` but no op produces it"),
+                            format!(
+                                "list `{t}` in `[model] inputs` if the caller fills it, or in the `outputs` of an earlier op"
+                            ),
+                        ),
+                    };
+                    self.source.error(&span_of(op, role), message, help)
+                }
+                LifetimeError::ProducedTwice { op, role, tensor, first } => {
+                    let (t, o) = (tensor_name(tensor), op_name(op));
+                    let (message, help) = match first {
+                        Producer::GraphInput => (
+                            format!("tensor `{t}` is produced by op `{o}` but is also a graph input"),
+                            format!("remove `{t}` from `[model] inputs`, or write op `{o}`'s result to a new tensor"),
+                        ),
+                        Producer::Op(j) => (
+                            format!("tensor `{t}` is produced twice: by op `{}` and by op `{o}`", op_name(j)),
+                            "every tensor has exactly one producer; write the second result to a new tensor".to_owned(),
+                        ),
+                    };
+                    self.source.error(&span_of(op, role), message, help)
+                }
+                LifetimeError::SharedScratch { op, role, tensor } => self.source.error(
+                    &span_of(op, role),
+                    format!(
+                        "tensor `{}` is scratch of one op but also used elsewhere (here, in op `{}`)",
+                        tensor_name(tensor),
+                        op_name(op)
+                    ),
+                    "scratch is private to one op and not a graph input or output; declare a separate scratch tensor per op",
+                ),
+                LifetimeError::Untouched { tensor } => self.source.error(
+                    &tensor_spans[tensor],
+                    format!("no op touches tensor `{}`", tensor_name(tensor)),
+                    "remove it, or list it in an op's `inputs`, `outputs` or `scratch`",
+                ),
+                LifetimeError::OutputNeverProduced { position, tensor } => self.source.error(
+                    &output_spans[position],
+                    format!("graph output `{}` is never produced", tensor_name(tensor)),
+                    "list it in the `outputs` of an op",
+                ),
+            }
+        })
+    }
+
+    // ---- value helpers ----
+
+    fn check_keys(
+        &self,
+        table: &Table<'_>,
+        allowed: &[&str],
+        place: &str,
+        help: impl Fn(&str) -> String,
+    ) -> Result<()> {
+        let mut keys: Vec<_> = table.keys().collect();
+        keys.sort_by_key(|k| k.span().start);
+        for key in keys {
+            let name: &str = key.get_ref();
+            if !allowed.contains(&name) {
+                return Err(self.source.error(
+                    &key.span(),
+                    format!("unknown key `{name}` {place}"),
+                    format!(
+                        "{}{}",
+                        help(name),
+                        did_you_mean(name, allowed.iter().copied())
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn table<'v, 'i>(&self, value: &'v Value<'i>, what: &str, help: &str) -> Result<&'v Table<'i>> {
+        match value.get_ref() {
+            DeValue::Table(t) => Ok(t),
+            other => Err(self.source.error(
+                &value.span(),
+                format!("{what} must be a table, not {}", kind(other)),
+                help,
+            )),
+        }
+    }
+
+    fn string<'v>(&self, value: &'v Value<'_>, what: &str) -> Result<&'v str> {
+        match value.get_ref() {
+            DeValue::String(s) => Ok(s),
+            other => Err(self.source.error(
+                &value.span(),
+                format!("{what} must be a string, not {}", kind(other)),
+                "put it in double quotes",
+            )),
+        }
+    }
+
+    fn integer(&self, value: &Value<'_>, what: &str) -> Result<u64> {
+        match value.get_ref() {
+            DeValue::Integer(i) => u64::from_str_radix(i.as_str(), i.radix()).map_err(|_| {
+                self.source.error(
+                    &value.span(),
+                    format!("{what} must be a non-negative integer that fits in 64 bits, not {i}"),
+                    "write a non-negative integer",
+                )
+            }),
+            other => Err(self.source.error(
+                &value.span(),
+                format!("{what} must be an integer, not {}", kind(other)),
+                "write a non-negative integer without quotes",
+            )),
+        }
+    }
+
+    fn byte_count(&self, value: &Value<'_>, what: &str) -> Result<u64> {
+        match value.get_ref() {
+            DeValue::String(s) => parse_byte_size(s).ok_or_else(|| {
+                self.source.error(
+                    &value.span(),
+                    format!("{what} `{s}` is not a byte size"),
+                    "write an integer number of bytes (`4096`) or a string like \"512 KiB\", \"2 MiB\", \"1 GiB\"",
+                )
+            }),
+            _ => self.integer(value, what),
+        }
+    }
+
+    fn budget(&self, value: &Value<'_>) -> Result<u64> {
+        let budget = self.byte_count(value, "`budget`")?;
+        if budget == 0 {
+            return Err(self.source.error(
+                &value.span(),
+                "`budget` is 0",
+                "give the largest arena allowed, e.g. `budget = \"512 KiB\"`, or remove `budget`",
+            ));
+        }
+        Ok(budget)
+    }
+
+    fn alignment(&self, value: &Value<'_>, what: &str) -> Result<u64> {
+        let alignment = self.integer(value, what)?;
+        if !alignment.is_power_of_two() || alignment > MAX_ALIGNMENT {
+            let lower = if alignment == 0 {
+                1
+            } else {
+                1u64 << alignment.ilog2()
+            };
+            return Err(self.source.error(
+                &value.span(),
+                format!("{what} is {alignment}, which is not a power of two up to 2^29"),
+                format!(
+                    "use a power of two such as 1, 8, 16 or 64 (nearest below: {})",
+                    lower.min(MAX_ALIGNMENT)
+                ),
+            ));
+        }
+        Ok(alignment)
+    }
+
+    fn identifier(&self, name: &str, span: &Range<usize>, what: &str, why: &str) -> Result<()> {
+        match identifier_problem(name) {
+            None => Ok(()),
+            Some(problem) => Err(self.source.error(
+                span,
+                format!("{what} `{name}` is not a valid Rust identifier: it {problem}"),
+                format!(
+                    "{why}; use ASCII letters, digits and `_` (for example `{}`), and keep an original name in `source`",
+                    crate::model_file::sanitize_identifier(name)
+                ),
+            )),
+        }
+    }
+
+    /// A list of tensor names, resolved to indices, with each name's span.
+    fn references(
+        &self,
+        value: &Value<'_>,
+        index: &BTreeMap<&str, usize>,
+        what: &str,
+    ) -> Result<(Vec<usize>, Vec<Range<usize>>)> {
+        let DeValue::Array(items) = value.get_ref() else {
+            return Err(self.source.error(
+                &value.span(),
+                format!("{what} must be an array of tensor names"),
+                "write it as `[\"a\", \"b\"]`",
+            ));
+        };
+        let mut indices = Vec::with_capacity(items.len());
+        let mut spans = Vec::with_capacity(items.len());
+        for item in items.iter() {
+            let name = self.string(item, &format!("an entry of {what}"))?;
+            let Some(&i) = index.get(name) else {
+                return Err(self.source.error(
+                    &item.span(),
+                    format!("unknown tensor `{name}` in {what}"),
+                    format!(
+                        "declare `{name}` under `[tensors]`, or fix the name{}",
+                        did_you_mean(name, index.keys().copied())
+                    ),
+                ));
+            };
+            indices.push(i);
+            spans.push(item.span());
+        }
+        Ok((indices, spans))
+    }
+
+    fn no_repeats(
+        &self,
+        list: &(Vec<usize>, Vec<Range<usize>>),
+        tensors: &[Tensor],
+        what: &str,
+    ) -> Result<()> {
+        for (i, &t) in list.0.iter().enumerate() {
+            if list.0[..i].contains(&t) {
+                return Err(self.source.error(
+                    &list.1[i],
+                    format!("tensor `{}` is listed twice in the {what}", tensors[t].name),
+                    "list each tensor once",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn kind(value: &DeValue<'_>) -> &'static str {
+    match value {
+        DeValue::String(_) => "a string",
+        DeValue::Integer(_) => "an integer",
+        DeValue::Float(_) => "a float",
+        DeValue::Boolean(_) => "a boolean",
+        DeValue::Datetime(_) => "a datetime",
+        DeValue::Array(_) => "an array",
+        DeValue::Table(_) => "a table",
+    }
+}

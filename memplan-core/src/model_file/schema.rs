@@ -1,0 +1,172 @@
+//! The model a `model.toml` describes: tensors, the ops that produce and read them, and options.
+
+use crate::model::{Buffer, Lifetime, Problem};
+use crate::model_file::DType;
+use crate::solve::Solver;
+
+/// A position in a model file: 1-based line and column (columns count characters).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Location {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+}
+
+/// The default of `[model] alignment`: every tensor offset is a multiple of 16 bytes.
+pub const DEFAULT_ALIGNMENT: u64 = 16;
+
+/// The largest alignment accepted anywhere (`#[repr(align)]` allows at most 2^29).
+pub const MAX_ALIGNMENT: u64 = 1 << 29;
+
+/// A parsed and checked model file. Tensors and ops keep the file's order.
+///
+/// Made by [`crate::parse_model`]; every reference between ops and tensors is an index into
+/// [`Model::tensors`], and every tensor has a derived [`Tensor::lifetime`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Model {
+    /// The file's name as the user wrote it, for messages (`model.toml`).
+    pub file: String,
+    /// `[model] name`: the generated module's name, a Rust identifier.
+    pub name: String,
+    /// `[model] alignment`: the least alignment of every tensor offset (default 16).
+    pub alignment: u64,
+    /// `[model] budget`: the largest arena allowed, in bytes, if any.
+    pub budget: Option<u64>,
+    /// `[model] solver`: the solver to use, if given (otherwise the core's default).
+    pub solver: Option<Solver>,
+    /// `[model] inputs`: graph inputs (indices into `tensors`), live from step 0.
+    pub inputs: Vec<usize>,
+    /// `[model] outputs`: graph outputs (indices into `tensors`), live through the last step.
+    pub outputs: Vec<usize>,
+    /// `[tensors]`, in file order.
+    pub tensors: Vec<Tensor>,
+    /// `[[ops]]`, in execution order: op `k` runs at step `k`.
+    pub ops: Vec<Op>,
+    /// Where the `[model]` keys are, for later messages (budget errors point at `budget`).
+    pub locations: ModelLocations,
+}
+
+/// Where the keys of `[model]` are in the file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ModelLocations {
+    /// The `[model]` table (or the start of the file if it is missing).
+    pub model: Location,
+    /// The `name` value.
+    pub name: Location,
+    /// The `budget` value, if present.
+    pub budget: Option<Location>,
+}
+
+/// What a tensor holds: typed elements, or raw bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// `{ dtype = "f32", shape = [1, 8, 26, 26] }`.
+    Typed {
+        /// Element type.
+        dtype: DType,
+        /// Dimensions, each at least 1.
+        shape: Vec<u64>,
+    },
+    /// `{ bytes = 4096 }`: an untyped buffer, viewed as `[u8]`.
+    Bytes,
+}
+
+/// One tensor of `[tensors]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tensor {
+    /// Its name: a Rust identifier, also the name of its accessor.
+    pub name: String,
+    /// Typed or raw.
+    pub layout: Layout,
+    /// Bytes it occupies (elements x element size, or `bytes`).
+    pub size: u64,
+    /// Alignment of its offset: its `align`, or the model's, but at least its element's.
+    pub alignment: u64,
+    /// `source`: its name in the model it came from (for example an ONNX tensor name), if any.
+    pub source: Option<String>,
+    /// Steps during which it is live, derived from the ops (see [`crate::derive_lifetimes`]).
+    pub lifetime: Lifetime,
+    /// Where its key is in the file.
+    pub location: Location,
+}
+
+impl Tensor {
+    /// Number of elements of its view: the product of its shape, or its bytes when raw.
+    pub fn len(&self) -> u64 {
+        match &self.layout {
+            Layout::Typed { shape, .. } => shape.iter().product(),
+            Layout::Bytes => self.size,
+        }
+    }
+
+    /// Whether the view is empty (never, in a checked model).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The Rust element type of its view (`f32`, `u8` for raw bytes, ...).
+    pub fn rust_type(&self) -> &'static str {
+        match &self.layout {
+            Layout::Typed { dtype, .. } => dtype.rust_type(),
+            Layout::Bytes => "u8",
+        }
+    }
+}
+
+/// One entry of `[[ops]]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Op {
+    /// Its name: a Rust identifier (its view method is `op_<name>`).
+    pub name: String,
+    /// `kind`: the operator type (for example the ONNX `op_type`, `"Conv"`), if any.
+    pub kind: Option<String>,
+    /// `source`: its name in the model it came from, if any.
+    pub source: Option<String>,
+    /// Tensors it reads (indices into [`Model::tensors`]); a tensor may appear twice.
+    pub inputs: Vec<usize>,
+    /// Tensors it writes.
+    pub outputs: Vec<usize>,
+    /// Tensors live only while it runs.
+    pub scratch: Vec<usize>,
+    /// Where its table starts in the file.
+    pub location: Location,
+}
+
+impl Model {
+    /// Index of the tensor named `name`.
+    pub fn tensor_index(&self, name: &str) -> Option<usize> {
+        self.tensors.iter().position(|t| t.name == name)
+    }
+
+    /// Number of steps: one per op.
+    pub fn steps(&self) -> u64 {
+        self.ops.len() as u64
+    }
+
+    /// The planning problem: one buffer per tensor, in tensor order, with its size, derived
+    /// lifetime and alignment.
+    pub fn to_problem(&self) -> Problem {
+        let buffers = self
+            .tensors
+            .iter()
+            .map(|t| {
+                Buffer::new(t.name.clone(), t.size, t.lifetime.start, t.lifetime.end)
+                    .with_alignment(t.alignment)
+            })
+            .collect();
+        Problem::new(buffers).expect(
+            "a parsed model has unique names, non-zero sizes, non-empty lifetimes and \
+             power-of-two alignments",
+        )
+    }
+
+    /// The alignment of the arena: the largest alignment of any tensor (and at least the
+    /// model's).
+    pub fn arena_alignment(&self) -> u64 {
+        self.tensors
+            .iter()
+            .map(|t| t.alignment)
+            .fold(self.alignment, u64::max)
+    }
+}
