@@ -1,11 +1,35 @@
-//! The patent's greedy (CN113886090A, claims 3–6). Placeholder until the real solver lands.
+//! The patent's greedy (CN113886090A, claims 3–6): always grow the arena as little as possible.
+//!
+//! Each round, every rectangle not yet placed is *stacked*: put at its lowest offset where it
+//! overlaps no placed, time-overlapping rectangle. Its *tentative peak* is the arena height if it
+//! were placed there, `max(height, offset + size)`. The rectangles with the smallest tentative
+//! peak are the *first rectangles*. A single one is placed (claim 5); when several tie (claim 6),
+//! each tied rectangle `r` is placed tentatively and every other rectangle `s` stacked on that
+//! arrangement; the pair `(r, s)` whose *second length* (the peak after both) is smallest is placed.
+//!
+//! ```text
+//!  address               round k: height 8, candidates stacked at their lowest fit
+//!     ^
+//!  12 |        +-----+              c: tentative peak max(8, 12) = 12
+//!     |        |  c  |
+//!   8 +--------+--+--+--+           a, b: placed
+//!     |    a      |  d  |           d: tentative peak max(8, 8) = 8  <- first rectangle
+//!   4 +------+----+--+--+
+//!     |  b   |
+//!   0 +------+----------------> step
+//! ```
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::model::{Plan, Problem};
+use crate::model::{Buffer, Plan, Problem, align_up};
 
 /// Order among candidates that still tie after the patent's one-step lookahead.
+///
+/// The patent leaves this open. It matters: while the arena has room, every rectangle that fits
+/// below the current height ties at that height, so the tie order decides which of them fills
+/// the room first.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum TieOrder {
     /// Larger buffers first, then longer lifetimes, then input order.
@@ -13,11 +37,30 @@ pub enum TieOrder {
     Size,
     /// Longer lifetimes first, then larger buffers, then input order.
     Lifetime,
+    /// Larger areas (`size * lifetime`) first, then larger buffers, then input order.
+    Area,
 }
 
 impl TieOrder {
     /// Every tie order.
-    pub const ALL: &'static [TieOrder] = &[TieOrder::Size, TieOrder::Lifetime];
+    pub const ALL: &'static [TieOrder] = &[TieOrder::Size, TieOrder::Lifetime, TieOrder::Area];
+
+    /// Buffer indices, most preferred first.
+    fn rank(self, buffers: &[Buffer]) -> Vec<usize> {
+        use std::cmp::Reverse;
+        let mut order: Vec<usize> = (0..buffers.len()).collect();
+        let (size, len, area) = (
+            |i: usize| Reverse(buffers[i].size),
+            |i: usize| Reverse(buffers[i].lifetime.len()),
+            |i: usize| Reverse(buffers[i].area()),
+        );
+        match self {
+            TieOrder::Size => order.sort_by_key(|&i| (size(i), len(i), i)),
+            TieOrder::Lifetime => order.sort_by_key(|&i| (len(i), size(i), i)),
+            TieOrder::Area => order.sort_by_key(|&i| (area(i), size(i), i)),
+        }
+        order
+    }
 }
 
 impl fmt::Display for TieOrder {
@@ -25,6 +68,7 @@ impl fmt::Display for TieOrder {
         f.write_str(match self {
             TieOrder::Size => "size",
             TieOrder::Lifetime => "lifetime",
+            TieOrder::Area => "area",
         })
     }
 }
@@ -41,7 +85,510 @@ impl FromStr for TieOrder {
     }
 }
 
-/// Placeholder: best-fit, until the patent's greedy is written.
-pub(crate) fn solve(problem: &Problem, _ties: TieOrder) -> Plan {
-    crate::solve::best_fit::solve(problem)
+/// Plans with the patent's greedy (claims 3–6). Pinned buffers are placed first, at their pins.
+///
+/// Each round places the rectangle whose lowest fit raises the arena least. Ties go to the
+/// one-step lookahead of claim 6; what still ties after it is settled by `ties`:
+/// the pair with the smallest second length wins, then the pair whose first rectangle comes
+/// first in `ties`, then the pair whose second rectangle does.
+///
+/// Note that while rectangles fit under the current height, they all tie at that height, and a
+/// pair of two of them that still fit under it reaches the smallest possible second length; the
+/// tie order then simply picks which two fill the room first.
+///
+/// # Runtime
+/// The literal rounds cost `O(n^3)` lowest-fit evaluations. Here each unplaced rectangle keeps
+/// its lowest fit (its *candidate*) in an ordered set by tentative top, and rectangles that fit
+/// under the height in a set by tie order, so a round's smallest peak and its tied rectangles are
+/// read off in `O(log n)`. Placing a rectangle refits only the candidates it now overlaps (in time
+/// and address); a refit resumes from the old candidate, since lowest fits only ever rise. The
+/// lookahead walks the other candidates by tentative top and stops at the first one the tied
+/// rectangle does not disturb, so it rarely looks past a handful. A round costs `O(n)` for the
+/// scan for disturbed candidates plus the refits, each a walk over the placed rectangles in the
+/// address range it crosses.
+pub(crate) fn solve(problem: &Problem, ties: TieOrder) -> Plan {
+    let mut greedy = Greedy::new(problem, ties);
+    while let Some(choice) = greedy.choose() {
+        match choice {
+            Choice::One(r) => greedy.place(r),
+            Choice::Pair(r, s) => {
+                greedy.place(r);
+                greedy.place(s);
+            }
+        }
+    }
+    let offsets = greedy
+        .offset
+        .into_iter()
+        .map(|o| o.expect("every buffer is placed"))
+        .collect();
+    Plan::from_offsets(problem, offsets)
+}
+
+/// What a round places.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Choice {
+    /// A unique first rectangle (claim 5).
+    One(usize),
+    /// The first and second rectangles of the best lookahead pair (claim 6), in that order.
+    Pair(usize, usize),
+}
+
+/// The state between rounds.
+struct Greedy<'p> {
+    buffers: &'p [Buffer],
+    /// `rank[i]`: position of buffer `i` in the tie order.
+    rank: Vec<u32>,
+    /// `by_rank[k]`: the buffer at position `k` of the tie order.
+    by_rank: Vec<usize>,
+    /// Offsets of the placed buffers.
+    offset: Vec<Option<u64>>,
+    /// `(offset, buffer)` of every placed buffer.
+    placed: BTreeSet<(u64, usize)>,
+    /// Lowest fit of each unplaced buffer among the placed ones.
+    candidate: Vec<u64>,
+    /// The unplaced buffers, in no particular order; `slot[i]` is `i`'s position here.
+    unplaced: Vec<usize>,
+    slot: Vec<usize>,
+    /// `(candidate + size, rank)` of every unplaced buffer.
+    by_top: BTreeSet<(u64, u32)>,
+    /// Ranks of the unplaced buffers whose candidate top is at most `height`.
+    under: BTreeSet<u32>,
+    /// The arena height so far.
+    height: u64,
+}
+
+impl<'p> Greedy<'p> {
+    fn new(problem: &'p Problem, ties: TieOrder) -> Self {
+        let buffers = problem.buffers();
+        let n = buffers.len();
+        let by_rank = ties.rank(buffers);
+        let mut rank = vec![0; n];
+        for (k, &i) in by_rank.iter().enumerate() {
+            rank[i] = u32::try_from(k).expect("fewer than 2^32 buffers");
+        }
+        let mut greedy = Self {
+            buffers,
+            rank,
+            by_rank,
+            offset: vec![None; n],
+            placed: BTreeSet::new(),
+            candidate: vec![0; n],
+            unplaced: Vec::with_capacity(n),
+            slot: vec![usize::MAX; n],
+            by_top: BTreeSet::new(),
+            under: BTreeSet::new(),
+            height: 0,
+        };
+        for (i, buffer) in buffers.iter().enumerate() {
+            if let Some(pin) = buffer.fixed_offset {
+                greedy.offset[i] = Some(pin);
+                greedy.placed.insert((pin, i));
+                greedy.height = greedy.height.max(pin + buffer.size);
+            }
+        }
+        for i in 0..n {
+            if greedy.offset[i].is_none() {
+                greedy.candidate[i] = greedy.fit(i, 0, 0);
+                greedy.slot[i] = greedy.unplaced.len();
+                greedy.unplaced.push(i);
+                let top = greedy.top(i);
+                greedy.by_top.insert((top, greedy.rank[i]));
+                if top <= greedy.height {
+                    greedy.under.insert(greedy.rank[i]);
+                }
+            }
+        }
+        greedy
+    }
+
+    /// Where unplaced buffer `i`'s candidate ends.
+    fn top(&self, i: usize) -> u64 {
+        self.candidate[i] + self.buffers[i].size
+    }
+
+    /// The lowest offset `>= y` where buffer `i` overlaps no placed buffer live with it.
+    ///
+    /// Only placed buffers at offsets `>= scan_from` are looked at: the caller knows that those
+    /// below end at or below `y` (or do not meet `i` in time).
+    fn fit(&self, i: usize, scan_from: u64, y: u64) -> u64 {
+        let buffer = &self.buffers[i];
+        let mut y = align_up(y, buffer.alignment);
+        for &(offset, j) in self.placed.range((scan_from, 0)..) {
+            if offset >= y + buffer.size {
+                break;
+            }
+            let other = &self.buffers[j];
+            if offset + other.size > y && other.lifetime.overlaps(&buffer.lifetime) {
+                y = align_up(offset + other.size, buffer.alignment);
+            }
+        }
+        y
+    }
+
+    /// Whether placing candidate `r` moves candidate `s`: they are live together and overlap.
+    fn disturbs(&self, r: usize, s: usize) -> bool {
+        self.candidate[r] < self.top(s)
+            && self.candidate[s] < self.top(r)
+            && self.buffers[r].lifetime.overlaps(&self.buffers[s].lifetime)
+    }
+
+    /// Top of `s`'s lowest fit once disturbing candidate `r` is placed: every offset from `s`'s
+    /// candidate up to `r`'s top now overlaps `r`, so the search resumes at `r`'s top.
+    fn refit_top(&self, r: usize, s: usize) -> u64 {
+        self.fit(s, self.candidate[s], self.top(r)) + self.buffers[s].size
+    }
+
+    /// The peak of the arrangement with candidate `r` and then `s` placed (`peak`: with `r` only).
+    fn second_length(&self, r: usize, s: usize, peak: u64) -> u64 {
+        let top = if self.disturbs(r, s) {
+            self.refit_top(r, s)
+        } else {
+            self.top(s)
+        };
+        peak.max(top)
+    }
+
+    /// The rectangle(s) the next round places, or `None` when all are placed.
+    fn choose(&self) -> Option<Choice> {
+        let &(min_top, first) = self.by_top.first()?;
+        let peak = self.height.max(min_top);
+        let room = min_top <= self.height;
+        // The first rectangles, in tie order: all that fit under the height, or those whose top
+        // is the smallest.
+        let mut tied: Box<dyn Iterator<Item = usize> + '_> = if room {
+            Box::new(self.under.iter().map(|&k| self.by_rank[k as usize]))
+        } else {
+            Box::new(
+                self.by_top
+                    .range((peak, 0)..=(peak, u32::MAX))
+                    .map(|&(_, k)| self.by_rank[k as usize]),
+            )
+        };
+        if self.unplaced.len() == 1 {
+            return Some(Choice::One(self.by_rank[first as usize]));
+        }
+        let mut lookahead: Option<(u64, usize)> = None;
+        let first_tied = tied
+            .next()
+            .expect("the smallest top is among the first rectangles");
+        let mut rest = tied.peekable();
+        if rest.peek().is_none() {
+            return Some(Choice::One(first_tied));
+        }
+        for r in std::iter::once(first_tied).chain(rest) {
+            let bound = lookahead.map_or(u64::MAX, |(length, _)| length);
+            if let Some(length) = self.best_second_length(r, peak, bound) {
+                lookahead = Some((length, r));
+                if length == peak {
+                    break; // no pair can do better, and earlier first rectangles did worse
+                }
+            }
+        }
+        let (length, r) = lookahead.expect("some pair has a finite second length");
+        Some(Choice::Pair(r, self.partner(r, peak, length, room)))
+    }
+
+    /// The smallest second length over all partners of first rectangle `r`, if below `bound`.
+    ///
+    /// Walks the other candidates by top: one that `r` does not disturb keeps its top, and every
+    /// later one has a top at least as high, so the walk ends there.
+    fn best_second_length(&self, r: usize, peak: u64, bound: u64) -> Option<u64> {
+        let mut best = bound;
+        let r_top = self.top(r);
+        for &(top, k) in &self.by_top {
+            if peak.max(top) >= best {
+                break;
+            }
+            let s = self.by_rank[k as usize];
+            if s == r {
+                continue;
+            }
+            if !self.disturbs(r, s) {
+                best = peak.max(top);
+                break;
+            }
+            let buffer = &self.buffers[s];
+            let lowest = peak.max(align_up(r_top, buffer.alignment) + buffer.size);
+            if lowest < best {
+                best = best.min(peak.max(self.refit_top(r, s)));
+                if best == peak {
+                    break;
+                }
+            }
+        }
+        (best < bound).then_some(best)
+    }
+
+    /// The partner `s` of first rectangle `r` with second length `length` (the smallest), first
+    /// in tie order.
+    fn partner(&self, r: usize, peak: u64, length: u64, room: bool) -> usize {
+        if room && length == peak {
+            // Every partner reaching the height fits under it now: walk those in tie order.
+            return self
+                .under
+                .iter()
+                .map(|&k| self.by_rank[k as usize])
+                .find(|&s| s != r && self.second_length(r, s, peak) == length)
+                .expect("a partner reaches the smallest second length");
+        }
+        let mut pick: Option<(u32, usize)> = None;
+        for &(top, k) in &self.by_top {
+            if top > length {
+                break;
+            }
+            let s = self.by_rank[k as usize];
+            if s == r || pick.is_some_and(|(best, _)| best < k) {
+                continue;
+            }
+            if self.second_length(r, s, peak) == length {
+                pick = Some((k, s));
+            }
+        }
+        pick.expect("a partner reaches the smallest second length")
+            .1
+    }
+
+    /// Places unplaced buffer `p` at its candidate and refits the candidates it now overlaps.
+    fn place(&mut self, p: usize) {
+        let offset = self.candidate[p];
+        let top = self.top(p);
+        self.by_top.remove(&(top, self.rank[p]));
+        self.under.remove(&self.rank[p]);
+        let at = self.slot[p];
+        self.unplaced.swap_remove(at);
+        if let Some(&moved) = self.unplaced.get(at) {
+            self.slot[moved] = at;
+        }
+        self.offset[p] = Some(offset);
+        self.placed.insert((offset, p));
+        if top > self.height {
+            let newly_under = self
+                .by_top
+                .range((self.height + 1, 0)..=(top, u32::MAX))
+                .map(|&(_, k)| k);
+            self.under.extend(newly_under.collect::<Vec<_>>());
+            self.height = top;
+        }
+        let lifetime = self.buffers[p].lifetime;
+        let disturbed: Vec<usize> = self
+            .unplaced
+            .iter()
+            .copied()
+            .filter(|&s| {
+                self.candidate[s] < top
+                    && offset < self.top(s)
+                    && self.buffers[s].lifetime.overlaps(&lifetime)
+            })
+            .collect();
+        for s in disturbed {
+            let old_top = self.top(s);
+            let new_offset = self.fit(s, self.candidate[s], top);
+            let k = self.rank[s];
+            self.by_top.remove(&(old_top, k));
+            self.candidate[s] = new_offset;
+            let new_top = self.top(s);
+            self.by_top.insert((new_top, k));
+            if new_top > self.height {
+                self.under.remove(&k);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problem(buffers: &[(u64, u64, u64)]) -> Problem {
+        Problem::new(
+            buffers
+                .iter()
+                .enumerate()
+                .map(|(i, &(size, start, end))| Buffer::new(format!("b{i}"), size, start, end))
+                .collect(),
+        )
+        .unwrap()
+    }
+
+    /// The patent's rounds written out literally (`O(n^3)` lowest fits and more): the reference
+    /// the fast solver must match exactly.
+    fn literal(problem: &Problem, ties: TieOrder) -> Plan {
+        use crate::solve::placements::Placements;
+        let order = ties.rank(problem.buffers());
+        let mut placed = Placements::with_pins(problem);
+        let top =
+            |placed: &Placements<'_>, i: usize| placed.lowest_fit(i) + problem.buffers()[i].size;
+        let mut height = problem
+            .buffers()
+            .iter()
+            .filter_map(|b| b.fixed_offset.map(|o| o + b.size))
+            .max()
+            .unwrap_or(0);
+        loop {
+            let unplaced: Vec<usize> = order
+                .iter()
+                .copied()
+                .filter(|&i| !placed.is_placed(i))
+                .collect();
+            let Some(peak) = unplaced.iter().map(|&i| height.max(top(&placed, i))).min() else {
+                break;
+            };
+            let tied: Vec<usize> = unplaced
+                .iter()
+                .copied()
+                .filter(|&i| height.max(top(&placed, i)) == peak)
+                .collect();
+            if tied.len() == 1 {
+                let offset = placed.lowest_fit(tied[0]);
+                placed.place(tied[0], offset);
+                height = peak;
+                continue;
+            }
+            let mut best: Option<(u64, usize, usize)> = None;
+            for &r in &tied {
+                let mut with_r = placed.clone();
+                with_r.place(r, placed.lowest_fit(r));
+                for &s in &unplaced {
+                    if s != r {
+                        let length = peak.max(top(&with_r, s));
+                        if best.is_none_or(|(b, _, _)| length < b) {
+                            best = Some((length, r, s));
+                        }
+                    }
+                }
+            }
+            let (length, r, s) = best.unwrap();
+            placed.place(r, placed.lowest_fit(r));
+            placed.place(s, placed.lowest_fit(s));
+            height = length;
+        }
+        placed.into_plan()
+    }
+
+    fn offsets(problem: &Problem, ties: TieOrder) -> Vec<u64> {
+        let plan = solve(problem, ties);
+        assert_eq!(crate::validate(problem, &plan), vec![]);
+        plan.offsets
+    }
+
+    #[test]
+    fn places_the_rectangle_that_raises_the_peak_least() {
+        // All three are live together. Stacked on nothing, the 2-byte one peaks lowest and goes
+        // first, whatever the tie order says (a unique first rectangle, claim 5).
+        let p = problem(&[(5, 0, 3), (2, 0, 3), (3, 0, 3)]);
+        for &ties in TieOrder::ALL {
+            assert_eq!(offsets(&p, ties), vec![5, 0, 2]);
+        }
+    }
+
+    #[test]
+    fn lookahead_places_the_pair_with_the_lowest_second_peak() {
+        // b0 and b1 are live together, b1 and b2 too, b0 and b2 are not. All three tie at peak 4.
+        // Placing b0 first lets b2 sit beside it at 0 (second length 4); placing b1 first pushes
+        // both others above it (8). The lookahead places b0, then b2; b1 goes on top.
+        let p = problem(&[(4, 0, 2), (4, 1, 4), (4, 2, 4)]);
+        let greedy = Greedy::new(&p, TieOrder::Size);
+        assert_eq!(greedy.choose(), Some(Choice::Pair(0, 2)));
+        let plan = solve(&p, TieOrder::Size);
+        assert_eq!(plan.offsets, vec![0, 4, 0]);
+        assert_eq!(plan.arena_size, 8);
+    }
+
+    #[test]
+    fn tie_order_decides_between_equal_pairs() {
+        // A 10-byte pin sets the height; a, b and c all fit under it, so all tie at peak 10 and
+        // every pair keeps it at 10. Size order places the largest first (a, then b above it);
+        // lifetime order the longest-lived (b, then a above it).
+        let p = Problem::new(vec![
+            Buffer::new("pin", 10, 100, 101).with_fixed_offset(0),
+            Buffer::new("a", 4, 0, 1),
+            Buffer::new("b", 2, 0, 5),
+            Buffer::new("c", 1, 1, 2),
+        ])
+        .unwrap();
+        assert_eq!(
+            Greedy::new(&p, TieOrder::Size).choose(),
+            Some(Choice::Pair(1, 2))
+        );
+        assert_eq!(offsets(&p, TieOrder::Size), vec![0, 0, 4, 0]);
+        assert_eq!(
+            Greedy::new(&p, TieOrder::Lifetime).choose(),
+            Some(Choice::Pair(2, 1))
+        );
+        assert_eq!(offsets(&p, TieOrder::Lifetime), vec![0, 2, 0, 2]);
+    }
+
+    #[test]
+    fn pins_stay_and_others_stack_around_them() {
+        let p = Problem::new(vec![
+            Buffer::new("pin", 4, 0, 10).with_fixed_offset(4),
+            Buffer::new("a", 4, 0, 10),
+            Buffer::new("b", 4, 0, 10),
+        ])
+        .unwrap();
+        let plan = solve(&p, TieOrder::Size);
+        assert_eq!(crate::validate(&p, &plan), vec![]);
+        assert_eq!(plan.offsets[0], 4);
+        assert_eq!(plan.arena_size, 12);
+    }
+
+    #[test]
+    fn respects_alignment() {
+        let p = Problem::new(vec![
+            Buffer::new("a", 3, 0, 10),
+            Buffer::new("b", 8, 0, 10).with_alignment(8),
+            Buffer::new("c", 5, 0, 10).with_alignment(4),
+        ])
+        .unwrap();
+        let plan = solve(&p, TieOrder::Size);
+        assert_eq!(crate::validate(&p, &plan), vec![]);
+        assert_eq!(plan.offsets[1] % 8, 0);
+        assert_eq!(plan.offsets[2] % 4, 0);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 300,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(7),
+            failure_persistence: None,
+            ..Default::default()
+        })]
+
+        #[test]
+        fn matches_the_literal_rounds(
+            buffers in proptest::collection::vec((1u64..12, 0u64..8, 1u64..5, 0u32..4, 0u8..8), 1..14)
+        ) {
+            let buffers = buffers
+                .into_iter()
+                .enumerate()
+                .map(|(i, (size, start, len, align_log, pin))| {
+                    let b = Buffer::new(format!("b{i}"), size, start, start + len)
+                        .with_alignment(1 << align_log);
+                    // A few buffers pinned, on their own steps so pins never collide.
+                    if pin == 0 {
+                        Buffer::new(format!("b{i}"), size, 100 + 2 * i as u64, 101 + 2 * i as u64)
+                            .with_alignment(1 << align_log)
+                            .with_fixed_offset(size << align_log)
+                    } else {
+                        b
+                    }
+                })
+                .collect();
+            let problem = Problem::new(buffers).unwrap();
+            for &ties in TieOrder::ALL {
+                let fast = solve(&problem, ties);
+                proptest::prop_assert_eq!(crate::validate(&problem, &fast), vec![]);
+                proptest::prop_assert_eq!(fast, literal(&problem, ties), "{}", ties);
+            }
+        }
+    }
+
+    #[test]
+    fn tie_order_names_round_trip() {
+        for &ties in TieOrder::ALL {
+            assert_eq!(ties.to_string().parse::<TieOrder>(), Ok(ties));
+        }
+        assert!("nope".parse::<TieOrder>().is_err());
+    }
 }
