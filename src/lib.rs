@@ -3,6 +3,32 @@
 //! Compile-time memory planning for neural-network inference. See the README.
 #![no_std]
 
+/// Plans a model file at compile time: `memplan!("model.toml");` expands to
+/// `pub mod <name> { ... }` with a statically sized `Arena`, its offset tables, a typed accessor
+/// per tensor and an `op_<name>` method per op. The path is relative to the calling file.
+#[cfg(feature = "macro")]
+pub use memplan_macro::memplan;
+
+/// Not public API: what generated code calls. Versioned with the macro (pinned exactly).
+#[doc(hidden)]
+pub mod __private {
+    pub use bytemuck;
+
+    /// A tensor's bytes as elements, shared. The generated code passes a slice at an offset
+    /// that is a multiple of `T`'s alignment (the arena is aligned to every tensor's alignment)
+    /// and a length that is a multiple of `size_of::<T>()`, so the cast never fails.
+    #[inline]
+    pub fn view<T: bytemuck::Pod>(bytes: &mut [u8]) -> &[T] {
+        bytemuck::cast_slice(bytes)
+    }
+
+    /// A tensor's bytes as elements, mutable. Same invariant as [`view`].
+    #[inline]
+    pub fn view_mut<T: bytemuck::Pod>(bytes: &mut [u8]) -> &mut [T] {
+        bytemuck::cast_slice_mut(bytes)
+    }
+}
+
 /// Where one tensor lives in a generated arena: its bytes and the steps during which it is live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Placement {
@@ -16,4 +42,61 @@ pub struct Placement {
     pub start: usize,
     /// First step at which it is no longer live (`[start, end)`).
     pub end: usize,
+}
+
+impl Placement {
+    /// Whether the two tensors are live at a common step (lifetimes are half-open).
+    pub const fn live_together(&self, other: &Placement) -> bool {
+        self.start < other.end && other.start < self.end
+    }
+
+    /// Whether the two tensors share a byte.
+    pub const fn shares_bytes(&self, other: &Placement) -> bool {
+        self.offset < other.offset + other.size && other.offset < self.offset + self.size
+    }
+}
+
+/// What is wrong with a plan, as found by [`check_plan`]. Indices refer to the placements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlanError {
+    /// Two tensors live at the same step share bytes.
+    Overlap(usize, usize),
+    /// A tensor ends past the arena.
+    OutOfArena(usize),
+    /// A tensor of zero bytes or with an empty lifetime.
+    Empty(usize),
+}
+
+/// Checks a generated plan (`TENSORS` and `ARENA_SIZE` of a `memplan!` module): every tensor is
+/// non-empty and fits in the arena, and no two tensors live at the same step share bytes.
+/// `O(n^2)` and allocation-free, for tests and start-up checks.
+///
+/// ```
+/// use memplan::{Placement, PlanError, check_plan};
+/// let a = Placement { name: "a", offset: 0, size: 8, start: 0, end: 2 };
+/// let b = Placement { name: "b", offset: 0, size: 8, start: 2, end: 3 };
+/// assert_eq!(check_plan(&[a, b], 8), Ok(()));
+/// let c = Placement { name: "c", offset: 4, size: 8, start: 1, end: 3 };
+/// assert_eq!(check_plan(&[a, c], 16), Err(PlanError::Overlap(0, 1)));
+/// ```
+pub const fn check_plan(tensors: &[Placement], arena_size: usize) -> Result<(), PlanError> {
+    let mut i = 0;
+    while i < tensors.len() {
+        let t = &tensors[i];
+        if t.size == 0 || t.start >= t.end {
+            return Err(PlanError::Empty(i));
+        }
+        if t.offset > arena_size || t.size > arena_size - t.offset {
+            return Err(PlanError::OutOfArena(i));
+        }
+        let mut j = i + 1;
+        while j < tensors.len() {
+            if t.live_together(&tensors[j]) && t.shares_bytes(&tensors[j]) {
+                return Err(PlanError::Overlap(i, j));
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+    Ok(())
 }

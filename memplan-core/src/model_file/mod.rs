@@ -26,7 +26,7 @@ mod ident;
 mod parse;
 mod schema;
 mod size;
-mod source;
+pub(crate) mod source;
 mod write;
 
 pub use dtype::{DType, UnknownDType};

@@ -1,0 +1,50 @@
+//! Code generation: a planned [`Model`] as Rust items, a pure function of the model and the plan.
+//!
+//! The `memplan!` macro and a `build.rs` both call [`expand_model`] (or [`plan_model`] then
+//! [`generate`]); nothing here reads files or the environment, so the same model text always gives
+//! the same tokens, byte for byte.
+//!
+//! For a model named `tiny` the output is one module:
+//!
+//! ```text
+//! pub mod tiny {
+//!     pub const ARENA_SIZE: usize;  pub const ARENA_ALIGN: usize;  pub const LOWER_BOUND: usize;
+//!     pub const STEPS: usize;       pub const TENSORS: &[memplan::Placement];
+//!     pub mod offset { pub const <tensor>: usize; }   // byte offset of each tensor
+//!     pub mod len    { pub const <tensor>: usize; }   // element count of each tensor's view
+//!     pub struct Arena;             // #[repr(C, align(ARENA_ALIGN))], ARENA_SIZE bytes
+//!     impl Arena {
+//!         pub const fn new() -> Self;
+//!         pub fn <tensor>(&mut self) -> &mut [T];      // one typed accessor per tensor
+//!         pub fn op_<op>(&mut self) -> op::<op><'_>;   // all views of one op at once
+//!     }
+//!     pub mod op { pub struct <op><'a> { pub <input>: &'a [T], pub <output>: &'a mut [T], .. } }
+//! }
+//! ```
+//!
+//! The generated code is `no_std`, allocates nothing, and reaches only `::memplan::Placement` and
+//! `::memplan::__private` (safe byte-to-element casts); it never names `memplan-core`.
+
+mod docs;
+mod items;
+mod placeholder;
+mod plan;
+
+use proc_macro2::TokenStream;
+
+pub use items::generate;
+pub use placeholder::placeholder;
+pub use plan::plan_model;
+
+use crate::error::InputError;
+use crate::model_file::parse_model;
+
+/// Parses, plans and generates in one go: what the `memplan!` macro expands to (without the
+/// `include_bytes!` the macro adds so cargo tracks the file).
+///
+/// `file_name` is only used in messages. Errors are located in the model file.
+pub fn expand_model(file_name: &str, text: &str) -> Result<TokenStream, InputError> {
+    let model = parse_model(file_name, text)?;
+    let solution = plan_model(&model)?;
+    Ok(generate(&model, &solution))
+}

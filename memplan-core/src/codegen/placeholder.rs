@@ -1,0 +1,164 @@
+//! Stand-in items for a model that has an error, so the user sees that one error and not also a
+//! cascade of "cannot find `Arena`" or "no method `conv1`" wherever the module is used.
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote};
+use toml::de::{DeTable, DeValue};
+
+use crate::model_file::source::closest;
+use crate::model_file::{DType, identifier_problem};
+
+/// Best-effort items for a model file that failed to parse or plan: the module with every
+/// constant at 0, an empty `Arena`, and each accessor and op view whose name can be read from
+/// the text, returning empty slices. Empty when not even the model's name can be read.
+///
+/// Read leniently: whatever is malformed is skipped (the real error is reported separately).
+pub fn placeholder(text: &str) -> TokenStream {
+    let (document, _errors) = DeTable::parse_recoverable(text);
+    let document = document.get_ref();
+    let name = document
+        .get("model")
+        .and_then(|m| m.get_ref().get("name"))
+        .and_then(|n| n.get_ref().as_str())
+        .filter(|n| identifier_problem(n).is_none());
+    let Some(name) = name else {
+        return TokenStream::new();
+    };
+    let module = Ident::new(name, Span::call_site());
+
+    // (name, element type) of every tensor whose name is an identifier.
+    let mut tensors: Vec<(String, &'static str)> = Vec::new();
+    if let Some(DeValue::Table(table)) = document.get("tensors").map(|t| t.get_ref()) {
+        let mut entries: Vec<_> = table.iter().collect();
+        entries.sort_by_key(|(k, _)| k.span().start);
+        for (key, value) in entries {
+            let name: &str = key.get_ref();
+            if identifier_problem(name).is_some() || name == "new" {
+                continue;
+            }
+            let element = value
+                .get_ref()
+                .get("dtype")
+                .and_then(|d| d.get_ref().as_str())
+                .and_then(|d| {
+                    // A misspelt dtype most likely meant the closest one: use its type so the
+                    // user's code does not also get type errors.
+                    d.parse::<DType>().ok().or_else(|| {
+                        closest(d, DType::ALL.iter().map(|t| t.name()))?
+                            .parse()
+                            .ok()
+                    })
+                })
+                .map_or("u8", DType::rust_type);
+            tensors.push((name.to_owned(), element));
+        }
+    }
+    let element_of = |name: &str| {
+        tensors
+            .iter()
+            .find(|(t, _)| t == name)
+            .map(|&(_, element)| element)
+    };
+    let names_in = |value: Option<&toml::Spanned<DeValue<'_>>>| -> Vec<String> {
+        match value.map(|v| v.get_ref()) {
+            Some(DeValue::Array(items)) => items
+                .iter()
+                .filter_map(|i| i.get_ref().as_str())
+                .filter(|n| element_of(n).is_some())
+                .map(str::to_owned)
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+
+    let accessors = tensors.iter().map(|(name, element)| {
+        let name = Ident::new(name, Span::call_site());
+        let element = format_ident!("{}", element);
+        quote! { pub fn #name(&mut self) -> &mut [::core::primitive::#element] { &mut [] } }
+    });
+
+    let mut op_methods = Vec::new();
+    let mut op_structs = Vec::new();
+    let mut seen_ops: Vec<String> = Vec::new();
+    if let Some(DeValue::Array(ops)) = document.get("ops").map(|o| o.get_ref()) {
+        for op in ops.iter() {
+            let op = op.get_ref();
+            let Some(op_name) = op.get("name").and_then(|n| n.get_ref().as_str()) else {
+                continue;
+            };
+            if identifier_problem(op_name).is_some() || seen_ops.iter().any(|o| o == op_name) {
+                continue;
+            }
+            seen_ops.push(op_name.to_owned());
+            let inputs = names_in(op.get("inputs"));
+            let mut fields: Vec<(String, bool)> = Vec::new();
+            for name in inputs {
+                if !fields.iter().any(|(f, _)| *f == name) {
+                    fields.push((name, false));
+                }
+            }
+            for name in names_in(op.get("outputs"))
+                .into_iter()
+                .chain(names_in(op.get("scratch")))
+            {
+                if !fields.iter().any(|(f, _)| *f == name) {
+                    fields.push((name, true));
+                }
+            }
+            let struct_name = Ident::new(op_name, Span::call_site());
+            let method = format_ident!("op_{}", op_name);
+            let decls = fields.iter().map(|(name, mutable)| {
+                let field = Ident::new(name, Span::call_site());
+                let element = format_ident!("{}", element_of(name).unwrap_or("u8"));
+                if *mutable {
+                    quote! { pub #field: &'a mut [::core::primitive::#element] }
+                } else {
+                    quote! { pub #field: &'a [::core::primitive::#element] }
+                }
+            });
+            let values = fields.iter().map(|(name, mutable)| {
+                let field = Ident::new(name, Span::call_site());
+                if *mutable {
+                    quote! { #field: &mut [] }
+                } else {
+                    quote! { #field: &[] }
+                }
+            });
+            op_methods.push(quote! {
+                pub fn #method(&mut self) -> op::#struct_name<'_> {
+                    op::#struct_name { #(#values,)* _arena: ::core::marker::PhantomData }
+                }
+            });
+            // `_arena` uses 'a even when no tensor of the op could be read.
+            op_structs.push(quote! {
+                pub struct #struct_name<'a> { #(#decls,)* _arena: ::core::marker::PhantomData<&'a mut ()> }
+            });
+        }
+    }
+
+    quote! {
+        #[allow(dead_code, unused, clippy::all)]
+        pub mod #module {
+            pub const ARENA_SIZE: usize = 0;
+            pub const ARENA_ALIGN: usize = 1;
+            pub const LOWER_BOUND: usize = 0;
+            pub const STEPS: usize = 0;
+            pub const TENSORS: &[::memplan::Placement] = &[];
+            pub mod offset {}
+            pub mod len {}
+            pub struct Arena { bytes: [::core::primitive::u8; 0] }
+            impl Arena {
+                pub const fn new() -> Self { Self { bytes: [] } }
+                #(#accessors)*
+                #(#op_methods)*
+            }
+            impl ::core::default::Default for Arena {
+                fn default() -> Self { Self::new() }
+            }
+            #[allow(non_camel_case_types)]
+            pub mod op {
+                #(#op_structs)*
+            }
+        }
+    }
+}
