@@ -1,0 +1,9 @@
+// alignment 48
+memplan::memplan!("alignment-not-power-of-two.toml");
+
+fn main() {
+    let mut arena = net::Arena::new();
+    let _ = arena.op_relu();
+    let _ = arena.hidden();
+    let _ = net::ARENA_SIZE;
+}

@@ -1,0 +1,9 @@
+// two ops with one name
+memplan::memplan!("duplicate-op-name.toml");
+
+fn main() {
+    let mut arena = net::Arena::new();
+    let _ = arena.op_relu();
+    let _ = arena.hidden();
+    let _ = net::ARENA_SIZE;
+}

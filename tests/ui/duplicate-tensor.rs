@@ -1,0 +1,4 @@
+// a tensor declared twice
+memplan::memplan!("duplicate-tensor.toml");
+
+fn main() {}

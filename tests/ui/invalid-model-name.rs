@@ -1,0 +1,4 @@
+// a model name that is not an identifier
+memplan::memplan!("invalid-model-name.toml");
+
+fn main() {}

@@ -1,0 +1,4 @@
+// the argument must be a string literal
+memplan::memplan!(model.toml);
+
+fn main() {}

@@ -1,0 +1,9 @@
+// a plan over budget
+memplan::memplan!("over-budget.toml");
+
+fn main() {
+    let mut arena = net::Arena::new();
+    let _ = arena.op_relu();
+    let _ = arena.hidden();
+    let _ = net::ARENA_SIZE;
+}

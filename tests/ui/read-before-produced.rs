@@ -1,0 +1,9 @@
+// ops out of order
+memplan::memplan!("read-before-produced.toml");
+
+fn main() {
+    let mut arena = net::Arena::new();
+    let _ = arena.op_relu();
+    let _ = arena.hidden();
+    let _ = net::ARENA_SIZE;
+}

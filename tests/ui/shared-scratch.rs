@@ -1,0 +1,9 @@
+// scratch shared by two ops
+memplan::memplan!("shared-scratch.toml");
+
+fn main() {
+    let mut arena = net::Arena::new();
+    let _ = arena.op_relu();
+    let _ = arena.hidden();
+    let _ = net::ARENA_SIZE;
+}

@@ -1,0 +1,9 @@
+// a size that overflows
+memplan::memplan!("size-overflow.toml");
+
+fn main() {
+    let mut arena = net::Arena::new();
+    let _ = arena.op_relu();
+    let _ = arena.hidden();
+    let _ = net::ARENA_SIZE;
+}

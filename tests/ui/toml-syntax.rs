@@ -1,0 +1,4 @@
+// TOML syntax error
+memplan::memplan!("toml-syntax.toml");
+
+fn main() {}

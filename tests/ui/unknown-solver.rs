@@ -1,0 +1,9 @@
+// an unknown solver
+memplan::memplan!("unknown-solver.toml");
+
+fn main() {
+    let mut arena = net::Arena::new();
+    let _ = arena.op_relu();
+    let _ = arena.hidden();
+    let _ = net::ARENA_SIZE;
+}

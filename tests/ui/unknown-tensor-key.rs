@@ -1,0 +1,9 @@
+// unknown key in a tensor
+memplan::memplan!("unknown-tensor-key.toml");
+
+fn main() {
+    let mut arena = net::Arena::new();
+    let _ = arena.op_relu();
+    let _ = arena.hidden();
+    let _ = net::ARENA_SIZE;
+}
