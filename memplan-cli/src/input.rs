@@ -22,6 +22,30 @@ pub(crate) fn read_problem(path: &Path) -> anyhow::Result<Problem> {
     Ok(input.problem)
 }
 
+/// A problem with what a picture or report can say about it.
+pub(crate) struct LoadedModel {
+    /// The buffers.
+    pub(crate) problem: Problem,
+    /// The model's name (the file stem for CSV).
+    pub(crate) name: String,
+    /// One label per step (`kind name` of the op), when the input names its ops.
+    pub(crate) step_labels: Option<Vec<String>>,
+}
+
+/// Reads a problem with its name and op labels.
+pub(crate) fn read_model(path: &Path) -> anyhow::Result<LoadedModel> {
+    let problem = read_problem(path)?;
+    let name = path.file_stem().map_or_else(
+        || "memory plan".to_string(),
+        |s| s.to_string_lossy().into_owned(),
+    );
+    Ok(LoadedModel {
+        problem,
+        name,
+        step_labels: None,
+    })
+}
+
 /// Reads the `offset` column of a plan CSV and matches it to `problem`'s buffers by id.
 pub(crate) fn read_offsets(path: &Path, problem: &Problem) -> anyhow::Result<Vec<Option<u64>>> {
     let text = read_text(path)?;

@@ -3,6 +3,7 @@
 mod bench;
 mod input;
 mod output;
+mod render;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -26,6 +27,8 @@ enum Command {
     Check(CheckArgs),
     /// Runs solvers side by side on many inputs and prints a markdown table.
     Bench(bench::BenchArgs),
+    /// Draws a plan as an SVG picture or a self-contained HTML report.
+    Render(render::RenderArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -64,6 +67,7 @@ fn main() -> ExitCode {
         Command::Plan(args) => plan(&args),
         Command::Check(args) => check(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Render(args) => render::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -30,6 +30,7 @@ pub fn read_csv(file: &str, text: &str) -> Result<CsvInput, InputError> {
         .flexible(true)
         .from_reader(text.as_bytes());
     let mut records = reader.records();
+    let lines: Vec<&str> = text.lines().collect();
     let error = |line: usize, column: usize, message: String, help: &str| {
         InputError::new(file, line, column, message, help)
     };
@@ -53,7 +54,7 @@ pub fn read_csv(file: &str, text: &str) -> Result<CsvInput, InputError> {
         let Some(&known) = known else {
             return Err(error(
                 1,
-                column_of(text, 1, index),
+                column_of(&lines, 1, index),
                 format!("unknown column `{name}`"),
                 "columns are id, lower, upper, size and optionally alignment and offset",
             ));
@@ -61,7 +62,7 @@ pub fn read_csv(file: &str, text: &str) -> Result<CsvInput, InputError> {
         if columns.insert(known, index).is_some() {
             return Err(error(
                 1,
-                column_of(text, 1, index),
+                column_of(&lines, 1, index),
                 format!("column `{name}` appears twice"),
                 "remove the second one",
             ));
@@ -99,7 +100,7 @@ pub fn read_csv(file: &str, text: &str) -> Result<CsvInput, InputError> {
         }
         let field = |name: &str| -> (&str, usize) {
             let index = columns[name];
-            (&record[index], column_of(text, line, index))
+            (&record[index], column_of(&lines, line, index))
         };
         let number = |name: &str, what: &str| -> Result<u64, InputError> {
             let (value, column) = field(name);
@@ -250,8 +251,10 @@ fn csv_error(file: &str, e: &csv::Error) -> InputError {
 
 /// 1-based column of field `index` on 1-based `line` of `text` (plain comma counting, which is
 /// right for the unquoted numeric fields errors point at).
-fn column_of(text: &str, line: usize, index: usize) -> usize {
-    let Some(row) = text.lines().nth(line.saturating_sub(1)) else {
+/// The 1-based column of field `index` on 1-based `line`, given the text split into lines once
+/// (looking lines up by index keeps reading linear in the file size).
+fn column_of(lines: &[&str], line: usize, index: usize) -> usize {
+    let Some(row) = lines.get(line.saturating_sub(1)) else {
         return 1;
     };
     let mut column = 1;

@@ -53,6 +53,7 @@ mod lifetime;
 mod model;
 pub mod model_file;
 mod pools;
+pub mod render;
 pub mod solve;
 mod validate;
 

@@ -1,0 +1,87 @@
+//! `memplan render`: the plan as a picture, SVG or self-contained HTML by the output's extension.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::bail;
+use memplan_core::render::{self, RenderOptions};
+use memplan_core::{Plan, SolveOptions};
+
+use crate::{bench, input, output};
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct RenderArgs {
+    /// The problem: a MiniMalloc CSV.
+    input: PathBuf,
+    /// A plan CSV (`id` and `offset` columns) to draw; without it the default solver plans.
+    #[arg(long)]
+    plan: Option<PathBuf>,
+    /// Where to write: `.svg` for an image, `.html` for a report with tooltips and tables.
+    #[arg(short, long, default_value = "plan.svg")]
+    out: PathBuf,
+    /// The heading; default: the input's file name without extension.
+    #[arg(long)]
+    title: Option<String>,
+}
+
+/// The two things `render` can write.
+enum Format {
+    Svg,
+    Html,
+}
+
+fn format_of(path: &Path) -> anyhow::Result<Format> {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some(e) if e.eq_ignore_ascii_case("svg") => Ok(Format::Svg),
+        Some(e) if e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm") => {
+            Ok(Format::Html)
+        }
+        _ => bail!(
+            "cannot tell the format of `{}`: name the output `*.svg` for an image or `*.html` for a report",
+            path.display()
+        ),
+    }
+}
+
+pub(crate) fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
+    let format = format_of(&args.out)?;
+    let model = input::read_model(&args.input)?;
+    let problem = &model.problem;
+    let plan = match &args.plan {
+        Some(path) => {
+            let offsets = input::read_offsets(path, problem)?;
+            if let Some(missing) = offsets.iter().position(Option::is_none) {
+                bail!(
+                    "`{}` gives no offset for buffer `{}`; a plan needs one offset per buffer",
+                    path.display(),
+                    problem.buffers()[missing].id
+                );
+            }
+            Plan::from_offsets(problem, offsets.into_iter().flatten().collect())
+        }
+        None => {
+            bench::run_solver(problem, &SolveOptions::default())?
+                .solution
+                .plan
+        }
+    };
+    let title = args.title.clone().unwrap_or_else(|| model.name.clone());
+    let options = RenderOptions {
+        title: Some(&title),
+        step_labels: model.step_labels.as_deref(),
+    };
+    let text = match format {
+        Format::Svg => render::svg(problem, &plan, &options),
+        Format::Html => render::html(problem, &plan, &options),
+    };
+    output::write_atomically(&args.out, &text)?;
+    println!(
+        "wrote {} ({} bytes): {} buffers, arena {} bytes, lower bound {}",
+        args.out.display(),
+        text.len(),
+        problem.len(),
+        plan.arena_size,
+        memplan_core::lower_bound(problem)
+    );
+    Ok(ExitCode::SUCCESS)
+}
