@@ -29,6 +29,55 @@ pub mod __private {
     }
 }
 
+/// An arena in a `static`, handed out at most once as `&'static mut` (no `unsafe` in user code).
+///
+/// The generated code of a model with `[[pools]]` declares one per pool (placed in the pool's
+/// `link_section` when it has one); you can declare your own too:
+///
+/// ```
+/// static SCRATCH: memplan::StaticArena<[u8; 64]> = memplan::StaticArena::new([0; 64]);
+/// let first = SCRATCH.take();
+/// assert!(first.is_some());
+/// assert!(SCRATCH.take().is_none()); // never a second `&mut`
+/// ```
+pub struct StaticArena<T> {
+    taken: core::sync::atomic::AtomicBool,
+    value: core::cell::UnsafeCell<T>,
+}
+
+// SAFETY: the value is only reached through `take`, which hands out one `&mut` for the whole
+// program (the flag is set atomically before the reference is made), so sharing the `static`
+// between threads shares no access to `T` beyond moving that one `&mut` (hence `T: Send`).
+unsafe impl<T: Send> Sync for StaticArena<T> {}
+
+impl<T> StaticArena<T> {
+    /// Wraps `value`; `const`, for `static`s.
+    pub const fn new(value: T) -> Self {
+        Self {
+            taken: core::sync::atomic::AtomicBool::new(false),
+            value: core::cell::UnsafeCell::new(value),
+        }
+    }
+
+    /// The value, mutably, the first time; `None` every later time.
+    #[cfg(target_has_atomic = "8")]
+    #[allow(clippy::mut_from_ref)] // the flag makes this the only `&mut` ever handed out
+    pub fn take(&'static self) -> Option<&'static mut T> {
+        use core::sync::atomic::Ordering;
+        if self.taken.swap(true, Ordering::AcqRel) {
+            return None;
+        }
+        // SAFETY: the swap above returned `false` exactly once for this static, so this is the
+        // only `&mut` to the value ever made, and the value lives for `'static`.
+        Some(unsafe { &mut *self.value.get() })
+    }
+
+    /// Whether [`StaticArena::take`] has handed the value out.
+    pub fn is_taken(&self) -> bool {
+        self.taken.load(core::sync::atomic::Ordering::Acquire)
+    }
+}
+
 /// Where one tensor lives in a generated arena: its bytes and the steps during which it is live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Placement {

@@ -3,12 +3,9 @@
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 
-use crate::bounds::lower_bound;
 use crate::codegen::docs;
-use crate::model::align_up;
+use crate::codegen::plan::{ModelPlan, check};
 use crate::model_file::Model;
-use crate::solve::Solution;
-use crate::validate::validate;
 
 fn ident(name: &str) -> Ident {
     Ident::new(name, Span::call_site())
@@ -26,72 +23,142 @@ fn number(value: u64) -> Literal {
 
 /// The items of a planned model (see the [module docs](crate::codegen)).
 ///
-/// `solution` must be a plan of `model.to_problem()`; if it is not valid for it (a bug in the
-/// caller), the output is a `compile_error!` saying so rather than code that could alias.
+/// `plan` must be [`plan_model`](crate::codegen::plan_model)'s plan of `model`; if it does not
+/// validate (a bug in the caller), the output is a `compile_error!` saying so rather than code
+/// that could alias.
+///
+/// A model without `[[pools]]` gets one `Arena` type; a model with pools gets a module per pool
+/// (each with its own `Arena`, offsets and `TENSORS`), a `<Pool>Arena` alias per pool, and an
+/// `Arenas` struct holding all of them, whose `op_<name>` methods hand out views across pools.
 ///
 /// # Runtime
 /// Linear in the number of tensors and op references (plus sorting each op's tensors).
-pub fn generate(model: &Model, solution: &Solution) -> TokenStream {
-    let problem = model.to_problem();
-    let plan = &solution.plan;
-    let violations = validate(&problem, plan);
-    if !violations.is_empty() {
+pub fn generate(model: &Model, plan: &ModelPlan) -> TokenStream {
+    let problems = check(model, plan);
+    if !problems.is_empty() || plan.tensors.len() != model.tensors.len() {
         let message = format!(
             "memplan internal error: the plan for `{}` does not validate ({} violations); please report this",
             model.name,
-            violations.len()
+            problems.len()
         );
         return quote! { ::core::compile_error!(#message); };
     }
+    match plan.pools.as_slice() {
+        [pool] if pool.default => single_pool(model, plan),
+        _ => several_pools(model, plan),
+    }
+}
 
-    let arena_align = model.arena_alignment();
-    let arena_size = align_up(plan.arena_size, arena_align);
-    let bound = lower_bound(&problem);
-    let module = ident(&model.name);
+/// The `[start, end)` a placement reports: an input that an op overwrites in place ends at that
+/// op's step, where its bytes become the output's.
+fn reported_lifetime(model: &Model, tensor: usize) -> (u64, u64) {
+    let t = &model.tensors[tensor];
+    let end = model
+        .aliases
+        .iter()
+        .find(|a| a.input == tensor)
+        .map_or(t.lifetime.end, |a| a.op as u64);
+    (t.lifetime.start, end)
+}
 
-    let placements = model.tensors.iter().zip(&plan.offsets).map(|(t, &offset)| {
-        let name = &t.name;
-        let (offset, size) = (number(offset), number(t.size));
-        let (start, end) = (number(t.lifetime.start), number(t.lifetime.end));
-        quote! {
-            ::memplan::Placement { name: #name, offset: #offset, size: #size, start: #start, end: #end }
-        }
-    });
-    let offsets = model.tensors.iter().zip(&plan.offsets).map(|(t, &offset)| {
-        let name = ident(&t.name);
-        let offset = number(offset);
-        let doc = format!("Byte offset of `{}` in the arena.", t.name);
-        quote! { #[doc = #doc] pub const #name: usize = #offset; }
-    });
-    let lens = model.tensors.iter().map(|t| {
-        let name = ident(&t.name);
-        let len = number(t.len());
-        let doc = format!("Elements of `{}`'s view ({} bytes).", t.name, t.size);
-        quote! { #[doc = #doc] pub const #name: usize = #len; }
-    });
-    let accessors = model.tensors.iter().enumerate().map(|(i, t)| {
-        let name = ident(&t.name);
-        let element = element(t.rust_type());
-        let doc = docs::accessor(model, i, plan.offsets[i]);
-        quote! {
-            #[doc = #doc]
-            #[inline]
-            pub fn #name(&mut self) -> &mut [#element] {
-                ::memplan::__private::view_mut::<#element>(
-                    &mut self.bytes[offset::#name..offset::#name + len::#name * ::core::mem::size_of::<#element>()],
-                )
+fn placements(model: &Model, plan: &ModelPlan, tensors: &[usize]) -> Vec<TokenStream> {
+    tensors
+        .iter()
+        .map(|&i| {
+            let t = &model.tensors[i];
+            let name = &t.name;
+            let (start, end) = reported_lifetime(model, i);
+            let (offset, size) = (number(plan.offset(i)), number(t.size));
+            let (start, end) = (number(start), number(end));
+            quote! {
+                ::memplan::Placement { name: #name, offset: #offset, size: #size, start: #start, end: #end }
             }
-        }
-    });
+        })
+        .collect()
+}
+
+fn offset_consts(
+    model: &Model,
+    plan: &ModelPlan,
+    tensors: &[usize],
+    place: &str,
+) -> Vec<TokenStream> {
+    tensors
+        .iter()
+        .map(|&i| {
+            let t = &model.tensors[i];
+            let name = ident(&t.name);
+            let offset = number(plan.offset(i));
+            let doc = format!("Byte offset of `{}` in the {place}.", t.name);
+            quote! { #[doc = #doc] pub const #name: usize = #offset; }
+        })
+        .collect()
+}
+
+fn len_consts(model: &Model) -> Vec<TokenStream> {
+    model
+        .tensors
+        .iter()
+        .map(|t| {
+            let name = ident(&t.name);
+            let len = number(t.len());
+            let doc = if t.memory.external {
+                format!(
+                    "Elements of `{}` ({} bytes), which the application owns (`external`).",
+                    t.name, t.size
+                )
+            } else {
+                format!("Elements of `{}`'s view ({} bytes).", t.name, t.size)
+            };
+            quote! { #[doc = #doc] pub const #name: usize = #len; }
+        })
+        .collect()
+}
+
+/// Typed accessors of `tensors`, on an arena with a `bytes` field; `len` is the path of the `len`
+/// module from there.
+fn accessors(
+    model: &Model,
+    plan: &ModelPlan,
+    tensors: &[usize],
+    len: &TokenStream,
+) -> Vec<TokenStream> {
+    tensors
+        .iter()
+        .map(|&i| {
+            let t = &model.tensors[i];
+            let name = ident(&t.name);
+            let element = element(t.rust_type());
+            let doc = docs::accessor(model, plan, i);
+            quote! {
+                #[doc = #doc]
+                #[inline]
+                pub fn #name(&mut self) -> &mut [#element] {
+                    ::memplan::__private::view_mut::<#element>(
+                        &mut self.bytes[offset::#name..offset::#name + #len::#name * ::core::mem::size_of::<#element>()],
+                    )
+                }
+            }
+        })
+        .collect()
+}
+
+fn single_pool(model: &Model, plan: &ModelPlan) -> TokenStream {
+    let pool = &plan.pools[0];
+    let module = ident(&model.name);
+    let placements = placements(model, plan, &pool.tensors);
+    let offsets = offset_consts(model, plan, &pool.tensors, "arena");
+    let lens = len_consts(model);
+    let accessors = accessors(model, plan, &pool.tensors, &quote! { len });
     let (op_methods, op_structs): (Vec<_>, Vec<_>) = (0..model.ops.len())
-        .map(|k| op_views(model, k, &plan.offsets))
+        .map(|k| op_views(model, plan, k))
         .unzip();
 
-    let module_doc = docs::module(model, solution, arena_size, bound);
-    let arena_doc = docs::arena(model, arena_size, arena_align, bound);
-    let size_lit = number(arena_size);
-    let align_lit = number(arena_align);
-    let bound_lit = number(bound);
+    let module_doc = docs::module(model, plan);
+    let arena_doc = docs::arena(model, plan, 0);
+    let size_lit = number(pool.arena_size);
+    let align_lit = number(pool.alignment);
+    let bound_lit = number(pool.lower_bound);
     let steps = number(model.steps());
 
     quote! {
@@ -159,75 +226,310 @@ pub fn generate(model: &Model, solution: &Solution) -> TokenStream {
     }
 }
 
+/// `sram` -> `Sram`, `fast_mem` -> `FastMem`.
+fn camel(name: &str) -> String {
+    name.split('_')
+        .filter(|part| !part.is_empty())
+        .map(|part| {
+            let mut chars = part.chars();
+            chars.next().map_or(String::new(), |first| {
+                first.to_ascii_uppercase().to_string() + chars.as_str()
+            })
+        })
+        .collect()
+}
+
+fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
+    let module = ident(&model.name);
+    let lens = len_consts(model);
+    let steps = number(model.steps());
+    let module_doc = docs::module(model, plan);
+
+    let mut pool_modules = Vec::new();
+    let mut aliases = Vec::new();
+    let mut holder_fields = Vec::new();
+    let mut holder_params = Vec::new();
+    let mut holder_inits = Vec::new();
+    let mut statics_taken = Vec::new();
+    for (p, pool) in plan.pools.iter().enumerate() {
+        let name = ident(&pool.name);
+        let placements = placements(model, plan, &pool.tensors);
+        let offsets = offset_consts(model, plan, &pool.tensors, "pool's arena");
+        let accessors = accessors(model, plan, &pool.tensors, &quote! { super::len });
+        let arena_doc = docs::arena(model, plan, p);
+        let size_lit = number(pool.arena_size);
+        let align_lit = number(pool.alignment);
+        let bound_lit = number(pool.lower_bound);
+        let capacity = match pool.capacity {
+            Some(c) => {
+                let c = number(c);
+                quote! { ::core::option::Option::Some(#c) }
+            }
+            None => quote! { ::core::option::Option::None },
+        };
+        let section = pool
+            .link_section
+            .as_ref()
+            .map(|s| quote! { #[unsafe(link_section = #s)] });
+        let static_doc = format!(
+            "The arena of pool `{}` as a `static`{}; [`super::take`] hands it out once.",
+            pool.name,
+            pool.link_section
+                .as_ref()
+                .map_or(String::new(), |s| format!(" in linker section `{s}`"))
+        );
+        let pool_doc = format!(
+            "Pool `{}`: {} bytes{}, {} tensors.",
+            pool.name,
+            pool.arena_size,
+            pool.capacity
+                .map_or(String::new(), |c| format!(" of its {c}-byte limit")),
+            pool.tensors.len()
+        );
+        pool_modules.push(quote! {
+            #[doc = #pool_doc]
+            pub mod #name {
+                /// Bytes of this pool's arena: its plan's height, rounded up to [`ARENA_ALIGN`].
+                pub const ARENA_SIZE: usize = #size_lit;
+                /// Alignment of this pool's arena.
+                pub const ARENA_ALIGN: usize = #align_lit;
+                /// The most bytes live at one step in this pool.
+                pub const LOWER_BOUND: usize = #bound_lit;
+                /// The pool's `size` limit from the model, if any.
+                pub const CAPACITY: ::core::option::Option<usize> = #capacity;
+                /// Every tensor of this pool: its place in the pool's arena and its lifetime.
+                pub const TENSORS: &[::memplan::Placement] = &[#(#placements),*];
+
+                /// Byte offset of each tensor of this pool in its arena.
+                #[allow(non_upper_case_globals)]
+                pub mod offset {
+                    #(#offsets)*
+                }
+
+                #[doc = #arena_doc]
+                #[repr(C, align(#align_lit))]
+                pub struct Arena {
+                    pub(super) bytes: [::core::primitive::u8; ARENA_SIZE],
+                }
+
+                impl Arena {
+                    /// A zeroed arena; `const`, so it can initialise a `static`.
+                    pub const fn new() -> Self {
+                        Self { bytes: [0; ARENA_SIZE] }
+                    }
+
+                    #(#accessors)*
+                }
+
+                impl ::core::default::Default for Arena {
+                    fn default() -> Self {
+                        Self::new()
+                    }
+                }
+
+                #[doc = #static_doc]
+                #section
+                pub static ARENA: ::memplan::StaticArena<Arena> = ::memplan::StaticArena::new(Arena::new());
+
+                const _: () = {
+                    ::core::assert!(::core::mem::size_of::<Arena>() == ARENA_SIZE);
+                    ::core::assert!(::core::mem::align_of::<Arena>() == ARENA_ALIGN);
+                };
+            }
+        });
+        let alias = format_ident!("{}Arena", camel(&pool.name));
+        let alias_doc = format!("The arena type of pool `{}`.", pool.name);
+        aliases.push(quote! { #[doc = #alias_doc] pub type #alias = #name::Arena; });
+        let field_doc = format!("The arena of pool `{}`.", pool.name);
+        holder_fields.push(quote! { #[doc = #field_doc] pub #name: &'a mut #name::Arena });
+        holder_params.push(quote! { #name: &'a mut #name::Arena });
+        holder_inits.push(quote! { #name });
+        statics_taken.push(quote! { #name::ARENA.take() });
+    }
+    let pool_names: Vec<Ident> = plan.pools.iter().map(|p| ident(&p.name)).collect();
+    let (op_methods, op_structs): (Vec<_>, Vec<_>) = (0..model.ops.len())
+        .map(|k| op_views(model, plan, k))
+        .unzip();
+
+    quote! {
+        #[doc = #module_doc]
+        #[allow(dead_code, clippy::all)]
+        pub mod #module {
+            /// Steps of the schedule: one per op.
+            pub const STEPS: usize = #steps;
+
+            /// Number of elements of each tensor's view.
+            #[allow(non_upper_case_globals)]
+            pub mod len {
+                #(#lens)*
+            }
+
+            #(#pool_modules)*
+
+            #(#aliases)*
+
+            /// Every pool's arena, borrowed together: the op views reach across pools.
+            pub struct Arenas<'a> {
+                #(#holder_fields,)*
+            }
+
+            impl<'a> Arenas<'a> {
+                /// Holds the pools' arenas (for example `static`s in their memories, or locals).
+                pub fn new(#(#holder_params),*) -> Self {
+                    Self { #(#holder_inits),* }
+                }
+
+                #(#op_methods)*
+            }
+
+            /// Every pool's `static` arena, once: `None` if any was already taken.
+            #[cfg(target_has_atomic = "8")]
+            pub fn take() -> ::core::option::Option<Arenas<'static>> {
+                #(let #pool_names = #statics_taken;)*
+                ::core::option::Option::Some(Arenas { #(#pool_names: #pool_names?),* })
+            }
+
+            /// The views each op works on, all borrowed at once from the arenas.
+            #[allow(non_camel_case_types)]
+            pub mod op {
+                #(#op_structs)*
+            }
+        }
+    }
+}
+
+/// One field of an op's view struct.
+struct Field {
+    tensor: usize,
+    mutable: bool,
+    /// The input this output overwrites in place, if any.
+    absorbs: Option<usize>,
+}
+
 /// The `op_<name>` method and the `op::<name>` struct of op `k`.
 ///
-/// The op's distinct tensors are all live at step `k`, so a valid plan gives them disjoint bytes:
-/// sorted by offset, they are cut from the arena with `split_at_mut`, one after the other. A tensor
-/// read twice by the op is one field.
-fn op_views(model: &Model, k: usize, offsets: &[u64]) -> (TokenStream, TokenStream) {
+/// The op's distinct arena tensors are all live at step `k`, so a valid plan gives them disjoint
+/// bytes within each pool, except an input that the op overwrites in place: that input and its
+/// output are one `&mut` field, named after the output. Sorted by offset, each pool's pieces are
+/// cut with `split_at_mut`, one after the other. A tensor read twice by the op is one field.
+/// App-owned (`external`) tensors are parameters of the method, as arrays of their exact length.
+fn op_views(model: &Model, plan: &ModelPlan, k: usize) -> (TokenStream, TokenStream) {
     let op = &model.ops[k];
-    // (tensor, mutable) in declaration order, each tensor once.
-    let mut fields: Vec<(usize, bool)> = Vec::new();
+    let absorbed = |input: usize| model.aliases.iter().any(|a| a.op == k && a.input == input);
+    let mut fields: Vec<Field> = Vec::new();
     let roles = op
         .inputs
         .iter()
         .map(|&t| (t, false))
         .chain(op.outputs.iter().chain(&op.scratch).map(|&t| (t, true)));
     for (t, mutable) in roles {
-        if !fields.iter().any(|&(seen, _)| seen == t) {
-            fields.push((t, mutable));
+        if (!mutable && absorbed(t)) || fields.iter().any(|f| f.tensor == t) {
+            continue;
         }
+        let absorbs = model
+            .aliases
+            .iter()
+            .find(|a| a.op == k && a.output == t)
+            .map(|a| a.input);
+        fields.push(Field {
+            tensor: t,
+            mutable,
+            absorbs,
+        });
     }
-    let mut by_offset: Vec<usize> = (0..fields.len()).collect();
-    by_offset.sort_by_key(|&f| (offsets[fields[f].0], fields[f].0));
 
+    let several = !matches!(plan.pools.as_slice(), [pool] if pool.default);
     let mut statements = Vec::new();
-    let mut cursor = 0u64;
-    for &f in &by_offset {
-        let tensor = &model.tensors[fields[f].0];
-        let offset = offsets[fields[f].0];
-        let size = number(tensor.size);
-        let piece = format_ident!("piece_{}", f);
-        if offset > cursor {
-            let skip = number(offset - cursor);
-            statements.push(quote! { let (_, rest) = rest.split_at_mut(#skip); });
+    for (p, pool) in plan.pools.iter().enumerate() {
+        let mut by_offset: Vec<usize> = (0..fields.len())
+            .filter(|&f| plan.tensors[fields[f].tensor].is_some_and(|place| place.pool == p))
+            .collect();
+        if by_offset.is_empty() {
+            continue;
         }
-        statements.push(quote! { let (#piece, rest) = rest.split_at_mut(#size); });
-        cursor = offset + tensor.size;
+        by_offset.sort_by_key(|&f| (plan.offset(fields[f].tensor), fields[f].tensor));
+        let rest = if several {
+            format_ident!("rest_{}", pool.name)
+        } else {
+            format_ident!("rest")
+        };
+        if several {
+            let name = ident(&pool.name);
+            statements
+                .push(quote! { let #rest: &mut [::core::primitive::u8] = &mut self.#name.bytes; });
+        } else {
+            statements.push(quote! { let #rest: &mut [::core::primitive::u8] = &mut self.bytes; });
+        }
+        let mut cursor = 0u64;
+        for &f in &by_offset {
+            let tensor = &model.tensors[fields[f].tensor];
+            let offset = plan.offset(fields[f].tensor);
+            let size = number(tensor.size);
+            let piece = format_ident!("piece_{}", f);
+            if offset > cursor {
+                let skip = number(offset - cursor);
+                statements.push(quote! { let (_, #rest) = #rest.split_at_mut(#skip); });
+            }
+            statements.push(quote! { let (#piece, #rest) = #rest.split_at_mut(#size); });
+            cursor = offset + tensor.size;
+        }
+        statements.push(quote! { let _ = #rest; });
     }
 
     let struct_name = ident(&op.name);
-    let struct_fields = fields.iter().map(|&(t, mutable)| {
-        let tensor = &model.tensors[t];
+    let struct_fields = fields.iter().map(|f| {
+        let tensor = &model.tensors[f.tensor];
         let name = ident(&tensor.name);
         let element = element(tensor.rust_type());
-        let doc = docs::field(tensor, mutable);
-        if mutable {
+        let doc = docs::field(model, f.tensor, f.mutable, f.absorbs);
+        if f.mutable {
             quote! { #[doc = #doc] pub #name: &'a mut [#element] }
         } else {
             quote! { #[doc = #doc] pub #name: &'a [#element] }
         }
     });
-    let field_values = fields.iter().enumerate().map(|(f, &(t, mutable))| {
-        let tensor = &model.tensors[t];
-        let name = ident(&tensor.name);
-        let element = element(tensor.rust_type());
-        let piece = format_ident!("piece_{}", f);
-        if mutable {
-            quote! { #name: ::memplan::__private::view_mut::<#element>(#piece) }
-        } else {
-            quote! { #name: ::memplan::__private::view::<#element>(#piece) }
-        }
-    });
+    let mut params = Vec::new();
+    let field_values: Vec<TokenStream> = fields
+        .iter()
+        .enumerate()
+        .map(|(f, field)| {
+            let tensor = &model.tensors[field.tensor];
+            let name = ident(&tensor.name);
+            let element = element(tensor.rust_type());
+            if tensor.memory.external {
+                if field.mutable {
+                    params.push(quote! { #name: &'v mut [#element; len::#name] });
+                } else {
+                    params.push(quote! { #name: &'v [#element; len::#name] });
+                }
+                return quote! { #name };
+            }
+            let piece = format_ident!("piece_{}", f);
+            if field.mutable {
+                quote! { #name: ::memplan::__private::view_mut::<#element>(#piece) }
+            } else {
+                quote! { #name: ::memplan::__private::view::<#element>(#piece) }
+            }
+        })
+        .collect();
     let method = format_ident!("op_{}", op.name);
     let method_doc = docs::op_method(model, k);
     let struct_doc = docs::op_struct(model, k);
+    let signature = if params.is_empty() {
+        quote! { pub fn #method(&mut self) -> op::#struct_name<'_> }
+    } else {
+        quote! { pub fn #method<'v>(&'v mut self, #(#params),*) -> op::#struct_name<'v> }
+    };
+    let uses_self = if statements.is_empty() {
+        quote! { let _ = self; }
+    } else {
+        quote! {}
+    };
     let method_tokens = quote! {
         #[doc = #method_doc]
-        pub fn #method(&mut self) -> op::#struct_name<'_> {
-            let rest: &mut [::core::primitive::u8] = &mut self.bytes;
+        #signature {
+            #uses_self
             #(#statements)*
-            let _ = rest;
             op::#struct_name { #(#field_values),* }
         }
     };

@@ -22,6 +22,12 @@
 //! }
 //! ```
 //!
+//! A model with `[[pools]]` gets instead one module per pool (`pub mod sram { ARENA_SIZE, TENSORS,
+//! offset, Arena, static ARENA }`), an alias per pool (`SramArena`), and `Arenas<'a>`, which holds
+//! every pool's arena and has the `op_<name>` views; `take()` hands out the pools' `static`s once.
+//! App-owned (`external`) tensors are parameters of the op views; an output written in place over
+//! an input is one `&mut` field (named after the output).
+//!
 //! The generated code is `no_std`, allocates nothing, and reaches only `::memplan::Placement` and
 //! `::memplan::__private` (safe byte-to-element casts); it never names `memplan-core`.
 
@@ -34,7 +40,7 @@ use proc_macro2::TokenStream;
 
 pub use items::generate;
 pub use placeholder::placeholder;
-pub use plan::plan_model;
+pub use plan::{ModelPlan, PlannedPool, TensorPlace, check, plan_model, single_arena_solution};
 
 use crate::error::InputError;
 use crate::model_file::parse_model;
@@ -45,6 +51,6 @@ use crate::model_file::parse_model;
 /// `file_name` is only used in messages. Errors are located in the model file.
 pub fn expand_model(file_name: &str, text: &str) -> Result<TokenStream, InputError> {
     let model = parse_model(file_name, text)?;
-    let solution = plan_model(&model)?;
-    Ok(generate(&model, &solution))
+    let plan = plan_model(&model)?;
+    Ok(generate(&model, &plan))
 }

@@ -1,51 +1,489 @@
-//! Planning a parsed model: its solver, its budget, and a budget error that explains the peak.
+//! Planning a parsed model: in-place chains, pools, pins and app-owned tensors, its solver and its
+//! budget, with errors located in the model file.
 
+use crate::aliasing::AliasGroups;
 use crate::bounds::{live_at, lower_bound, peak_step};
 use crate::error::InputError;
-use crate::model::align_up;
-use crate::model_file::{Model, format_byte_size};
-use crate::solve::{Solution, SolveOptions, solve};
+use crate::model::{Buffer, Plan, Problem, align_up};
+use crate::model_file::{Location, Model, format_byte_size};
+use crate::pools::{Pool, PoolError, plan_pools};
+use crate::solve::{Solution, SolveError, SolveOptions, Solver, solve};
 
 /// How many of the largest live tensors a budget error names.
 const NAMED_IN_BUDGET_ERROR: usize = 5;
 
-/// Plans the model with its solver (default: [`crate::DEFAULT_OPTIONS`], i.e. `auto`) and checks
-/// its budget against the arena the generated code would have (the plan's height rounded up to
-/// the arena's alignment).
-///
-/// Over budget, the error gives the arena, the lower bound, the budget, the step at which the
-/// most bytes are live and the largest tensors live then, located at the `budget` key.
-pub fn plan_model(model: &Model) -> Result<Solution, InputError> {
-    let problem = model.to_problem();
+/// The plan of a whole model: one arena per pool, a place for every arena tensor, and the chains
+/// of tensors that share memory in place.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelPlan {
+    /// One entry per pool: the model's `[[pools]]` in order, or one default pool (named
+    /// `"arena"`, [`PlannedPool::default`] set) when the model declares none.
+    pub pools: Vec<PlannedPool>,
+    /// `tensors[i]`: the pool and offset of tensor `i`; `None` for an `external` tensor.
+    pub tensors: Vec<Option<TensorPlace>>,
+    /// Chains of at least two tensors that share one rectangle (in-place ops), each in tensor
+    /// order; every member has the same pool and offset.
+    pub chains: Vec<Vec<usize>>,
+    /// The lower bound of the arena tensors with no in-place sharing, over all pools together
+    /// (the most bytes live at one step).
+    pub lower_bound_without_aliasing: u64,
+}
+
+/// The plan of one pool.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlannedPool {
+    /// Its name (`"arena"` for the default pool).
+    pub name: String,
+    /// `true` for the single pool of a model without `[[pools]]`.
+    pub default: bool,
+    /// Its `size` limit, if any.
+    pub capacity: Option<u64>,
+    /// Its `link_section`, if any.
+    pub link_section: Option<String>,
+    /// The tensors in it (model indices, in model order).
+    pub tensors: Vec<usize>,
+    /// Bytes of its arena: the plan's height rounded up to `alignment`.
+    pub arena_size: u64,
+    /// Alignment of its arena: the largest alignment of its tensors, at least the model's.
+    pub alignment: u64,
+    /// The most bytes live at one step in it, with chains as one rectangle each.
+    pub lower_bound: u64,
+    /// The solver whose plan it uses.
+    pub solver: Solver,
+    /// Whether its plan is proven smallest.
+    pub optimal: bool,
+}
+
+/// Where an arena tensor lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TensorPlace {
+    /// Index into [`ModelPlan::pools`].
+    pub pool: usize,
+    /// Byte offset in that pool's arena.
+    pub offset: u64,
+}
+
+impl ModelPlan {
+    /// The offset of tensor `i` in its pool (0 for an external tensor).
+    pub fn offset(&self, i: usize) -> u64 {
+        self.tensors[i].map_or(0, |p| p.offset)
+    }
+
+    /// The chain tensor `i` belongs to, if it shares memory with another tensor.
+    pub fn chain_of(&self, i: usize) -> Option<&[usize]> {
+        self.chains
+            .iter()
+            .find(|c| c.contains(&i))
+            .map(Vec::as_slice)
+    }
+
+    /// Total bytes of all pools' arenas.
+    pub fn total_arena_size(&self) -> u64 {
+        self.pools.iter().map(|p| p.arena_size).sum()
+    }
+}
+
+/// What the planner works on: arena tensors as buffers, and the chains merged.
+struct Prepared {
+    /// Model index of each arena buffer.
+    arena: Vec<usize>,
+    /// The arena tensors as buffers (pins within their pool).
+    problem: Problem,
+    groups: AliasGroups,
+    /// One buffer per chain.
+    merged: Problem,
+}
+
+fn prepare(model: &Model) -> Result<Prepared, InputError> {
+    let arena: Vec<usize> = (0..model.tensors.len())
+        .filter(|&i| !model.tensors[i].memory.external)
+        .collect();
+    let mut position = vec![usize::MAX; model.tensors.len()];
+    for (k, &i) in arena.iter().enumerate() {
+        position[i] = k;
+    }
+    let buffers = arena
+        .iter()
+        .map(|&i| {
+            let t = &model.tensors[i];
+            let b = Buffer::new(t.name.clone(), t.size, t.lifetime.start, t.lifetime.end)
+                .with_alignment(t.alignment);
+            match t.memory.offset {
+                Some(offset) => b.with_fixed_offset(offset),
+                None => b,
+            }
+        })
+        .collect();
+    let problem = Problem::new(buffers).map_err(|e| model_error(model, format!("{e}")))?;
+    let pairs: Vec<(usize, usize)> = model
+        .aliases
+        .iter()
+        .map(|a| (position[a.output], position[a.input]))
+        .collect();
+    let groups =
+        AliasGroups::new(arena.len(), &pairs).map_err(|e| model_error(model, format!("{e}")))?;
+    let merged = groups
+        .merge(&problem)
+        .map_err(|e| model_error(model, format!("{e}")))?;
+    Ok(Prepared {
+        arena,
+        problem,
+        groups,
+        merged,
+    })
+}
+
+/// An error at `[model]` for what the parser's checks should already have caught.
+fn model_error(model: &Model, message: String) -> InputError {
+    at(
+        model,
+        model.locations.model,
+        format!("the planner failed: {message}"),
+        "check the pins, pools and `inplace` entries named here",
+    )
+}
+
+fn at(
+    model: &Model,
+    location: Location,
+    message: impl Into<String>,
+    help: impl Into<String>,
+) -> InputError {
+    InputError::new(&model.file, location.line, location.column, message, help)
+}
+
+fn tensor_location(model: &Model, name: &str) -> Location {
+    model
+        .tensor_index(name)
+        .map_or(model.locations.model, |i| model.tensors[i].location)
+}
+
+fn solve_error(model: &Model, error: &SolveError) -> InputError {
+    match error {
+        SolveError::PinnedOverlap { first, second } => at(
+            model,
+            tensor_location(model, second),
+            format!(
+                "pinned tensors `{first}` and `{second}` are live at the same step and their \
+                 bytes overlap"
+            ),
+            "move the `offset` of one of them past the other's last byte, or put them in \
+             different pools",
+        ),
+        other => at(
+            model,
+            model.locations.model,
+            format!("the planner failed: {other}"),
+            "use the default solver (remove `solver`) or `solver = \"auto\"`",
+        ),
+    }
+}
+
+fn pool_error(model: &Model, error: PoolError) -> InputError {
+    match error {
+        PoolError::Solve(e) => solve_error(model, &e),
+        PoolError::BoundBuffersOverflow {
+            pool,
+            capacity,
+            needed,
+            lower_bound,
+        } => {
+            let decl = model.pools.iter().find(|p| p.name == pool);
+            let location = decl
+                .and_then(|p| p.size_location.or(Some(p.location)))
+                .unwrap_or(model.locations.model);
+            at(
+                model,
+                location,
+                format!(
+                    "pool `{pool}` is over-full: it holds {capacity} bytes ({}), but the tensors \
+                     bound to it (by `pool` or `offset`) need {needed} bytes ({}); their lower \
+                     bound is {lower_bound} bytes",
+                    format_byte_size(capacity),
+                    format_byte_size(needed)
+                ),
+                format!(
+                    "raise its `size` to at least {needed}, or remove `pool = \"{pool}\"` from \
+                     some tensors so they can spill to a later pool"
+                ),
+            )
+        }
+        PoolError::NothingFits {
+            count,
+            largest,
+            largest_size,
+            usage,
+        } => {
+            let location = model
+                .pools
+                .last()
+                .map_or(model.locations.model, |p| p.location);
+            at(
+                model,
+                location,
+                format!(
+                    "{count} tensor(s) fit in no pool, the largest `{largest}` ({largest_size} \
+                     bytes); the pools are full ({})",
+                    usage.join(", ")
+                ),
+                "raise a pool's `size`, or add a last `[[pools]]` without `size` for what does \
+                 not fit in the fast pools",
+            )
+        }
+        PoolError::NoPools | PoolError::NoSuchPool { .. } => model_error(model, format!("{error}")),
+    }
+}
+
+fn options(model: &Model) -> SolveOptions {
     let mut options = SolveOptions::default();
     if let Some(solver) = model.solver {
         options.solver = solver;
     }
-    options.capacity = model.budget;
-    let solution = solve(&problem, &options).map_err(|e| {
-        InputError::new(
-            &model.file,
-            model.locations.model.line,
-            model.locations.model.column,
-            format!("the planner failed: {e}"),
-            "use the default solver (remove `solver`) or `solver = \"auto\"`",
-        )
-    })?;
-    let Some(budget) = model.budget else {
-        return Ok(solution);
-    };
-    let arena = align_up(solution.plan.arena_size, model.arena_alignment());
-    if arena <= budget {
-        return Ok(solution);
+    options
+}
+
+/// Plans the model: app-owned (`external`) tensors are left out, in-place chains become one
+/// rectangle each ([`AliasGroups`]), pinned tensors keep their `offset`, and the tensors are
+/// spread over the pools, the first filled as fully as it can be before the next
+/// ([`plan_pools`]); without `[[pools]]` everything goes to one arena, planned with the model's
+/// solver (default [`crate::DEFAULT_OPTIONS`], i.e. `auto`).
+///
+/// The budget is checked against the arena the generated code would have (the height rounded up
+/// to the arena's alignment; with pools, the sum of their arenas). Over budget, the error gives
+/// the arena, the lower bound, the budget, the step at which the most bytes are live and the
+/// largest tensors live then, located at the `budget` key. A pool that cannot hold what must go
+/// into it fails with its numbers, located at the pool.
+///
+/// # Runtime
+/// That of the solver on the merged problem, plus `O(n log n)` for `n` tensors.
+pub fn plan_model(model: &Model) -> Result<ModelPlan, InputError> {
+    let prepared = prepare(model)?;
+    let options = options(model);
+    let no_alias_bound = lower_bound(&prepared.problem);
+
+    // (model indices, offsets) per pool, chains expanded.
+    let mut pools = Vec::new();
+    let mut places: Vec<Option<TensorPlace>> = vec![None; model.tensors.len()];
+    if model.pools.is_empty() {
+        let mut options = options.clone();
+        options.capacity = model.budget;
+        let solution = solve(&prepared.merged, &options).map_err(|e| solve_error(model, &e))?;
+        let plan = prepared.groups.expand(&prepared.problem, &solution.plan);
+        let alignment = model.arena_alignment();
+        let arena_size = align_up(plan.arena_size, alignment);
+        if let Some(budget) = model.budget {
+            if arena_size > budget {
+                return Err(over_budget(model, &prepared.merged, arena_size, budget));
+            }
+        }
+        for (k, &i) in prepared.arena.iter().enumerate() {
+            places[i] = Some(TensorPlace {
+                pool: 0,
+                offset: plan.offsets[k],
+            });
+        }
+        pools.push(PlannedPool {
+            name: "arena".to_owned(),
+            default: true,
+            capacity: None,
+            link_section: None,
+            tensors: prepared.arena.clone(),
+            arena_size,
+            alignment,
+            lower_bound: lower_bound(&prepared.merged),
+            solver: solution.solver,
+            optimal: solution.optimal,
+        });
+    } else {
+        let decls: Vec<Pool> = model
+            .pools
+            .iter()
+            .map(|p| Pool {
+                name: p.name.clone(),
+                capacity: p.capacity,
+            })
+            .collect();
+        // A chain goes where any member is bound (the parser made sure members agree).
+        let mut bound: Vec<Option<usize>> = vec![None; prepared.merged.len()];
+        for (k, &i) in prepared.arena.iter().enumerate() {
+            if let Some(pool) = model.tensors[i].memory.pool {
+                bound[prepared.groups.group_of(k)] = Some(pool);
+            }
+        }
+        let pooled = plan_pools(&prepared.merged, &decls, &bound, &options)
+            .map_err(|e| pool_error(model, e))?;
+        for (p, (decl, pool_plan)) in model.pools.iter().zip(&pooled.pools).enumerate() {
+            let mut tensors = Vec::new();
+            for (k, &i) in prepared.arena.iter().enumerate() {
+                let chain = prepared.groups.group_of(k);
+                if pooled.pool_of[chain] != p {
+                    continue;
+                }
+                let (_, offset) = pooled.location(chain);
+                places[i] = Some(TensorPlace { pool: p, offset });
+                tensors.push(i);
+            }
+            let alignment = tensors
+                .iter()
+                .map(|&i| model.tensors[i].alignment)
+                .fold(model.alignment, u64::max);
+            pools.push(PlannedPool {
+                name: decl.name.clone(),
+                default: false,
+                capacity: decl.capacity,
+                link_section: decl.link_section.clone(),
+                tensors,
+                arena_size: align_up(pool_plan.solution.plan.arena_size, alignment),
+                alignment,
+                lower_bound: lower_bound(&pool_plan.problem),
+                solver: pool_plan.solution.solver,
+                optimal: pool_plan.solution.optimal,
+            });
+        }
+        // A limited pool's arena rounded up to its alignment still fits (sizes are checked
+        // against the capacity before rounding; report it rather than emit a too-large arena).
+        for pool in &pools {
+            if let Some(capacity) = pool.capacity {
+                if pool.arena_size > capacity {
+                    let decl =
+                        &model.pools[pools.iter().position(|p| p.name == pool.name).unwrap_or(0)];
+                    return Err(at(
+                        model,
+                        decl.size_location.unwrap_or(decl.location),
+                        format!(
+                            "pool `{}` holds {capacity} bytes, but its arena rounded up to its \
+                             alignment {} is {} bytes",
+                            pool.name, pool.alignment, pool.arena_size
+                        ),
+                        format!(
+                            "make its `size` a multiple of {} (at least {})",
+                            pool.alignment, pool.arena_size
+                        ),
+                    ));
+                }
+            }
+        }
+        if let Some(budget) = model.budget {
+            let total: u64 = pools.iter().map(|p| p.arena_size).sum();
+            if total > budget {
+                return Err(over_budget(model, &prepared.merged, total, budget));
+            }
+        }
     }
-    let bound = lower_bound(&problem);
-    let (step, live) = peak_step(&problem).unwrap_or((0, 0));
-    let largest: Vec<String> = live_at(&problem, step)
+
+    let chains = prepared
+        .groups
+        .groups()
+        .iter()
+        .filter(|members| members.len() > 1)
+        .map(|members| members.iter().map(|&k| prepared.arena[k]).collect())
+        .collect();
+    let plan = ModelPlan {
+        pools,
+        tensors: places,
+        chains,
+        lower_bound_without_aliasing: no_alias_bound,
+    };
+    let problems = check(model, &plan);
+    if !problems.is_empty() {
+        return Err(model_error(
+            model,
+            format!(
+                "internal error: the plan does not validate ({}); please report this",
+                problems.join("; ")
+            ),
+        ));
+    }
+    Ok(plan)
+}
+
+/// Every violation of `plan` for `model`, as text: per pool, tensors live at the same step share
+/// no bytes unless they are one in-place chain (then they start at the same offset), every
+/// tensor fits in its pool's arena, pins are kept, and limited pools stay within their size.
+/// Empty for a valid plan.
+///
+/// # Runtime
+/// `O(n log n + k)` per pool for `n` tensors and `k` overlapping pairs (see [`crate::validate`]).
+pub fn check(model: &Model, plan: &ModelPlan) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (p, pool) in plan.pools.iter().enumerate() {
+        let buffers: Vec<Buffer> = pool
+            .tensors
+            .iter()
+            .map(|&i| {
+                let t = &model.tensors[i];
+                Buffer::new(t.name.clone(), t.size, t.lifetime.start, t.lifetime.end)
+                    .with_alignment(t.alignment)
+            })
+            .collect();
+        let Ok(problem) = Problem::new(buffers) else {
+            problems.push(format!("pool `{}` has malformed tensors", pool.name));
+            continue;
+        };
+        let mut offsets = Vec::with_capacity(pool.tensors.len());
+        for &i in &pool.tensors {
+            match plan.tensors[i] {
+                Some(place) if place.pool == p => offsets.push(place.offset),
+                _ => problems.push(format!(
+                    "tensor `{}` is listed in pool `{}` but placed elsewhere",
+                    model.tensors[i].name, pool.name
+                )),
+            }
+            if let Some(pin) = model.tensors[i].memory.offset {
+                if plan.offset(i) != pin {
+                    problems.push(format!(
+                        "tensor `{}` is pinned at {pin} but placed at {}",
+                        model.tensors[i].name,
+                        plan.offset(i)
+                    ));
+                }
+            }
+        }
+        if offsets.len() != pool.tensors.len() {
+            continue;
+        }
+        let local = |i: usize| pool.tensors.iter().position(|&t| t == i);
+        let pairs: Vec<(usize, usize)> = model
+            .aliases
+            .iter()
+            .filter_map(|a| Some((local(a.output)?, local(a.input)?)))
+            .collect();
+        let Ok(groups) = AliasGroups::new(pool.tensors.len(), &pairs) else {
+            continue;
+        };
+        let plan_of_pool = Plan::from_offsets(&problem, offsets);
+        for violation in groups.validate(&problem, &plan_of_pool) {
+            problems.push(format!("pool `{}`: {violation:?}", pool.name));
+        }
+        if plan_of_pool.arena_size > pool.arena_size {
+            problems.push(format!("pool `{}` is smaller than its plan", pool.name));
+        }
+        if let Some(capacity) = pool.capacity {
+            if pool.arena_size > capacity {
+                problems.push(format!("pool `{}` exceeds its size", pool.name));
+            }
+        }
+    }
+    for (i, t) in model.tensors.iter().enumerate() {
+        if t.memory.external != plan.tensors[i].is_none() {
+            problems.push(format!(
+                "tensor `{}` is misplaced (external or not)",
+                t.name
+            ));
+        }
+    }
+    problems
+}
+
+fn over_budget(model: &Model, problem: &Problem, arena: u64, budget: u64) -> InputError {
+    let bound = lower_bound(problem);
+    let (step, live) = peak_step(problem).unwrap_or((0, 0));
+    let largest: Vec<String> = live_at(problem, step)
         .into_iter()
         .take(NAMED_IN_BUDGET_ERROR)
         .map(|i| {
-            let t = &model.tensors[i];
-            format!("`{}` ({} bytes)", t.name, t.size)
+            let b = &problem.buffers()[i];
+            format!("`{}` ({} bytes)", b.id, b.size)
         })
         .collect();
     let op = model
@@ -75,11 +513,23 @@ pub fn plan_model(model: &Model) -> Result<Solution, InputError> {
         )
     };
     let location = model.locations.budget.unwrap_or(model.locations.model);
-    Err(InputError::new(
-        &model.file,
-        location.line,
-        location.column,
-        message,
-        help,
-    ))
+    at(model, location, message, help)
+}
+
+/// Kept for callers that want the single arena's [`Solution`] shape: the plan of every arena
+/// tensor of a model without `[[pools]]` (offsets in model order, external tensors at 0).
+pub fn single_arena_solution(model: &Model, plan: &ModelPlan) -> Option<Solution> {
+    let [pool] = plan.pools.as_slice() else {
+        return None;
+    };
+    let offsets = (0..model.tensors.len()).map(|i| plan.offset(i)).collect();
+    Some(Solution {
+        plan: Plan {
+            offsets,
+            arena_size: pool.arena_size,
+        },
+        optimal: pool.optimal,
+        nodes: 0,
+        solver: pool.solver,
+    })
 }

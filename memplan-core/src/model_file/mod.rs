@@ -23,6 +23,7 @@
 
 mod dtype;
 mod ident;
+pub(crate) mod inplace;
 mod parse;
 mod schema;
 mod size;
@@ -31,8 +32,10 @@ mod write;
 
 pub use dtype::{DType, UnknownDType};
 pub use ident::{identifier_problem, sanitize_identifier};
+pub use inplace::{INPLACE_KINDS, allows_inplace};
 pub use parse::{MAX_TENSOR_BYTES, parse_model};
 pub use schema::{
-    DEFAULT_ALIGNMENT, Layout, Location, MAX_ALIGNMENT, Model, ModelLocations, Op, Tensor,
+    Alias, DEFAULT_ALIGNMENT, Layout, Location, MAX_ALIGNMENT, Model, ModelLocations, Op, PoolDecl,
+    Tensor, TensorMemory,
 };
 pub use size::{format_byte_size, parse_byte_size};

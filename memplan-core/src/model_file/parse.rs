@@ -9,10 +9,11 @@ use toml::de::{DeTable, DeValue};
 use crate::error::InputError;
 use crate::lifetime::{LifetimeError, OpTensors, Producer, Role, Schedule, derive_lifetimes};
 use crate::model::Lifetime;
+use crate::model_file::inplace::{Chains, automatic};
 use crate::model_file::source::{SourceText, did_you_mean};
 use crate::model_file::{
-    DEFAULT_ALIGNMENT, DType, Layout, MAX_ALIGNMENT, Model, ModelLocations, Op, Tensor,
-    identifier_problem, parse_byte_size,
+    Alias, DEFAULT_ALIGNMENT, DType, Layout, MAX_ALIGNMENT, Model, ModelLocations, Op, PoolDecl,
+    Tensor, TensorMemory, identifier_problem, parse_byte_size,
 };
 use crate::solve::Solver;
 
@@ -23,10 +24,25 @@ pub const MAX_TENSOR_BYTES: u64 = 1 << 48;
 /// The largest sum of all tensor sizes accepted (2^60 bytes).
 const MAX_TOTAL_BYTES: u64 = 1 << 60;
 
-const TOP_KEYS: [&str; 3] = ["model", "tensors", "ops"];
-const MODEL_KEYS: [&str; 6] = ["name", "alignment", "budget", "solver", "inputs", "outputs"];
-const TENSOR_KEYS: [&str; 5] = ["dtype", "shape", "bytes", "align", "source"];
-const OP_KEYS: [&str; 6] = ["name", "inputs", "outputs", "scratch", "kind", "source"];
+const TOP_KEYS: [&str; 4] = ["model", "tensors", "ops", "pools"];
+const MODEL_KEYS: [&str; 7] = [
+    "name",
+    "alignment",
+    "budget",
+    "solver",
+    "inputs",
+    "outputs",
+    "inplace",
+];
+const TENSOR_KEYS: [&str; 8] = [
+    "dtype", "shape", "bytes", "align", "source", "pool", "offset", "external",
+];
+const OP_KEYS: [&str; 7] = [
+    "name", "inputs", "outputs", "scratch", "kind", "source", "inplace",
+];
+const POOL_KEYS: [&str; 3] = ["name", "size", "link_section"];
+/// Names the generated module already uses, so no pool may take them.
+const RESERVED_POOL_NAMES: [&str; 3] = ["offset", "len", "op"];
 
 type Result<T> = std::result::Result<T, InputError>;
 type Table<'i> = DeTable<'i>;
@@ -85,6 +101,8 @@ struct OpSpans {
     inputs: Vec<Range<usize>>,
     outputs: Vec<Range<usize>>,
     scratch: Vec<Range<usize>>,
+    /// `inplace` entries: (output key, input value) spans, in file order.
+    inplace: Vec<(Range<usize>, Range<usize>)>,
 }
 
 struct Parser<'a> {
@@ -105,7 +123,9 @@ impl Parser<'_> {
         };
         let model = self.table(model_value, "`model`", "write `[model]` as a table")?;
         self.check_keys(model, &MODEL_KEYS, "in `[model]`", |_| {
-            "`[model]` takes `name`, `alignment`, `budget`, `solver`, `inputs` and `outputs`".into()
+            "`[model]` takes `name`, `alignment`, `budget`, `solver`, `inputs`, `outputs` and \
+             `inplace`"
+                .into()
         })?;
         let model_span = model_value.span();
 
@@ -155,6 +175,18 @@ impl Parser<'_> {
             }
         };
 
+        // in-place ops
+        let inplace = match model.get("inplace") {
+            None => true,
+            Some(v) => self.boolean(v, "`inplace` of `[model]`")?,
+        };
+
+        // pools
+        let pools = match top.get("pools") {
+            None => Vec::new(),
+            Some(v) => self.pools(v)?,
+        };
+
         // tensors
         let (tensors, tensor_spans) = match top.get("tensors") {
             None => {
@@ -165,7 +197,7 @@ impl Parser<'_> {
                      `input = { dtype = \"f32\", shape = [1, 28, 28] }`",
                 ));
             }
-            Some(v) => self.tensors(v, alignment)?,
+            Some(v) => self.tensors(v, alignment, &pools)?,
         };
         let index: BTreeMap<&str, usize> = tensors
             .iter()
@@ -210,6 +242,9 @@ impl Parser<'_> {
             outputs: outputs.0,
             tensors,
             ops,
+            pools,
+            inplace,
+            aliases: Vec::new(),
             locations: ModelLocations {
                 model: self.source.location(model_span.start),
                 name: self.source.location(name_value.span().start),
@@ -222,6 +257,7 @@ impl Parser<'_> {
         for (tensor, lifetime) in model.tensors.iter_mut().zip(lifetimes) {
             tensor.lifetime = lifetime;
         }
+        model.aliases = self.aliases(&model, &op_spans)?;
         Ok(model)
     }
 
@@ -229,6 +265,7 @@ impl Parser<'_> {
         &self,
         value: &Value<'_>,
         model_alignment: u64,
+        pools: &[PoolDecl],
     ) -> Result<(Vec<Tensor>, Vec<Range<usize>>)> {
         let table = self.table(
             value,
@@ -249,7 +286,7 @@ impl Parser<'_> {
                 "tensor name",
                 "it names the tensor's accessor",
             )?;
-            let tensor = self.tensor(name, &key.span(), value, model_alignment)?;
+            let tensor = self.tensor(name, &key.span(), value, model_alignment, pools)?;
             total = total.saturating_add(tensor.size.next_multiple_of(tensor.alignment));
             if total > MAX_TOTAL_BYTES {
                 return Err(self.source.error(
@@ -277,6 +314,7 @@ impl Parser<'_> {
         key_span: &Range<usize>,
         value: &Value<'_>,
         model_alignment: u64,
+        pools: &[PoolDecl],
     ) -> Result<Tensor> {
         let what = format!("tensor `{name}`");
         let table = self.table(
@@ -285,7 +323,8 @@ impl Parser<'_> {
             "write it as `{ dtype = \"f32\", shape = [1, 8] }` or `{ bytes = 4096 }`",
         )?;
         self.check_keys(table, &TENSOR_KEYS, &format!("in {what}"), |_| {
-            "a tensor has `dtype` and `shape`, or `bytes`; and optionally `align` and `source`"
+            "a tensor has `dtype` and `shape`, or `bytes`; and optionally `align`, `source`, \
+             `pool`, `offset` and `external`"
                 .into()
         })?;
         let overflow = |span: &Range<usize>| {
@@ -376,14 +415,17 @@ impl Parser<'_> {
             None => None,
             Some(v) => Some(self.string(v, &format!("`source` of {what}"))?.to_owned()),
         };
+        let alignment = alignment.max(natural_alignment);
+        let memory = self.tensor_memory(&what, table, size, alignment, pools)?;
         Ok(Tensor {
             name: name.to_owned(),
             layout,
             size,
-            alignment: alignment.max(natural_alignment),
+            alignment,
             source,
             lifetime: Lifetime::new(0, 1),
             location: self.source.location(key_span.start),
+            memory,
         })
     }
 
@@ -476,6 +518,18 @@ impl Parser<'_> {
                     .map(|v| self.string(v, &what(key)).map(str::to_owned))
                     .transpose()
             };
+            let (inplace, inplace_spans) = match table.get("inplace") {
+                None => (None, Vec::new()),
+                // `inplace = false`: never in place; `true`: as its kind allows.
+                Some(v) if matches!(v.get_ref(), DeValue::Boolean(_)) => {
+                    let allowed = self.boolean(v, &what("inplace"))?;
+                    (if allowed { None } else { Some(Vec::new()) }, Vec::new())
+                }
+                Some(v) => {
+                    let (pairs, spans) = self.inplace_table(v, index, &what("inplace"))?;
+                    (Some(pairs), spans)
+                }
+            };
             ops.push(Op {
                 name: name.to_owned(),
                 kind: optional_string("kind")?,
@@ -483,6 +537,7 @@ impl Parser<'_> {
                 inputs,
                 outputs,
                 scratch,
+                inplace,
                 location: self.source.location(item.span().start),
             });
             spans.push(OpSpans {
@@ -490,6 +545,7 @@ impl Parser<'_> {
                 inputs: input_spans,
                 outputs: output_spans,
                 scratch: scratch_spans,
+                inplace: inplace_spans,
             });
         }
         Ok((ops, spans))
@@ -621,6 +677,301 @@ impl Parser<'_> {
         })
     }
 
+    // ---- memory: pools, pinned and app-owned tensors, in-place pairs ----
+
+    fn pools(&self, value: &Value<'_>) -> Result<Vec<PoolDecl>> {
+        let help = "write each pool as a `[[pools]]` table with `name` and optionally `size` and \
+                    `link_section`, fastest first";
+        let DeValue::Array(items) = value.get_ref() else {
+            return Err(self.source.error(
+                &value.span(),
+                "`pools` is not an array of tables",
+                help,
+            ));
+        };
+        let mut pools: Vec<PoolDecl> = Vec::with_capacity(items.len());
+        for (k, item) in items.iter().enumerate() {
+            let table = self.table(item, &format!("pool {k}"), help)?;
+            self.check_keys(table, &POOL_KEYS, &format!("in pool {k}"), |_| {
+                "a pool has `name`, and optionally `size` and `link_section`".into()
+            })?;
+            let Some(name_value) = table.get("name") else {
+                return Err(self.source.error(
+                    &item.span(),
+                    format!("pool {k} has no `name`"),
+                    "add `name = \"sram\"`: it names the pool's module and arena type",
+                ));
+            };
+            let name = self.string(name_value, "pool `name`")?;
+            self.identifier(
+                name,
+                &name_value.span(),
+                "pool name",
+                "it names the pool's module",
+            )?;
+            if RESERVED_POOL_NAMES.contains(&name) {
+                return Err(self.source.error(
+                    &name_value.span(),
+                    format!("pool name `{name}` clashes with the generated module `{name}`"),
+                    "rename the pool (for example `sram`, `dram`, `tcm`)",
+                ));
+            }
+            if pools.iter().any(|p| p.name == name) {
+                return Err(self.source.error(
+                    &name_value.span(),
+                    format!("duplicate pool name `{name}`"),
+                    "give every pool a unique name",
+                ));
+            }
+            let capacity = match table.get("size") {
+                None => None,
+                Some(v) => {
+                    let size = self.byte_count(v, &format!("`size` of pool `{name}`"))?;
+                    if size == 0 {
+                        return Err(self.source.error(
+                            &v.span(),
+                            format!("pool `{name}` has `size = 0`"),
+                            "give the most bytes the pool may take (e.g. `size = \"64 KiB\"`), or \
+                             remove `size` for no limit",
+                        ));
+                    }
+                    Some(size)
+                }
+            };
+            let link_section = match table.get("link_section") {
+                None => None,
+                Some(v) => {
+                    let section = self.string(v, &format!("`link_section` of pool `{name}`"))?;
+                    if section.is_empty() || section.contains(['"', '\\', '\0']) {
+                        return Err(self.source.error(
+                            &v.span(),
+                            format!("`link_section` of pool `{name}` is not a section name"),
+                            "give the linker section's name, e.g. `link_section = \".sram\"`",
+                        ));
+                    }
+                    Some(section.to_owned())
+                }
+            };
+            pools.push(PoolDecl {
+                name: name.to_owned(),
+                capacity,
+                link_section,
+                location: self.source.location(item.span().start),
+                size_location: table
+                    .get("size")
+                    .map(|v| self.source.location(v.span().start)),
+            });
+        }
+        if pools.is_empty() {
+            return Err(self.source.error(
+                &value.span(),
+                "`pools` is empty",
+                "declare at least one `[[pools]]` table, or remove `pools` for one default arena",
+            ));
+        }
+        Ok(pools)
+    }
+
+    /// `pool`, `offset` and `external` of a tensor.
+    fn tensor_memory(
+        &self,
+        what: &str,
+        table: &Table<'_>,
+        size: u64,
+        alignment: u64,
+        pools: &[PoolDecl],
+    ) -> Result<TensorMemory> {
+        let external = match table.get("external") {
+            None => false,
+            Some(v) => self.boolean(v, &format!("`external` of {what}"))?,
+        };
+        if external {
+            for key in ["pool", "offset"] {
+                if let Some(v) = table.get(key) {
+                    return Err(self.source.error(
+                        &v.span(),
+                        format!("{what} is `external` but also has `{key}`"),
+                        format!(
+                            "an external tensor is owned by the application and has no place in \
+                             an arena; remove `{key}` or `external`"
+                        ),
+                    ));
+                }
+            }
+        }
+        let pool = match table.get("pool") {
+            None => None,
+            Some(v) => {
+                let name = self.string(v, &format!("`pool` of {what}"))?;
+                let Some(index) = pools.iter().position(|p| p.name == name) else {
+                    let help = if pools.is_empty() {
+                        format!(
+                            "declare the pool first: `[[pools]]` with `name = \"{name}\"` (and \
+                             optionally `size`), or remove `pool`"
+                        )
+                    } else {
+                        format!(
+                            "use one of the `[[pools]]`: {}{}",
+                            pools
+                                .iter()
+                                .map(|p| format!("`{}`", p.name))
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            did_you_mean(name, pools.iter().map(|p| p.name.as_str()))
+                        )
+                    };
+                    return Err(self.source.error(
+                        &v.span(),
+                        format!("unknown pool `{name}` in {what}"),
+                        help,
+                    ));
+                };
+                Some(index)
+            }
+        };
+        let offset = match table.get("offset") {
+            None => None,
+            Some(v) => {
+                let offset = self.byte_count(v, &format!("`offset` of {what}"))?;
+                if offset % alignment != 0 {
+                    return Err(self.source.error(
+                        &v.span(),
+                        format!(
+                            "{what} is pinned at offset {offset}, which is not a multiple of its \
+                             alignment {alignment}"
+                        ),
+                        format!(
+                            "pin it at a multiple of {alignment} (for example {}), or lower its \
+                             `align`",
+                            offset / alignment * alignment
+                        ),
+                    ));
+                }
+                let home = pool.or(if pools.is_empty() { None } else { Some(0) });
+                let end = offset.checked_add(size).filter(|&e| e <= MAX_TOTAL_BYTES);
+                let capacity = home.and_then(|p| pools[p].capacity.map(|c| (p, c)));
+                match (end, capacity) {
+                    (None, _) => {
+                        return Err(self.source.error(
+                            &v.span(),
+                            format!("size overflow: {what} pinned at offset {offset} ends past 2^60 bytes"),
+                            "check the offset for a typo",
+                        ));
+                    }
+                    (Some(end), Some((p, capacity))) if end > capacity => {
+                        return Err(self.source.error(
+                            &v.span(),
+                            format!(
+                                "{what} pinned at offset {offset} ends at byte {end}, past the \
+                                 {capacity} bytes of pool `{}`",
+                                pools[p].name
+                            ),
+                            format!(
+                                "pin it at most at {} or raise the pool's `size`",
+                                capacity.saturating_sub(size) / alignment * alignment
+                            ),
+                        ));
+                    }
+                    _ => {}
+                }
+                Some(offset)
+            }
+        };
+        Ok(TensorMemory {
+            pool,
+            offset,
+            external,
+        })
+    }
+
+    /// `inplace = { out = "in", ... }` of an op: `(output, input)` pairs with their spans.
+    #[allow(clippy::type_complexity)]
+    fn inplace_table(
+        &self,
+        value: &Value<'_>,
+        index: &BTreeMap<&str, usize>,
+        what: &str,
+    ) -> Result<(Vec<(usize, usize)>, Vec<(Range<usize>, Range<usize>)>)> {
+        let table = self.table(
+            value,
+            what,
+            "write it as `inplace = { relu1 = \"conv1\" }` (output = the input whose memory it \
+             takes), or `inplace = false`",
+        )?;
+        let mut entries: Vec<_> = table.iter().collect();
+        entries.sort_by_key(|(key, _)| key.span().start);
+        let resolve = |name: &str, span: &Range<usize>| -> Result<usize> {
+            index.get(name).copied().ok_or_else(|| {
+                self.source.error(
+                    span,
+                    format!("unknown tensor `{name}` in {what}"),
+                    format!(
+                        "name an output of the op and one of its inputs{}",
+                        did_you_mean(name, index.keys().copied())
+                    ),
+                )
+            })
+        };
+        let mut pairs = Vec::with_capacity(entries.len());
+        let mut spans = Vec::with_capacity(entries.len());
+        for (key, value) in entries {
+            let output = resolve(key.get_ref(), &key.span())?;
+            let input_name = self.string(value, &format!("an entry of {what}"))?;
+            let input = resolve(input_name, &value.span())?;
+            pairs.push((output, input));
+            spans.push((key.span(), value.span()));
+        }
+        Ok((pairs, spans))
+    }
+
+    /// The in-place pairs: declared ones (checked, with an error at the entry when refused) and
+    /// those the ops' kinds allow. Empty when `[model] inplace = false`.
+    fn aliases(&self, model: &Model, op_spans: &[OpSpans]) -> Result<Vec<Alias>> {
+        let mut chains = Chains::new(model);
+        let mut aliases = Vec::new();
+        for (k, op) in model.ops.iter().enumerate() {
+            match &op.inplace {
+                Some(pairs) => {
+                    for (&(output, input), (key_span, value_span)) in
+                        pairs.iter().zip(&op_spans[k].inplace)
+                    {
+                        if let Err(refusal) = chains.check(model, k, output, input) {
+                            let (message, help) = refusal.explain(model, k, output, input);
+                            let span = match refusal {
+                                crate::model_file::inplace::Refusal::NotAnOutput
+                                | crate::model_file::inplace::Refusal::Larger
+                                | crate::model_file::inplace::Refusal::OutputTaken => key_span,
+                                _ => value_span,
+                            };
+                            return Err(self.source.error(span, message, help));
+                        }
+                        chains.join(output, input);
+                        aliases.push(Alias {
+                            op: k,
+                            output,
+                            input,
+                            explicit: true,
+                        });
+                    }
+                }
+                None => {
+                    for (output, input) in automatic(model, k, &mut chains) {
+                        aliases.push(Alias {
+                            op: k,
+                            output,
+                            input,
+                            explicit: false,
+                        });
+                    }
+                }
+            }
+        }
+        if !model.inplace {
+            aliases.clear();
+        }
+        Ok(aliases)
+    }
+
     // ---- value helpers ----
 
     fn check_keys(
@@ -667,6 +1018,17 @@ impl Parser<'_> {
                 &value.span(),
                 format!("{what} must be a string, not {}", kind(other)),
                 "put it in double quotes",
+            )),
+        }
+    }
+
+    fn boolean(&self, value: &Value<'_>, what: &str) -> Result<bool> {
+        match value.get_ref() {
+            DeValue::Boolean(b) => Ok(*b),
+            other => Err(self.source.error(
+                &value.span(),
+                format!("{what} must be `true` or `false`, not {}", kind(other)),
+                "write `true` or `false` without quotes",
             )),
         }
     }

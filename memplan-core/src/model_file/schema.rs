@@ -43,6 +43,13 @@ pub struct Model {
     pub tensors: Vec<Tensor>,
     /// `[[ops]]`, in execution order: op `k` runs at step `k`.
     pub ops: Vec<Op>,
+    /// `[[pools]]`, fastest first; empty for one default pool (the single `Arena`).
+    pub pools: Vec<PoolDecl>,
+    /// `[model] inplace` (default `true`): whether ops may write outputs over their inputs.
+    pub inplace: bool,
+    /// The in-place pairs in effect, in op order (empty when `inplace` is `false`); see
+    /// [`crate::model_file::INPLACE_KINDS`].
+    pub aliases: Vec<Alias>,
     /// Where the `[model]` keys are, for later messages (budget errors point at `budget`).
     pub locations: ModelLocations,
 }
@@ -89,6 +96,50 @@ pub struct Tensor {
     pub lifetime: Lifetime,
     /// Where its key is in the file.
     pub location: Location,
+    /// `pool`, `offset` and `external`: where its memory comes from.
+    pub memory: TensorMemory,
+}
+
+/// Where a tensor's memory comes from: `pool = "sram"`, `offset = 0`, `external = true`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TensorMemory {
+    /// `pool`: the pool it must live in (an index into [`Model::pools`]); `None` lets the planner
+    /// choose (the first pool with room).
+    pub pool: Option<usize>,
+    /// `offset`: a pinned offset within its pool that the planner plans around.
+    pub offset: Option<u64>,
+    /// `external = true`: the application owns it; it takes no arena space and op views take it
+    /// as a parameter.
+    pub external: bool,
+}
+
+/// One `[[pools]]` entry: a memory the planner may use, fastest first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PoolDecl {
+    /// `name`: a Rust identifier; names the pool's module and arena type (`sram` ->
+    /// `sram::Arena`, `SramArena`).
+    pub name: String,
+    /// `size`: the most bytes its arena may take; `None` for no limit.
+    pub capacity: Option<u64>,
+    /// `link_section`: the linker section of the pool's generated `static`, if any.
+    pub link_section: Option<String>,
+    /// Where its table starts in the file.
+    pub location: Location,
+    /// Where its `size` value is, if given.
+    pub size_location: Option<Location>,
+}
+
+/// An in-place pair: op `op` writes `output` over `input`'s bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Alias {
+    /// The op (its step).
+    pub op: usize,
+    /// The tensor written (index into [`Model::tensors`]).
+    pub output: usize,
+    /// The tensor whose memory it takes; not read after `op`.
+    pub input: usize,
+    /// Declared with `inplace = { .. }` rather than chosen from the op's `kind`.
+    pub explicit: bool,
 }
 
 impl Tensor {
@@ -129,6 +180,9 @@ pub struct Op {
     pub outputs: Vec<usize>,
     /// Tensors live only while it runs.
     pub scratch: Vec<usize>,
+    /// `inplace = { <output> = "<input>" }`: declared in-place pairs `(output, input)`; `None`
+    /// when absent (the op's `kind` decides), `Some(vec![])` for `inplace = {}` (never in place).
+    pub inplace: Option<Vec<(usize, usize)>>,
     /// Where its table starts in the file.
     pub location: Location,
 }
@@ -146,6 +200,9 @@ impl Model {
 
     /// The planning problem: one buffer per tensor, in tensor order, with its size, derived
     /// lifetime and alignment.
+    ///
+    /// This is the plain problem: every tensor, app-owned (`external`) ones too, with no pins,
+    /// pools or in-place pairs; [`crate::codegen::plan_model`] applies those.
     pub fn to_problem(&self) -> Problem {
         let buffers = self
             .tensors

@@ -30,6 +30,19 @@ impl Model {
         }
         let _ = writeln!(out, "inputs = {}", names(&self.inputs));
         let _ = writeln!(out, "outputs = {}", names(&self.outputs));
+        if !self.inplace {
+            let _ = writeln!(out, "inplace = false");
+        }
+        for pool in &self.pools {
+            let _ = writeln!(out, "\n[[pools]]");
+            let _ = writeln!(out, "name = {}", quote(&pool.name));
+            if let Some(size) = pool.capacity {
+                let _ = writeln!(out, "size = {size}");
+            }
+            if let Some(section) = &pool.link_section {
+                let _ = writeln!(out, "link_section = {}", quote(section));
+            }
+        }
         let _ = writeln!(out, "\n[tensors]");
         for tensor in &self.tensors {
             let mut fields = Vec::new();
@@ -51,6 +64,15 @@ impl Model {
             if let Some(source) = &tensor.source {
                 fields.push(format!("source = {}", quote(source)));
             }
+            if let Some(pool) = tensor.memory.pool {
+                fields.push(format!("pool = {}", quote(&self.pools[pool].name)));
+            }
+            if let Some(offset) = tensor.memory.offset {
+                fields.push(format!("offset = {offset}"));
+            }
+            if tensor.memory.external {
+                fields.push("external = true".to_owned());
+            }
             let _ = writeln!(out, "{} = {{ {} }}", tensor.name, fields.join(", "));
         }
         for op in &self.ops {
@@ -66,6 +88,19 @@ impl Model {
             let _ = writeln!(out, "outputs = {}", names(&op.outputs));
             if !op.scratch.is_empty() {
                 let _ = writeln!(out, "scratch = {}", names(&op.scratch));
+            }
+            if let Some(pairs) = &op.inplace {
+                let entries: Vec<String> = pairs
+                    .iter()
+                    .map(|&(o, i)| {
+                        format!(
+                            "{} = {}",
+                            self.tensors[o].name,
+                            quote(&self.tensors[i].name)
+                        )
+                    })
+                    .collect();
+                let _ = writeln!(out, "inplace = {{ {} }}", entries.join(", "));
             }
         }
         out
