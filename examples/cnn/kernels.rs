@@ -80,9 +80,18 @@ pub(crate) fn conv3x3_im2col(
 }
 
 /// `max(x, 0)`.
-pub(crate) fn relu(input: &[f32], output: &mut [f32]) {
-    for (o, &i) in output.iter_mut().zip(input) {
-        *o = i.max(0.0);
+/// ReLU in place: the op's output view starts out holding its input (the planner lets `Relu`
+/// write over its input, see the README's "In-place ops").
+pub(crate) fn relu_in_place(values: &mut [f32]) {
+    for v in values {
+        *v = v.max(0.0);
+    }
+}
+
+/// Elementwise `acc += b` in place (`Add` writes over its first input).
+pub(crate) fn add_in_place(acc: &mut [f32], b: &[f32]) {
+    for (a, &y) in acc.iter_mut().zip(b) {
+        *a += y;
     }
 }
 
@@ -101,13 +110,6 @@ pub(crate) fn pool2x2(input: &[f32], c: usize, h: usize, w: usize, max: bool, ou
                 };
             }
         }
-    }
-}
-
-/// Elementwise sum: the residual connection.
-pub(crate) fn add(a: &[f32], b: &[f32], output: &mut [f32]) {
-    for ((o, &x), &y) in output.iter_mut().zip(a).zip(b) {
-        *o = x + y;
     }
 }
 

@@ -20,19 +20,19 @@ fn infer<'a>(arena: &'a mut cnn::Arena, image: &[f32]) -> &'a mut [f32] {
     let v = arena.op_conv1();
     kernels::conv3x3(v.input, 1, 16, 16, &CONV1_W, &CONV1_B, v.c1);
     let v = arena.op_relu1();
-    kernels::relu(v.c1, v.r1);
+    kernels::relu_in_place(v.r1); // `r1` is `c1`'s memory: Relu runs in place
     let v = arena.op_pool1();
     kernels::pool2x2(v.r1, 8, 16, 16, true, v.p1);
     let v = arena.op_conv2();
     kernels::conv3x3_im2col(v.p1, 8, 8, 8, &CONV2_W, &CONV2_B, v.cols, v.c2);
     let v = arena.op_relu2();
-    kernels::relu(v.c2, v.r2);
+    kernels::relu_in_place(v.r2);
     let v = arena.op_conv3();
     kernels::conv3x3(v.r2, 8, 8, 8, &CONV3_W, &CONV3_B, v.c3);
     let v = arena.op_add();
-    kernels::add(v.c3, v.p1, v.sum);
+    kernels::add_in_place(v.sum, v.p1); // `sum` starts as `c3`
     let v = arena.op_relu3();
-    kernels::relu(v.sum, v.r3);
+    kernels::relu_in_place(v.r3);
     let v = arena.op_pool2();
     kernels::pool2x2(v.r3, 8, 8, 8, false, v.p2);
     let v = arena.op_dense();

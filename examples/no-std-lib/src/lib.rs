@@ -38,9 +38,12 @@ fn dense(input: &[f32], weights: &[f32], output: &mut [f32]) {
     }
 }
 
-fn relu(input: &[f32], output: &mut [f32]) {
-    for (o, &i) in output.iter_mut().zip(input) {
-        *o = if i > 0.0 { i } else { 0.0 };
+/// ReLU in place: `Relu` may write over its input, so its view holds the input on entry.
+fn relu(values: &mut [f32]) {
+    for v in values {
+        if *v < 0.0 {
+            *v = 0.0;
+        }
     }
 }
 
@@ -53,11 +56,11 @@ pub fn classify(arena: &mut Arena, x: &[f32; 8]) -> ([f32; 4], u8) {
     let v = arena.op_fc1();
     dense(v.x, &W1, v.h1);
     let v = arena.op_relu1();
-    relu(v.h1, v.a1);
+    relu(v.a1); // in place: `a1` is `h1`'s memory
     let v = arena.op_fc2();
     dense(v.a1, &W2, v.h2);
     let v = arena.op_relu2();
-    relu(v.h2, v.a2);
+    relu(v.a2);
     let v = arena.op_fc3();
     dense(v.a2, &W3, v.y);
     let mut best = 0;
