@@ -1,7 +1,9 @@
 //! `memplan`: plan, check and benchmark memory plans from the command line.
 
 mod bench;
+mod import;
 mod input;
+mod onnx;
 mod output;
 mod render;
 
@@ -29,6 +31,8 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Draws a plan as an SVG picture or a self-contained HTML report.
     Render(render::RenderArgs),
+    /// Reads an ONNX model and writes a model TOML (activation tensors and ops).
+    Import(import::ImportArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -68,6 +72,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Render(args) => render::run(&args),
+        Command::Import(args) => import::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,84 @@
+//! `memplan import`: ONNX to model TOML (see [`crate::onnx`]).
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+
+use crate::onnx::{self, ImportOptions};
+use crate::output;
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct ImportArgs {
+    /// The ONNX model (weights may be external; they are not read).
+    input: PathBuf,
+    /// Where to write the model TOML; default: standard output.
+    #[arg(short, long)]
+    out: Option<PathBuf>,
+    /// The value of a symbolic dimension, e.g. `--dim batch=1` (repeatable).
+    #[arg(long = "dim", value_name = "NAME=VALUE")]
+    dims: Vec<String>,
+    /// The model's name (a Rust identifier); default: the file name up to its first `.`.
+    #[arg(long)]
+    name: Option<String>,
+    /// `[model] alignment` of the written model, in bytes (a power of two).
+    #[arg(long, default_value_t = memplan_core::model_file::DEFAULT_ALIGNMENT)]
+    alignment: u64,
+}
+
+fn parse_dims(dims: &[String]) -> anyhow::Result<BTreeMap<String, u64>> {
+    let mut out = BTreeMap::new();
+    for dim in dims {
+        let Some((name, value)) = dim.split_once('=') else {
+            bail!("`--dim {dim}` is not NAME=VALUE; write for example `--dim batch=1`");
+        };
+        let value: u64 = match value.trim().parse() {
+            Ok(v) if v > 0 => v,
+            _ => bail!("`--dim {dim}`: the value must be a whole number of at least 1"),
+        };
+        out.insert(name.trim().to_string(), value);
+    }
+    Ok(out)
+}
+
+pub(crate) fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
+    let options = ImportOptions {
+        name: args.name.clone(),
+        dims: parse_dims(&args.dims)?,
+        alignment: args.alignment,
+    };
+    let bytes = std::fs::read(&args.input)
+        .with_context(|| format!("cannot read `{}`", args.input.display()))?;
+    let toml_name = args
+        .out
+        .as_ref()
+        .map_or_else(|| "<stdout>".to_string(), |p| p.display().to_string());
+    let imported = onnx::import(
+        &args.input.display().to_string(),
+        &toml_name,
+        &bytes,
+        &options,
+    )?;
+    for note in &imported.notes {
+        eprintln!("note: {note}");
+    }
+    match &args.out {
+        Some(path) => output::write_atomically(path, &imported.toml)?,
+        None => std::io::stdout()
+            .write_all(imported.toml.as_bytes())
+            .context("cannot write to standard output")?,
+    }
+    let model = &imported.model;
+    eprintln!(
+        "imported `{}`: {} nodes, {} folded as constants; {} ops, {} tensors, lower bound {} bytes",
+        model.name,
+        imported.nodes,
+        imported.folded,
+        model.ops.len(),
+        model.tensors.len(),
+        memplan_core::lower_bound(&model.to_problem())
+    );
+    Ok(ExitCode::SUCCESS)
+}
