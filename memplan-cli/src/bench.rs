@@ -11,7 +11,8 @@ use crate::output::ratio;
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct BenchArgs {
-    /// CSV files, or folders whose `.csv` files are all taken (sorted by name).
+    /// CSV or model TOML files, or folders whose `.csv` and `.toml` files are all taken (sorted
+    /// by name).
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
     /// Comma-separated solvers to compare.
@@ -60,7 +61,7 @@ fn collect_inputs(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
             let mut found: Vec<PathBuf> = std::fs::read_dir(input)
                 .with_context(|| format!("cannot list `{}`", input.display()))?
                 .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|e| e == "csv"))
+                .filter(|p| p.extension().is_some_and(|e| e == "csv" || e == "toml"))
                 .collect();
             found.sort();
             files.extend(found);

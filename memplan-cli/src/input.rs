@@ -1,25 +1,26 @@
-//! Reading problems and plans from files.
+//! Reading problems and plans from files: MiniMalloc CSV, or a model TOML (by extension).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{Context, bail};
-use memplan_core::Problem;
+use memplan_core::{InputError, Problem, Solver};
 
-/// The name errors use for a file: its path as given.
-fn display_name(path: &Path) -> String {
-    path.display().to_string()
-}
+use crate::diagnostic;
 
 fn read_text(path: &Path) -> anyhow::Result<String> {
     std::fs::read_to_string(path).with_context(|| format!("cannot read `{}`", path.display()))
 }
 
-/// Reads a problem from a MiniMalloc CSV.
-pub(crate) fn read_problem(path: &Path) -> anyhow::Result<Problem> {
-    let text = read_text(path)?;
-    let input = memplan_core::read_csv(&display_name(path), &text)?;
-    Ok(input.problem)
+/// Whether `path` names a model TOML (`.toml`) rather than a CSV.
+pub(crate) fn is_model_toml(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("toml"))
+}
+
+/// An input error with its source snippet.
+fn located(error: &InputError, text: &str) -> anyhow::Error {
+    anyhow::Error::new(diagnostic::render(error, text))
 }
 
 /// A problem with what a picture or report can say about it.
@@ -30,26 +31,71 @@ pub(crate) struct LoadedModel {
     pub(crate) name: String,
     /// One label per step (`kind name` of the op), when the input names its ops.
     pub(crate) step_labels: Option<Vec<String>>,
+    /// The model's `solver`, if it names one.
+    pub(crate) solver: Option<Solver>,
+    /// The model's `budget`, if any.
+    pub(crate) budget: Option<u64>,
 }
 
-/// Reads a problem with its name and op labels.
+/// Reads a problem with its name and op labels from a CSV or a model TOML.
 pub(crate) fn read_model(path: &Path) -> anyhow::Result<LoadedModel> {
-    let problem = read_problem(path)?;
+    if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("onnx"))
+    {
+        bail!(
+            "`{}` is an ONNX model; import it first: `memplan import {} -o model.toml`, then use model.toml",
+            path.display(),
+            path.display()
+        );
+    }
+    let text = read_text(path)?;
+    let file = path.display().to_string();
+    if is_model_toml(path) {
+        let model = memplan_core::parse_model(&file, &text).map_err(|e| located(&e, &text))?;
+        let step_labels = model
+            .ops
+            .iter()
+            .map(|op| {
+                let name = op.source.as_deref().unwrap_or(&op.name);
+                match &op.kind {
+                    Some(kind) => format!("{kind} {name}"),
+                    None => name.to_string(),
+                }
+            })
+            .collect();
+        return Ok(LoadedModel {
+            problem: model.to_problem(),
+            name: model.name.clone(),
+            step_labels: Some(step_labels),
+            solver: model.solver,
+            budget: model.budget,
+        });
+    }
+    let input = memplan_core::read_csv(&file, &text).map_err(|e| located(&e, &text))?;
     let name = path.file_stem().map_or_else(
         || "memory plan".to_string(),
         |s| s.to_string_lossy().into_owned(),
     );
     Ok(LoadedModel {
-        problem,
+        problem: input.problem,
         name,
         step_labels: None,
+        solver: None,
+        budget: None,
     })
+}
+
+/// Reads a problem from a MiniMalloc CSV or a model TOML.
+pub(crate) fn read_problem(path: &Path) -> anyhow::Result<Problem> {
+    Ok(read_model(path)?.problem)
 }
 
 /// Reads the `offset` column of a plan CSV and matches it to `problem`'s buffers by id.
 pub(crate) fn read_offsets(path: &Path, problem: &Problem) -> anyhow::Result<Vec<Option<u64>>> {
     let text = read_text(path)?;
-    let plan = memplan_core::read_csv(&display_name(path), &text)?;
+    let plan = memplan_core::read_csv(&path.display().to_string(), &text)
+        .map_err(|e| located(&e, &text))?;
     let Some(offsets) = plan.offsets else {
         bail!(
             "`{}` has no `offset` column; a plan is the problem's CSV plus an `offset` column",

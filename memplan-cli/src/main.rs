@@ -1,6 +1,7 @@
 //! `memplan`: plan, check and benchmark memory plans from the command line.
 
 mod bench;
+mod diagnostic;
 mod import;
 mod input;
 mod onnx;
@@ -37,13 +38,14 @@ enum Command {
 
 #[derive(clap::Args, Debug)]
 struct PlanArgs {
-    /// The problem: a MiniMalloc CSV (`id,lower,upper,size[,alignment]`).
+    /// The problem: a MiniMalloc CSV (`id,lower,upper,size[,alignment]`) or a model TOML.
     input: PathBuf,
     /// The solver (see `memplan-core` docs): naive, first-fit, best-fit, patent, patent:TIES,
-    /// enumerate, exact, auto.
-    #[arg(long, default_value = "auto")]
-    solver: Solver,
+    /// enumerate, exact, auto. Default: the model's `solver`, else auto.
+    #[arg(long)]
+    solver: Option<Solver>,
     /// An arena size the plan must fit; the exit code is non-zero when it does not.
+    /// Default: the model's `budget`, if any.
     #[arg(long)]
     capacity: Option<u64>,
     /// Most nodes the exact search may expand.
@@ -52,14 +54,18 @@ struct PlanArgs {
     /// Writes the plan as CSV (the input's columns plus `offset`).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Prints the summary as one JSON object.
-    #[arg(long)]
+    /// What to print: the summary line (default), `table` (the summary and every buffer),
+    /// `json` (the summary and the plan as one object) or `csv` (the plan; summary on stderr).
+    #[arg(long, value_enum)]
+    format: Option<output::Format>,
+    /// Same as `--format json`.
+    #[arg(long, conflicts_with = "format")]
     json: bool,
 }
 
 #[derive(clap::Args, Debug)]
 struct CheckArgs {
-    /// The problem: a MiniMalloc CSV.
+    /// The problem: a MiniMalloc CSV or a model TOML.
     input: PathBuf,
     /// The plan: a CSV with `id` and `offset` columns (the problem's columns may repeat).
     plan: PathBuf,
@@ -77,31 +83,49 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // Input errors come drawn with their source snippet; everything else gets `error:`.
+            match e.downcast_ref::<diagnostic::Rendered>() {
+                Some(rendered) => eprintln!("{rendered}"),
+                None => eprintln!("error: {e:#}"),
+            }
             ExitCode::FAILURE
         }
     }
 }
 
 fn plan(args: &PlanArgs) -> anyhow::Result<ExitCode> {
-    let problem = input::read_problem(&args.input)?;
+    let model = input::read_model(&args.input)?;
+    let problem = &model.problem;
+    let capacity = args.capacity.or(model.budget);
     let options = SolveOptions {
-        solver: args.solver,
-        capacity: args.capacity,
+        solver: args.solver.or(model.solver).unwrap_or(Solver::Auto),
+        capacity,
         node_budget: args.nodes,
     };
-    let run = bench::run_solver(&problem, &options)?;
-    let summary = output::Summary::new(&problem, &run, args.capacity);
+    let run = bench::run_solver(problem, &options)?;
+    let summary = output::Summary::new(problem, &run, capacity);
+    let plan = &run.solution.plan;
     if let Some(out) = &args.out {
-        output::write_atomically(
-            out,
-            &memplan_core::write_plan_csv(&problem, &run.solution.plan),
-        )?;
+        output::write_atomically(out, &memplan_core::write_plan_csv(problem, plan))?;
     }
-    if args.json {
-        println!("{}", serde_json::to_string(&summary)?);
+    let format = if args.json {
+        Some(output::Format::Json)
     } else {
-        println!("{summary}");
+        args.format
+    };
+    match format {
+        None => println!("{summary}"),
+        Some(output::Format::Table) => {
+            println!("{summary}");
+            print!("{}", output::plan_table(problem, plan));
+        }
+        Some(output::Format::Json) => {
+            println!("{}", output::plan_json(&summary, problem, plan)?);
+        }
+        Some(output::Format::Csv) => {
+            print!("{}", memplan_core::write_plan_csv(problem, plan));
+            eprintln!("{summary}");
+        }
     }
     Ok(if summary.fits_capacity {
         ExitCode::SUCCESS
@@ -109,7 +133,7 @@ fn plan(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         eprintln!(
             "error: the plan needs {} bytes but the capacity is {} bytes",
             summary.arena_size,
-            args.capacity.unwrap_or_default()
+            capacity.unwrap_or_default()
         );
         ExitCode::FAILURE
     })

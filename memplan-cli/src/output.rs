@@ -5,7 +5,7 @@ use std::io::Write as _;
 use std::path::Path;
 
 use anyhow::Context;
-use memplan_core::Problem;
+use memplan_core::{Plan, Problem};
 use serde::Serialize;
 
 use crate::bench::SolverRun;
@@ -56,6 +56,72 @@ impl fmt::Display for Summary {
             self.time_ms
         )
     }
+}
+
+/// What `memplan plan` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Format {
+    /// The summary line, then one row per buffer.
+    Table,
+    /// The summary and the plan as one JSON object.
+    Json,
+    /// The plan as CSV (`id,lower,upper,size[,alignment],offset`); the summary goes to stderr.
+    Csv,
+}
+
+/// One row per buffer: id, offset, size, lifetime, aligned in columns.
+pub(crate) fn plan_table(problem: &Problem, plan: &Plan) -> String {
+    let width = problem
+        .buffers()
+        .iter()
+        .map(|b| b.id.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max("buffer".len());
+    let mut out = format!(
+        "{:<width$}  {:>14}  {:>14}  lifetime\n",
+        "buffer", "offset", "bytes"
+    );
+    for (buffer, offset) in problem.buffers().iter().zip(&plan.offsets) {
+        out.push_str(&format!(
+            "{:<width$}  {:>14}  {:>14}  {}\n",
+            buffer.id, offset, buffer.size, buffer.lifetime
+        ));
+    }
+    out
+}
+
+/// One buffer of the JSON plan.
+#[derive(Debug, Serialize)]
+struct PlacedBuffer<'a> {
+    id: &'a str,
+    offset: u64,
+    size: u64,
+    start: u64,
+    end: u64,
+}
+
+/// The summary's keys plus `plan`: one `{id, offset, size, start, end}` per buffer.
+pub(crate) fn plan_json(
+    summary: &Summary,
+    problem: &Problem,
+    plan: &Plan,
+) -> anyhow::Result<String> {
+    let mut value = serde_json::to_value(summary)?;
+    let placed: Vec<PlacedBuffer<'_>> = problem
+        .buffers()
+        .iter()
+        .zip(&plan.offsets)
+        .map(|(b, &offset)| PlacedBuffer {
+            id: &b.id,
+            offset,
+            size: b.size,
+            start: b.lifetime.start,
+            end: b.lifetime.end,
+        })
+        .collect();
+    value["plan"] = serde_json::to_value(placed)?;
+    Ok(serde_json::to_string(&value)?)
 }
 
 /// `arena / lower_bound`, 1 for an empty problem.

@@ -11,7 +11,7 @@ use crate::{bench, input, output};
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct RenderArgs {
-    /// The problem: a MiniMalloc CSV.
+    /// The problem: a MiniMalloc CSV or a model TOML.
     input: PathBuf,
     /// A plan CSV (`id` and `offset` columns) to draw; without it the default solver plans.
     #[arg(long)]
@@ -60,9 +60,11 @@ pub(crate) fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
             Plan::from_offsets(problem, offsets.into_iter().flatten().collect())
         }
         None => {
-            bench::run_solver(problem, &SolveOptions::default())?
-                .solution
-                .plan
+            let options = SolveOptions {
+                solver: model.solver.unwrap_or(memplan_core::Solver::Auto),
+                ..SolveOptions::default()
+            };
+            bench::run_solver(problem, &options)?.solution.plan
         }
     };
     let title = args.title.clone().unwrap_or_else(|| model.name.clone());

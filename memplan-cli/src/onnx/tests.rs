@@ -329,3 +329,30 @@ fn bench_models_import_to_their_published_tensors() {
         );
     }
 }
+
+/// Small ONNX files for the CLI's integration tests (`tests/fixtures/*.onnx`): a good one, one
+/// with a symbolic batch dimension, one with a STRING tensor. `MEMPLAN_BLESS=1` rewrites them.
+#[test]
+fn onnx_fixtures_are_current() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut string_typed = tiny(Ok(1));
+    graph_value_mut(&mut string_typed, 1, 8);
+    let fixtures = [
+        ("tiny.onnx", tiny(Ok(1)).encode_to_vec()),
+        ("tiny_dynamic.onnx", tiny(Err("batch")).encode_to_vec()),
+        ("tiny_string.onnx", string_typed.encode_to_vec()),
+    ];
+    for (name, bytes) in fixtures {
+        let path = dir.join(name);
+        if std::env::var_os("MEMPLAN_BLESS").is_some() {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(&path, &bytes).unwrap();
+        }
+        let committed = std::fs::read(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}; run with MEMPLAN_BLESS=1", path.display()));
+        assert_eq!(
+            committed, bytes,
+            "{name} is stale; run with MEMPLAN_BLESS=1"
+        );
+    }
+}
