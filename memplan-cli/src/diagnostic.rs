@@ -63,7 +63,7 @@ pub(crate) fn render(error: &InputError, text: &str) -> Rendered {
         .with_labels(vec![Label::primary((), range)])
         .with_notes(vec![format!("help: {}", error.help)]);
     match term::emit_into_string(&term::Config::default(), &file, &diagnostic) {
-        Ok(text) => Rendered(format!("{text}")),
+        Ok(text) => Rendered(text),
         // The location is outside the text (cannot happen for errors of this text): plain form.
         Err(_) => Rendered(format!("error: {error}")),
     }
