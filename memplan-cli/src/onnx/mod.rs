@@ -33,7 +33,7 @@ mod proto;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use memplan_core::model_file::{DEFAULT_ALIGNMENT, Location, ModelLocations};
+use memplan_core::model_file::{DEFAULT_ALIGNMENT, Location, ModelLocations, TensorMemory};
 use memplan_core::{DType, Layout, Lifetime, Model, Op, Tensor, parse_model};
 use prost::Message;
 
@@ -406,6 +406,7 @@ impl<'g> Importer<'g> {
                 alignment: self.options.alignment.max(dtype.alignment()),
                 lifetime: Lifetime::new(0, 1),
                 location: Location::default(),
+                memory: TensorMemory::default(),
             });
         }
 
@@ -453,6 +454,8 @@ impl<'g> Importer<'g> {
                 inputs,
                 outputs,
                 scratch: Vec::new(),
+                // Left to the op's kind: the planner knows which kinds may run in place.
+                inplace: None,
                 location: Location::default(),
             });
         }
@@ -505,6 +508,10 @@ impl<'g> Importer<'g> {
             outputs,
             tensors,
             ops,
+            pools: Vec::new(),
+            inplace: true,
+            // Derived from the kinds when the written file is parsed back below.
+            aliases: Vec::new(),
             locations: ModelLocations::default(),
         };
         let folded = fates
