@@ -2,6 +2,9 @@
 
 use std::fmt::Write;
 
+use crate::model::{Buffer, Plan, Problem};
+use crate::render::{self, RenderOptions};
+
 use crate::codegen::plan::ModelPlan;
 use crate::model_file::{Layout, Model, Tensor, format_byte_size};
 
@@ -102,6 +105,7 @@ pub(crate) fn module(model: &Model, plan: &ModelPlan) -> String {
             plan.lower_bound_without_aliasing
         );
     }
+    doc.push_str(&pictures(model, plan));
     if several {
         let _ = writeln!(
             doc,
@@ -137,6 +141,67 @@ pub(crate) fn module(model: &Model, plan: &ModelPlan) -> String {
             describe(tensor),
             tensor.size,
             tensor.lifetime
+        );
+    }
+    doc
+}
+
+/// The plan drawn per pool as inline SVG ([`crate::render::svg_for_rustdoc`]), each picture an
+/// HTML block of its own between blank lines. An in-place chain is drawn as the one rectangle the
+/// planner placed (its members' names joined by `=`); app-owned tensors take no arena space and
+/// are not drawn.
+fn pictures(model: &Model, plan: &ModelPlan) -> String {
+    let labels: Vec<String> = model
+        .ops
+        .iter()
+        .map(|op| match &op.kind {
+            Some(kind) => format!("{kind} {}", op.name),
+            None => op.name.clone(),
+        })
+        .collect();
+    let mut doc = String::new();
+    for pool in &plan.pools {
+        let mut buffers = Vec::new();
+        let mut offsets = Vec::new();
+        for &i in &pool.tensors {
+            let Some(place) = plan.tensors[i] else {
+                continue;
+            };
+            let members = plan.chain_of(i).unwrap_or(std::slice::from_ref(&i));
+            if members[0] != i {
+                continue; // drawn with the first member of its chain
+            }
+            let tensors = members.iter().map(|&m| &model.tensors[m]);
+            let name: Vec<&str> = tensors.clone().map(|t| t.name.as_str()).collect();
+            let size = tensors.clone().map(|t| t.size).max().unwrap_or(1);
+            let start = tensors.clone().map(|t| t.lifetime.start).min().unwrap_or(0);
+            let end = tensors.map(|t| t.lifetime.end).max().unwrap_or(start + 1);
+            buffers.push(Buffer::new(name.join(" = "), size, start, end));
+            offsets.push(place.offset);
+        }
+        let Ok(problem) = Problem::new(buffers) else {
+            continue;
+        };
+        if problem.is_empty() {
+            continue;
+        }
+        let drawn = Plan {
+            offsets,
+            arena_size: pool.arena_size,
+        };
+        let title = if pool.default {
+            format!("{}: the arena over time", model.name)
+        } else {
+            format!("{}: pool `{}` over time", model.name, pool.name)
+        };
+        let options = RenderOptions {
+            title: Some(&title),
+            step_labels: Some(&labels),
+        };
+        let _ = writeln!(
+            doc,
+            "{}",
+            render::svg_for_rustdoc(&problem, &drawn, &options)
         );
     }
     doc

@@ -103,8 +103,10 @@ fn colour(i: usize) -> String {
     format!("#{:02x}{:02x}{:02x}", byte(r), byte(g), byte(b))
 }
 
-/// The label to write inside a rectangle `width` pixels wide, shortened with `…` if needed, or
-/// `None` when not even a few characters fit.
+/// The label to write inside a rectangle `width` pixels wide, or `None` when not even a few
+/// characters fit. A name too long to fit keeps its start and its end around a `…` (the end of
+/// a name such as `layer1_layer1_0_conv3_conv_output_0` says more than its start), after dropping
+/// an ONNX-style `_output_0` suffix.
 fn fitting_label(id: &str, width: f64, height: f64) -> Option<String> {
     if height < LABEL_FONT + 2.0 {
         return None;
@@ -114,16 +116,23 @@ fn fitting_label(id: &str, width: f64, height: f64) -> Option<String> {
         return None;
     }
     let room = room as usize;
-    let chars = id.chars().count();
-    if chars <= room {
-        Some(id.to_string())
-    } else if room >= 4 {
-        let mut short: String = id.chars().take(room - 1).collect();
-        short.push('…');
-        Some(short)
-    } else {
-        None
+    if id.chars().count() <= room {
+        return Some(id.to_string());
     }
+    let short = id.strip_suffix("_output_0").unwrap_or(id);
+    let chars: Vec<char> = short.chars().collect();
+    if chars.len() <= room {
+        return Some(short.to_string());
+    }
+    if room < 4 {
+        return None;
+    }
+    let tail = (room - 1) / 2;
+    let head = room - 1 - tail;
+    let mut label: String = chars[..head].iter().collect();
+    label.push('…');
+    label.extend(&chars[chars.len() - tail..]);
+    Some(label)
 }
 
 /// The op label of `step`, if the caller gave one.
@@ -513,7 +522,11 @@ mod tests {
         assert_eq!(fitting_label("conv1", 60.0, 20.0).as_deref(), Some("conv1"));
         assert_eq!(
             fitting_label("a_very_long_tensor_name", 40.0, 20.0).as_deref(),
-            Some("a_ver…")
+            Some("a_v…me")
+        );
+        assert_eq!(
+            fitting_label("layer1_layer1_0_conv3_conv_output_0", 100.0, 20.0).as_deref(),
+            Some("layer1_l…v3_conv")
         );
         assert_eq!(fitting_label("conv1", 60.0, 5.0), None);
         assert_eq!(fitting_label("conv1", 10.0, 20.0), None);

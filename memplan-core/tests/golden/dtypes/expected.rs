@@ -3,6 +3,146 @@
 
 14 tensors, 3 ops. Arena: **192 bytes** (192 B); lower bound: 156 bytes (156 B), so the arena is 123.1% of the bound. Solver: `best-fit`.
 
+<svg xmlns="http://www.w3.org/2000/svg" width="862" height="362" viewBox="0 0 862 362" font-family="Helvetica, Arial, sans-serif" font-size="12" role="img">
+<rect width="862" height="362" fill="#ffffff"/>
+<text x="72" y="20" font-size="15" font-weight="bold" fill="#111">dtypes: the arena over time</text>
+<text x="72" y="38" fill="#333">14 buffers · 3 steps · arena 192 B · lower bound 156 B · 1.2308 × lower bound · peak at step 0</text>
+<g stroke="#d5dbe1" stroke-width="1">
+<line x1="72" y1="318" x2="672" y2="318"/>
+<line x1="72" y1="255.5" x2="672" y2="255.5"/>
+<line x1="72" y1="193" x2="672" y2="193"/>
+<line x1="72" y1="130.5" x2="672" y2="130.5"/>
+<line x1="72" y1="68" x2="672" y2="68"/>
+</g>
+<g fill="#333" text-anchor="end">
+<text x="66" y="322">0</text>
+<text x="66" y="259.5">50 B</text>
+<text x="66" y="197">100 B</text>
+<text x="66" y="134.5">150 B</text>
+<text x="66" y="72">200 B</text>
+</g>
+<g fill="#333" text-anchor="middle" stroke="none">
+<line x1="72" y1="318" x2="72" y2="323" stroke="#555"/><text x="72" y="336">0</text>
+<line x1="272" y1="318" x2="272" y2="323" stroke="#555"/><text x="272" y="336">1</text>
+<line x1="472" y1="318" x2="472" y2="323" stroke="#555"/><text x="472" y="336">2</text>
+<line x1="672" y1="318" x2="672" y2="323" stroke="#555"/><text x="672" y="336">3</text>
+</g>
+<path d="M72 58V318H672" fill="none" stroke="#555"/>
+<text x="372" y="354" fill="#333" text-anchor="middle">step (ops in execution order)</text>
+<text transform="translate(16 188) rotate(-90)" fill="#333" text-anchor="middle">address (offset in the arena)</text>
+<rect x="72" y="78" width="600" height="240" fill="#eef1f4"/>
+<g stroke="#ffffff" stroke-width="0.6">
+<rect x="72" y="143" width="200" height="15" fill="#dd8888"><title>a_f32
+12 bytes (12 B)
+offset 128 to 140
+live steps [0, 1)
+first step 0: Cast widen
+last step 0: Cast widen</title></rect>
+<rect x="72" y="158" width="400" height="30" fill="#61d182"><title>b_f64
+24 bytes (24 B)
+offset 104 to 128
+live steps [0, 2)
+first step 0: Cast widen
+last step 1: ints</title></rect>
+<rect x="72" y="125.5" width="400" height="12.5" fill="#ba88dd"><title>c_f16
+10 bytes (10 B)
+offset 144 to 154
+live steps [0, 2)
+first step 0: Cast widen
+last step 1: ints</title></rect>
+<rect x="72" y="105.5" width="400" height="12.5" fill="#d1c361"><title>d_bf16
+10 bytes (10 B)
+offset 160 to 170
+live steps [0, 2)
+first step 0: Cast widen
+last step 1: ints</title></rect>
+<rect x="272" y="209.3" width="400" height="8.8" fill="#88cfdd"><title>e_i8
+7 bytes (7 B)
+offset 80 to 87
+live steps [1, 3)
+first step 1: ints
+last step 2: any</title></rect>
+<rect x="272" y="199.3" width="400" height="8.8" fill="#d1619e"><title>f_u8
+7 bytes (7 B)
+offset 88 to 95
+live steps [1, 3)
+first step 1: ints
+last step 2: any</title></rect>
+<rect x="272" y="148" width="400" height="10" fill="#9ddd88"><title>g_i16
+8 bytes (8 B)
+offset 128 to 136
+live steps [1, 3)
+first step 1: ints
+last step 2: any</title></rect>
+<rect x="272" y="138" width="400" height="10" fill="#6661d1"><title>h_u16
+8 bytes (8 B)
+offset 136 to 144
+live steps [1, 3)
+first step 1: ints
+last step 2: any</title></rect>
+<rect x="272" y="263" width="400" height="15" fill="#dda588"><title>i_i32
+12 bytes (12 B)
+offset 32 to 44
+live steps [1, 3)
+first step 1: ints
+last step 2: any</title></rect>
+<rect x="272" y="243" width="400" height="15" fill="#61d1a7"><title>j_u32
+12 bytes (12 B)
+offset 48 to 60
+live steps [1, 3)
+first step 1: ints
+last step 2: any</title></rect>
+<rect x="272" y="298" width="400" height="20" fill="#d688dd"><title>k_i64
+16 bytes (16 B)
+offset 0 to 16
+live steps [1, 3)
+first step 1: ints
+last step 2: any</title></rect>
+<rect x="272" y="278" width="400" height="20" fill="#bad161"><title>l_u64
+16 bytes (16 B)
+offset 16 to 32
+live steps [1, 3)
+first step 1: ints
+last step 2: any</title></rect>
+<rect x="472" y="226.8" width="200" height="11.3" fill="#88b2dd"><title>m_bool
+9 bytes (9 B)
+offset 64 to 73
+live steps [2, 3)
+first step 2: any
+last step 2: any</title></rect>
+<rect x="72" y="193" width="200" height="125" fill="#d16178"><title>work
+100 bytes (100 B)
+offset 0 to 100
+live steps [0, 1)
+first step 0: Cast widen
+last step 0: Cast widen</title></rect>
+</g>
+<g font-size="10" fill="#1b1b1b" text-anchor="middle" pointer-events="none">
+<text x="172" y="154">a_f32</text>
+<text x="272" y="176.5">b_f64</text>
+<text x="272" y="135.3">c_f16</text>
+<text x="272" y="115.3">d_bf16</text>
+<text x="472" y="274">i_i32</text>
+<text x="472" y="254">j_u32</text>
+<text x="472" y="311.5">k_i64</text>
+<text x="472" y="291.5">l_u64</text>
+<text x="172" y="259">work</text>
+</g>
+<rect x="72" y="58" width="200" height="260" fill="#e67e22" fill-opacity="0.22" stroke="#e67e22" stroke-width="1" pointer-events="none"/>
+<text x="172" y="52" fill="#e67e22" font-weight="bold" text-anchor="start">peak: step 0, 156 B live</text>
+<path d="M72 318H72V123H272V155.5H472V199.3H672V318H672" fill="none" stroke="#111" stroke-width="1.6" stroke-linejoin="round" pointer-events="none"/>
+<line x1="72" y1="78" x2="678" y2="78" stroke="#c0392b" stroke-width="1.6"/>
+<line x1="72" y1="123" x2="678" y2="123" stroke="#1e8449" stroke-width="1.6" stroke-dasharray="6 4"/>
+<text x="682" y="82" fill="#c0392b" font-weight="bold">arena 192 B</text>
+<text x="682" y="127" fill="#1e8449" font-weight="bold">lower bound 156 B</text>
+<rect x="682" y="270" width="18" height="10" fill="#61d182" stroke="#fff"/>
+<text x="706" y="279" fill="#333" font-size="11">buffer: offset × lifetime</text>
+<line x1="682" y1="292" x2="700" y2="292" stroke="#111" stroke-width="1.6"/>
+<text x="706" y="296" fill="#333" font-size="11">bytes live at each step</text>
+<rect x="682" y="304" width="18" height="10" fill="#e67e22" fill-opacity="0.3" stroke="#e67e22"/>
+<text x="706" y="313" fill="#333" font-size="11">peak step</text>
+</svg>
+
 | tensor | type | offset | bytes | live steps |
 |---|---|---:|---:|---|
 | `a_f32` | f32 [3] | 128 | 12 | [0, 1) |

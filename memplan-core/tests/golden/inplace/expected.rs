@@ -5,6 +5,77 @@
 
 In place: 2 chain(s) share memory (`conv` = `act` = `flat`; `logits` = `scaled`); without them the lower bound would be 16384 bytes.
 
+<svg xmlns="http://www.w3.org/2000/svg" width="862" height="362" viewBox="0 0 862 362" font-family="Helvetica, Arial, sans-serif" font-size="12" role="img">
+<rect width="862" height="362" fill="#ffffff"/>
+<text x="72" y="20" font-size="15" font-weight="bold" fill="#111">inplace: the arena over time</text>
+<text x="72" y="38" fill="#333">3 buffers · 7 steps · arena 8.75 KiB · lower bound 8.75 KiB · 1.0000 × lower bound · peak at step 1</text>
+<g stroke="#d5dbe1" stroke-width="1">
+<line x1="72" y1="318" x2="672" y2="318"/>
+<line x1="72" y1="263.1" x2="672" y2="263.1"/>
+<line x1="72" y1="208.3" x2="672" y2="208.3"/>
+<line x1="72" y1="153.4" x2="672" y2="153.4"/>
+<line x1="72" y1="98.6" x2="672" y2="98.6"/>
+</g>
+<g fill="#333" text-anchor="end">
+<text x="66" y="322">0</text>
+<text x="66" y="267.1">2 KiB</text>
+<text x="66" y="212.3">4 KiB</text>
+<text x="66" y="157.4">6 KiB</text>
+<text x="66" y="102.6">8 KiB</text>
+</g>
+<g fill="#333" text-anchor="middle" stroke="none">
+<line x1="72" y1="318" x2="72" y2="323" stroke="#555"/><text x="72" y="336">0</text>
+<line x1="157.7" y1="318" x2="157.7" y2="323" stroke="#555"/><text x="157.7" y="336">1</text>
+<line x1="243.4" y1="318" x2="243.4" y2="323" stroke="#555"/><text x="243.4" y="336">2</text>
+<line x1="329.1" y1="318" x2="329.1" y2="323" stroke="#555"/><text x="329.1" y="336">3</text>
+<line x1="414.9" y1="318" x2="414.9" y2="323" stroke="#555"/><text x="414.9" y="336">4</text>
+<line x1="500.6" y1="318" x2="500.6" y2="323" stroke="#555"/><text x="500.6" y="336">5</text>
+<line x1="586.3" y1="318" x2="586.3" y2="323" stroke="#555"/><text x="586.3" y="336">6</text>
+<line x1="672" y1="318" x2="672" y2="323" stroke="#555"/><text x="672" y="336">7</text>
+</g>
+<path d="M72 58V318H672" fill="none" stroke="#555"/>
+<text x="372" y="354" fill="#333" text-anchor="middle">step (ops in execution order)</text>
+<text transform="translate(16 188) rotate(-90)" fill="#333" text-anchor="middle">address (offset in the arena)</text>
+<rect x="72" y="78" width="600" height="240" fill="#eef1f4"/>
+<g stroke="#ffffff" stroke-width="0.6">
+<rect x="72" y="297.4" width="171.4" height="20.6" fill="#dd8888"><title>dma
+768 bytes (768 B)
+offset 0 to 768
+live steps [0, 2)
+first step 0: load
+last step 1: Conv conv1</title></rect>
+<rect x="157.7" y="78" width="342.9" height="219.4" fill="#61d182"><title>conv = act = flat
+8192 bytes (8.00 KiB)
+offset 768 to 8960
+live steps [1, 5)
+first step 1: Conv conv1
+last step 4: Gemm dense</title></rect>
+<rect x="414.9" y="316.9" width="257.1" height="1.1" fill="#ba88dd" stroke="none"><title>logits = scaled
+40 bytes (40 B)
+offset 0 to 40
+live steps [4, 7)
+first step 4: Gemm dense
+last step 6: Softmax softmax</title></rect>
+</g>
+<g font-size="10" fill="#1b1b1b" text-anchor="middle" pointer-events="none">
+<text x="157.7" y="311.2">dma</text>
+<text x="329.1" y="191.2">conv = act = flat</text>
+</g>
+<rect x="157.7" y="58" width="85.7" height="260" fill="#e67e22" fill-opacity="0.22" stroke="#e67e22" stroke-width="1" pointer-events="none"/>
+<text x="200.6" y="52" fill="#e67e22" font-weight="bold" text-anchor="start">peak: step 1, 8.75 KiB live</text>
+<path d="M72 318H72V297.4H157.7V78H243.4V98.6H414.9V97.5H500.6V316.9H672V318H672" fill="none" stroke="#111" stroke-width="1.6" stroke-linejoin="round" pointer-events="none"/>
+<line x1="72" y1="78" x2="678" y2="78" stroke="#c0392b" stroke-width="1.6"/>
+<line x1="72" y1="78" x2="678" y2="78" stroke="#1e8449" stroke-width="1.6" stroke-dasharray="6 4"/>
+<text x="682" y="75" fill="#c0392b" font-weight="bold">arena 8.75 KiB</text>
+<text x="682" y="91" fill="#1e8449" font-weight="bold">lower bound 8.75 KiB</text>
+<rect x="682" y="270" width="18" height="10" fill="#61d182" stroke="#fff"/>
+<text x="706" y="279" fill="#333" font-size="11">buffer: offset × lifetime</text>
+<line x1="682" y1="292" x2="700" y2="292" stroke="#111" stroke-width="1.6"/>
+<text x="706" y="296" fill="#333" font-size="11">bytes live at each step</text>
+<rect x="682" y="304" width="18" height="10" fill="#e67e22" fill-opacity="0.3" stroke="#e67e22"/>
+<text x="706" y="313" fill="#333" font-size="11">peak step</text>
+</svg>
+
 | tensor | type | offset | bytes | live steps |
 |---|---|---:|---:|---|
 | `image` | u8 [1, 3, 16, 16] | external | 768 | [0, 1) |

@@ -8,6 +8,133 @@
 
 In place: 2 chain(s) share memory (`big` = `act`; `slow` = `out`); without them the lower bound would be 33792 bytes.
 
+<svg xmlns="http://www.w3.org/2000/svg" width="862" height="362" viewBox="0 0 862 362" font-family="Helvetica, Arial, sans-serif" font-size="12" role="img">
+<rect width="862" height="362" fill="#ffffff"/>
+<text x="72" y="20" font-size="15" font-weight="bold" fill="#111">pools: pool `sram` over time</text>
+<text x="72" y="38" fill="#333">3 buffers · 4 steps · arena 3.00 KiB · lower bound 3.00 KiB · 1.0000 × lower bound · peak at step 2</text>
+<g stroke="#d5dbe1" stroke-width="1">
+<line x1="72" y1="318" x2="672" y2="318"/>
+<line x1="72" y1="238" x2="672" y2="238"/>
+<line x1="72" y1="158" x2="672" y2="158"/>
+<line x1="72" y1="78" x2="672" y2="78"/>
+</g>
+<g fill="#333" text-anchor="end">
+<text x="66" y="322">0</text>
+<text x="66" y="242">1 KiB</text>
+<text x="66" y="162">2 KiB</text>
+<text x="66" y="82">3 KiB</text>
+</g>
+<g fill="#333" text-anchor="middle" stroke="none">
+<line x1="72" y1="318" x2="72" y2="323" stroke="#555"/><text x="72" y="336">0</text>
+<line x1="222" y1="318" x2="222" y2="323" stroke="#555"/><text x="222" y="336">1</text>
+<line x1="372" y1="318" x2="372" y2="323" stroke="#555"/><text x="372" y="336">2</text>
+<line x1="522" y1="318" x2="522" y2="323" stroke="#555"/><text x="522" y="336">3</text>
+<line x1="672" y1="318" x2="672" y2="323" stroke="#555"/><text x="672" y="336">4</text>
+</g>
+<path d="M72 58V318H672" fill="none" stroke="#555"/>
+<text x="372" y="354" fill="#333" text-anchor="middle">step (ops in execution order)</text>
+<text transform="translate(16 188) rotate(-90)" fill="#333" text-anchor="middle">address (offset in the arena)</text>
+<rect x="72" y="78" width="600" height="240" fill="#eef1f4"/>
+<g stroke="#ffffff" stroke-width="0.6">
+<rect x="72" y="158" width="150" height="80" fill="#dd8888"><title>input
+1024 bytes (1.00 KiB)
+offset 1024 to 2048
+live steps [0, 1)
+first step 0: expand
+last step 0: expand</title></rect>
+<rect x="72" y="238" width="450" height="80" fill="#61d182"><title>dma
+1024 bytes (1.00 KiB)
+offset 0 to 1024
+live steps [0, 3)
+first step 0: expand
+last step 2: reduce</title></rect>
+<rect x="372" y="78" width="300" height="160" fill="#ba88dd"><title>small
+2048 bytes (2.00 KiB)
+offset 1024 to 3072
+live steps [2, 4)
+first step 2: reduce
+last step 3: head</title></rect>
+</g>
+<g font-size="10" fill="#1b1b1b" text-anchor="middle" pointer-events="none">
+<text x="147" y="201.5">input</text>
+<text x="297" y="281.5">dma</text>
+<text x="522" y="161.5">small</text>
+</g>
+<rect x="372" y="58" width="150" height="260" fill="#e67e22" fill-opacity="0.22" stroke="#e67e22" stroke-width="1" pointer-events="none"/>
+<text x="447" y="52" fill="#e67e22" font-weight="bold" text-anchor="start">peak: step 2, 3.00 KiB live</text>
+<path d="M72 318H72V158H222V238H372V78H522V158H672V318H672" fill="none" stroke="#111" stroke-width="1.6" stroke-linejoin="round" pointer-events="none"/>
+<line x1="72" y1="78" x2="678" y2="78" stroke="#c0392b" stroke-width="1.6"/>
+<line x1="72" y1="78" x2="678" y2="78" stroke="#1e8449" stroke-width="1.6" stroke-dasharray="6 4"/>
+<text x="682" y="75" fill="#c0392b" font-weight="bold">arena 3.00 KiB</text>
+<text x="682" y="91" fill="#1e8449" font-weight="bold">lower bound 3.00 KiB</text>
+<rect x="682" y="270" width="18" height="10" fill="#61d182" stroke="#fff"/>
+<text x="706" y="279" fill="#333" font-size="11">buffer: offset × lifetime</text>
+<line x1="682" y1="292" x2="700" y2="292" stroke="#111" stroke-width="1.6"/>
+<text x="706" y="296" fill="#333" font-size="11">bytes live at each step</text>
+<rect x="682" y="304" width="18" height="10" fill="#e67e22" fill-opacity="0.3" stroke="#e67e22"/>
+<text x="706" y="313" fill="#333" font-size="11">peak step</text>
+</svg>
+
+<svg xmlns="http://www.w3.org/2000/svg" width="862" height="362" viewBox="0 0 862 362" font-family="Helvetica, Arial, sans-serif" font-size="12" role="img">
+<rect width="862" height="362" fill="#ffffff"/>
+<text x="72" y="20" font-size="15" font-weight="bold" fill="#111">pools: pool `dram` over time</text>
+<text x="72" y="38" fill="#333">2 buffers · 5 steps · arena 16.00 KiB · lower bound 16.00 KiB · 1.0000 × lower bound · peak at step 0</text>
+<g stroke="#d5dbe1" stroke-width="1">
+<line x1="72" y1="318" x2="672" y2="318"/>
+<line x1="72" y1="243" x2="672" y2="243"/>
+<line x1="72" y1="168" x2="672" y2="168"/>
+<line x1="72" y1="93" x2="672" y2="93"/>
+</g>
+<g fill="#333" text-anchor="end">
+<text x="66" y="322">0</text>
+<text x="66" y="247">5 KiB</text>
+<text x="66" y="172">10 KiB</text>
+<text x="66" y="97">15 KiB</text>
+</g>
+<g fill="#333" text-anchor="middle" stroke="none">
+<line x1="72" y1="318" x2="72" y2="323" stroke="#555"/><text x="72" y="336">0</text>
+<line x1="192" y1="318" x2="192" y2="323" stroke="#555"/><text x="192" y="336">1</text>
+<line x1="312" y1="318" x2="312" y2="323" stroke="#555"/><text x="312" y="336">2</text>
+<line x1="432" y1="318" x2="432" y2="323" stroke="#555"/><text x="432" y="336">3</text>
+<line x1="552" y1="318" x2="552" y2="323" stroke="#555"/><text x="552" y="336">4</text>
+<line x1="672" y1="318" x2="672" y2="323" stroke="#555"/><text x="672" y="336">5</text>
+</g>
+<path d="M72 58V318H672" fill="none" stroke="#555"/>
+<text x="372" y="354" fill="#333" text-anchor="middle">step (ops in execution order)</text>
+<text transform="translate(16 188) rotate(-90)" fill="#333" text-anchor="middle">address (offset in the arena)</text>
+<rect x="72" y="78" width="600" height="240" fill="#eef1f4"/>
+<g stroke="#ffffff" stroke-width="0.6">
+<rect x="72" y="78" width="360" height="240" fill="#dd8888"><title>big = act
+16384 bytes (16.00 KiB)
+offset 0 to 16384
+live steps [0, 3)
+first step 0: expand
+last step 2: reduce</title></rect>
+<rect x="432" y="314.2" width="240" height="3.8" fill="#61d182"><title>slow = out
+256 bytes (256 B)
+offset 0 to 256
+live steps [3, 5)
+first step 3: head
+last step 4: Tanh tanh</title></rect>
+</g>
+<g font-size="10" fill="#1b1b1b" text-anchor="middle" pointer-events="none">
+<text x="252" y="201.5">big = act</text>
+</g>
+<rect x="72" y="58" width="120" height="260" fill="#e67e22" fill-opacity="0.22" stroke="#e67e22" stroke-width="1" pointer-events="none"/>
+<text x="132" y="52" fill="#e67e22" font-weight="bold" text-anchor="start">peak: step 0, 16.00 KiB live</text>
+<path d="M72 318H72V78H432V314.2H672V318H672" fill="none" stroke="#111" stroke-width="1.6" stroke-linejoin="round" pointer-events="none"/>
+<line x1="72" y1="78" x2="678" y2="78" stroke="#c0392b" stroke-width="1.6"/>
+<line x1="72" y1="78" x2="678" y2="78" stroke="#1e8449" stroke-width="1.6" stroke-dasharray="6 4"/>
+<text x="682" y="75" fill="#c0392b" font-weight="bold">arena 16.00 KiB</text>
+<text x="682" y="91" fill="#1e8449" font-weight="bold">lower bound 16.00 KiB</text>
+<rect x="682" y="270" width="18" height="10" fill="#61d182" stroke="#fff"/>
+<text x="706" y="279" fill="#333" font-size="11">buffer: offset × lifetime</text>
+<line x1="682" y1="292" x2="700" y2="292" stroke="#111" stroke-width="1.6"/>
+<text x="706" y="296" fill="#333" font-size="11">bytes live at each step</text>
+<rect x="682" y="304" width="18" height="10" fill="#e67e22" fill-opacity="0.3" stroke="#e67e22"/>
+<text x="706" y="313" fill="#333" font-size="11">peak step</text>
+</svg>
+
 | tensor | type | pool | offset | bytes | live steps |
 |---|---|---|---:|---:|---|
 | `input` | f32 [1, 256] | sram | 1024 | 1024 | [0, 1) |

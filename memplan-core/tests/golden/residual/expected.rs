@@ -3,6 +3,102 @@
 
 7 tensors, 5 ops. Arena: **17408 bytes** (17.00 KiB); lower bound: 17408 bytes (17.00 KiB), so the arena is 100.0% of the bound. Solver: `first-fit`, optimal.
 
+<svg xmlns="http://www.w3.org/2000/svg" width="862" height="362" viewBox="0 0 862 362" font-family="Helvetica, Arial, sans-serif" font-size="12" role="img">
+<rect width="862" height="362" fill="#ffffff"/>
+<text x="72" y="20" font-size="15" font-weight="bold" fill="#111">residual: the arena over time</text>
+<text x="72" y="38" fill="#333">7 buffers · 5 steps · arena 17.00 KiB · lower bound 17.00 KiB · 1.0000 × lower bound · peak at step 0</text>
+<g stroke="#d5dbe1" stroke-width="1">
+<line x1="72" y1="318" x2="672" y2="318"/>
+<line x1="72" y1="247.4" x2="672" y2="247.4"/>
+<line x1="72" y1="176.8" x2="672" y2="176.8"/>
+<line x1="72" y1="106.2" x2="672" y2="106.2"/>
+</g>
+<g fill="#333" text-anchor="end">
+<text x="66" y="322">0</text>
+<text x="66" y="251.4">5 KiB</text>
+<text x="66" y="180.8">10 KiB</text>
+<text x="66" y="110.2">15 KiB</text>
+</g>
+<g fill="#333" text-anchor="middle" stroke="none">
+<line x1="72" y1="318" x2="72" y2="323" stroke="#555"/><text x="72" y="336">0</text>
+<line x1="192" y1="318" x2="192" y2="323" stroke="#555"/><text x="192" y="336">1</text>
+<line x1="312" y1="318" x2="312" y2="323" stroke="#555"/><text x="312" y="336">2</text>
+<line x1="432" y1="318" x2="432" y2="323" stroke="#555"/><text x="432" y="336">3</text>
+<line x1="552" y1="318" x2="552" y2="323" stroke="#555"/><text x="552" y="336">4</text>
+<line x1="672" y1="318" x2="672" y2="323" stroke="#555"/><text x="672" y="336">5</text>
+</g>
+<path d="M72 58V318H672" fill="none" stroke="#555"/>
+<text x="372" y="354" fill="#333" text-anchor="middle">step (ops in execution order)</text>
+<text transform="translate(16 188) rotate(-90)" fill="#333" text-anchor="middle">address (offset in the arena)</text>
+<rect x="72" y="78" width="600" height="240" fill="#eef1f4"/>
+<g stroke="#ffffff" stroke-width="0.6">
+<rect x="72" y="134.5" width="480" height="56.5" fill="#dd8888"><title>x
+4096 bytes (4.00 KiB)
+offset 9216 to 13312
+live steps [0, 4)
+first step 0: Conv conv1
+last step 3: Add add</title></rect>
+<rect x="72" y="78" width="240" height="56.5" fill="#61d182"><title>c1
+4096 bytes (4.00 KiB)
+offset 13312 to 17408
+live steps [0, 2)
+first step 0: Conv conv1
+last step 1: Relu relu1</title></rect>
+<rect x="192" y="261.5" width="240" height="56.5" fill="#ba88dd"><title>r1
+4096 bytes (4.00 KiB)
+offset 0 to 4096
+live steps [1, 3)
+first step 1: Relu relu1
+last step 2: Conv conv2</title></rect>
+<rect x="312" y="205.1" width="240" height="56.5" fill="#d1c361"><title>c2
+4096 bytes (4.00 KiB)
+offset 4096 to 8192
+live steps [2, 4)
+first step 2: Conv conv2
+last step 3: Add add</title></rect>
+<rect x="432" y="261.5" width="240" height="56.5" fill="#88cfdd"><title>sum
+4096 bytes (4.00 KiB)
+offset 0 to 4096
+live steps [3, 5)
+first step 3: Add add
+last step 4: Relu relu2</title></rect>
+<rect x="552" y="205.1" width="120" height="56.5" fill="#d1619e"><title>y
+4096 bytes (4.00 KiB)
+offset 4096 to 8192
+live steps [4, 5)
+first step 4: Relu relu2
+last step 4: Relu relu2</title></rect>
+<rect x="72" y="190.9" width="120" height="127.1" fill="#9ddd88"><title>im2col
+9216 bytes (9.00 KiB)
+offset 0 to 9216
+live steps [0, 1)
+first step 0: Conv conv1
+last step 0: Conv conv1</title></rect>
+</g>
+<g font-size="10" fill="#1b1b1b" text-anchor="middle" pointer-events="none">
+<text x="312" y="166.2">x</text>
+<text x="192" y="109.7">c1</text>
+<text x="312" y="293.3">r1</text>
+<text x="432" y="236.8">c2</text>
+<text x="552" y="293.3">sum</text>
+<text x="612" y="236.8">y</text>
+<text x="132" y="258">im2col</text>
+</g>
+<rect x="72" y="58" width="120" height="260" fill="#e67e22" fill-opacity="0.22" stroke="#e67e22" stroke-width="1" pointer-events="none"/>
+<text x="132" y="52" fill="#e67e22" font-weight="bold" text-anchor="start">peak: step 0, 17.00 KiB live</text>
+<path d="M72 318H72V78H192V148.6H552V205.1H672V318H672" fill="none" stroke="#111" stroke-width="1.6" stroke-linejoin="round" pointer-events="none"/>
+<line x1="72" y1="78" x2="678" y2="78" stroke="#c0392b" stroke-width="1.6"/>
+<line x1="72" y1="78" x2="678" y2="78" stroke="#1e8449" stroke-width="1.6" stroke-dasharray="6 4"/>
+<text x="682" y="75" fill="#c0392b" font-weight="bold">arena 17.00 KiB</text>
+<text x="682" y="91" fill="#1e8449" font-weight="bold">lower bound 17.00 KiB</text>
+<rect x="682" y="270" width="18" height="10" fill="#61d182" stroke="#fff"/>
+<text x="706" y="279" fill="#333" font-size="11">buffer: offset × lifetime</text>
+<line x1="682" y1="292" x2="700" y2="292" stroke="#111" stroke-width="1.6"/>
+<text x="706" y="296" fill="#333" font-size="11">bytes live at each step</text>
+<rect x="682" y="304" width="18" height="10" fill="#e67e22" fill-opacity="0.3" stroke="#e67e22"/>
+<text x="706" y="313" fill="#333" font-size="11">peak step</text>
+</svg>
+
 | tensor | type | offset | bytes | live steps |
 |---|---|---:|---:|---|
 | `x` | f32 [1, 16, 8, 8] | 9216 | 4096 | [0, 4) |

@@ -3,6 +3,84 @@
 
 5 tensors, 3 ops. Arena: **112 bytes** (112 B); lower bound: 108 bytes (108 B), so the arena is 103.7% of the bound. Solver: `best-fit`, optimal.
 
+<svg xmlns="http://www.w3.org/2000/svg" width="862" height="362" viewBox="0 0 862 362" font-family="Helvetica, Arial, sans-serif" font-size="12" role="img">
+<rect width="862" height="362" fill="#ffffff"/>
+<text x="72" y="20" font-size="15" font-weight="bold" fill="#111">tiny: the arena over time</text>
+<text x="72" y="38" fill="#333">5 buffers · 3 steps · arena 112 B · lower bound 108 B · 1.0370 × lower bound · peak at step 2</text>
+<g stroke="#d5dbe1" stroke-width="1">
+<line x1="72" y1="318" x2="672" y2="318"/>
+<line x1="72" y1="210.6" x2="672" y2="210.6"/>
+<line x1="72" y1="103.1" x2="672" y2="103.1"/>
+</g>
+<g fill="#333" text-anchor="end">
+<text x="66" y="322">0</text>
+<text x="66" y="214.6">50 B</text>
+<text x="66" y="107.1">100 B</text>
+</g>
+<g fill="#333" text-anchor="middle" stroke="none">
+<line x1="72" y1="318" x2="72" y2="323" stroke="#555"/><text x="72" y="336">0</text>
+<line x1="272" y1="318" x2="272" y2="323" stroke="#555"/><text x="272" y="336">1</text>
+<line x1="472" y1="318" x2="472" y2="323" stroke="#555"/><text x="472" y="336">2</text>
+<line x1="672" y1="318" x2="672" y2="323" stroke="#555"/><text x="672" y="336">3</text>
+</g>
+<path d="M72 58V318H672" fill="none" stroke="#555"/>
+<text x="372" y="354" fill="#333" text-anchor="middle">step (ops in execution order)</text>
+<text transform="translate(16 188) rotate(-90)" fill="#333" text-anchor="middle">address (offset in the arena)</text>
+<rect x="72" y="77.3" width="600" height="240.7" fill="#eef1f4"/>
+<g stroke="#ffffff" stroke-width="0.6">
+<rect x="72" y="214.9" width="200" height="34.4" fill="#dd8888"><title>input
+16 bytes (16 B)
+offset 32 to 48
+live steps [0, 1)
+first step 0: Gemm dense1
+last step 0: Gemm dense1</title></rect>
+<rect x="72" y="249.2" width="400" height="68.8" fill="#61d182"><title>hidden
+32 bytes (32 B)
+offset 0 to 32
+live steps [0, 2)
+first step 0: Gemm dense1
+last step 1: relu</title></rect>
+<rect x="272" y="111.7" width="400" height="68.8" fill="#ba88dd"><title>act
+32 bytes (32 B)
+offset 64 to 96
+live steps [1, 3)
+first step 1: relu
+last step 2: dense2</title></rect>
+<rect x="472" y="85.9" width="200" height="25.8" fill="#d1c361"><title>logits
+12 bytes (12 B)
+offset 96 to 108
+live steps [2, 3)
+first step 2: dense2
+last step 2: dense2</title></rect>
+<rect x="472" y="180.5" width="200" height="137.5" fill="#88cfdd"><title>scratch
+64 bytes (64 B)
+offset 0 to 64
+live steps [2, 3)
+first step 2: dense2
+last step 2: dense2</title></rect>
+</g>
+<g font-size="10" fill="#1b1b1b" text-anchor="middle" pointer-events="none">
+<text x="172" y="235.5">input</text>
+<text x="272" y="287.1">hidden</text>
+<text x="472" y="149.6">act</text>
+<text x="572" y="102.3">logits</text>
+<text x="572" y="252.7">scratch</text>
+</g>
+<rect x="472" y="58" width="200" height="260" fill="#e67e22" fill-opacity="0.22" stroke="#e67e22" stroke-width="1" pointer-events="none"/>
+<text x="572" y="52" fill="#e67e22" font-weight="bold" text-anchor="start">peak: step 2, 108 B live</text>
+<path d="M72 318H72V214.9H272V180.5H472V85.9H672V318H672" fill="none" stroke="#111" stroke-width="1.6" stroke-linejoin="round" pointer-events="none"/>
+<line x1="72" y1="77.3" x2="678" y2="77.3" stroke="#c0392b" stroke-width="1.6"/>
+<line x1="72" y1="85.9" x2="678" y2="85.9" stroke="#1e8449" stroke-width="1.6" stroke-dasharray="6 4"/>
+<text x="682" y="74.3" fill="#c0392b" font-weight="bold">arena 112 B</text>
+<text x="682" y="90.3" fill="#1e8449" font-weight="bold">lower bound 108 B</text>
+<rect x="682" y="270" width="18" height="10" fill="#61d182" stroke="#fff"/>
+<text x="706" y="279" fill="#333" font-size="11">buffer: offset × lifetime</text>
+<line x1="682" y1="292" x2="700" y2="292" stroke="#111" stroke-width="1.6"/>
+<text x="706" y="296" fill="#333" font-size="11">bytes live at each step</text>
+<rect x="682" y="304" width="18" height="10" fill="#e67e22" fill-opacity="0.3" stroke="#e67e22"/>
+<text x="706" y="313" fill="#333" font-size="11">peak step</text>
+</svg>
+
 | tensor | type | offset | bytes | live steps |
 |---|---|---:|---:|---|
 | `input` | f32 [1, 4] | 32 | 16 | [0, 1) |
