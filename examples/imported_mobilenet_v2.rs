@@ -52,7 +52,7 @@ mod tests {
         assert_eq!(model::STEPS, 100);
         assert_eq!(core::mem::size_of::<model::Arena>(), model::ARENA_SIZE);
         assert_eq!(core::mem::align_of::<model::Arena>(), model::ARENA_ALIGN);
-        assert!(model::ARENA_SIZE >= model::LOWER_BOUND);
+        const { assert!(model::ARENA_SIZE >= model::LOWER_BOUND) };
         for t in model::TENSORS {
             assert!(t.offset + t.size <= model::ARENA_SIZE, "{}", t.name);
             assert_eq!(
