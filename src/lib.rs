@@ -27,6 +27,45 @@ pub mod __private {
     pub fn view_mut<T: bytemuck::Pod>(bytes: &mut [u8]) -> &mut [T] {
         bytemuck::cast_slice_mut(bytes)
     }
+
+    /// The `len` elements at byte `offset` of the arena, mutable. Same invariant as [`view`].
+    #[inline]
+    pub fn tensor_mut<T: bytemuck::Pod>(arena: &mut [u8], offset: usize, len: usize) -> &mut [T] {
+        bytemuck::cast_slice_mut(&mut arena[offset..offset + len * core::mem::size_of::<T>()])
+    }
+
+    /// Cuts `N` disjoint pieces from `arena`, in offset order: piece `i` starts `cuts[i].0` bytes
+    /// after the end of piece `i - 1` (after the start of the arena for the first) and is
+    /// `cuts[i].1` bytes long. Safe code (`split_at_mut`); it panics only if the pieces run past
+    /// the arena, which the generated code's constants rule out.
+    #[inline]
+    pub fn split<const N: usize>(arena: &mut [u8], cuts: [(usize, usize); N]) -> [&mut [u8]; N] {
+        let mut rest = arena;
+        core::array::from_fn(|i| {
+            let (skip, size) = cuts[i];
+            let (_, after) = core::mem::take(&mut rest).split_at_mut(skip);
+            let (piece, after) = after.split_at_mut(size);
+            rest = after;
+            piece
+        })
+    }
+
+    /// A [`Placement`](crate::Placement), in fewer tokens than the struct literal.
+    pub const fn placement(
+        name: &'static str,
+        offset: usize,
+        size: usize,
+        start: usize,
+        end: usize,
+    ) -> crate::Placement {
+        crate::Placement {
+            name,
+            offset,
+            size,
+            start,
+            end,
+        }
+    }
 }
 
 /// An arena in a `static`, handed out at most once as `&'static mut` (no `unsafe` in user code).
@@ -148,4 +187,46 @@ pub const fn check_plan(tensors: &[Placement], arena_size: usize) -> Result<(), 
         i += 1;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::__private::{split, tensor_mut, view, view_mut};
+
+    #[test]
+    fn split_cuts_disjoint_pieces_in_offset_order() {
+        let mut arena = [0u8; 32];
+        for (i, byte) in arena.iter_mut().enumerate() {
+            *byte = i as u8;
+        }
+        let [a, b, c] = split(&mut arena, [(2, 4), (0, 8), (6, 2)]);
+        assert_eq!(a, &[2, 3, 4, 5]);
+        assert_eq!(b, &[6, 7, 8, 9, 10, 11, 12, 13]);
+        assert_eq!(c, &[20, 21]);
+        let [] = split(&mut arena, []);
+    }
+
+    #[test]
+    #[should_panic]
+    fn split_never_hands_out_bytes_past_the_arena() {
+        let mut arena = [0u8; 8];
+        let _ = split(&mut arena, [(4, 8)]);
+    }
+
+    #[repr(C, align(16))]
+    struct Aligned([u8; 32]);
+
+    #[test]
+    fn views_cast_aligned_bytes_to_elements() {
+        let mut arena = Aligned([0; 32]);
+        tensor_mut::<f32>(&mut arena.0, 16, 4).copy_from_slice(&[1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(
+            tensor_mut::<f32>(&mut arena.0, 16, 4),
+            &[1.0, 2.0, 3.0, 4.0]
+        );
+        assert_eq!(view::<u32>(&mut arena.0[16..20]), &[1.0f32.to_bits()]);
+        view_mut::<u16>(&mut arena.0[0..4]).copy_from_slice(&[1, 2]);
+        assert_eq!(arena.0[..2], 1u16.to_ne_bytes());
+        assert_eq!(arena.0[2..4], 2u16.to_ne_bytes());
+    }
 }

@@ -235,22 +235,19 @@ pub(crate) fn arena(model: &Model, plan: &ModelPlan, pool: usize) -> String {
 }
 
 /// A tensor accessor's docs.
-pub(crate) fn accessor(model: &Model, plan: &ModelPlan, tensor: usize) -> String {
+pub(crate) fn accessor(model: &Model, plan: &ModelPlan, tensor: usize, index: &Index) -> String {
     let t = &model.tensors[tensor];
     let offset = plan.offset(tensor);
-    let producer = model
-        .ops
-        .iter()
-        .find(|op| op.outputs.contains(&tensor) || op.scratch.contains(&tensor))
-        .map_or_else(
-            || "the caller (graph input)".to_owned(),
-            |op| format!("op `{}`", op.name),
-        );
+    let producer = index.writer[tensor].map_or_else(
+        || "the caller (graph input)".to_owned(),
+        |k| format!("op `{}`", model.ops[k].name),
+    );
     let source = t
         .source
         .as_ref()
         .map_or(String::new(), |s| format!(" Source name: `{s}`."));
-    let shared = plan.chain_of(tensor).map_or(String::new(), |chain| {
+    let chain = index.chain[tensor].map(|c| plan.chains[c].as_slice());
+    let shared = chain.map_or(String::new(), |chain| {
         let others: Vec<String> = chain
             .iter()
             .filter(|&&o| o != tensor)
@@ -351,4 +348,30 @@ pub(crate) fn op_struct(model: &Model, k: usize) -> String {
         "The views of op `{}` (step {k}), borrowed together from the arena.",
         model.ops[k].name
     )
+}
+
+/// Look-ups by tensor, built once per expansion so that per-tensor docs stay `O(1)`.
+pub(crate) struct Index {
+    /// The first op that writes each tensor (an output or scratch), if any.
+    pub(crate) writer: Vec<Option<usize>>,
+    /// The alias chain (index into `ModelPlan::chains`) each tensor is in, if any.
+    pub(crate) chain: Vec<Option<usize>>,
+}
+
+impl Index {
+    pub(crate) fn new(model: &Model, plan: &ModelPlan) -> Self {
+        let mut writer = vec![None; model.tensors.len()];
+        for (k, op) in model.ops.iter().enumerate() {
+            for &t in op.outputs.iter().chain(&op.scratch) {
+                writer[t].get_or_insert(k);
+            }
+        }
+        let mut chain = vec![None; model.tensors.len()];
+        for (c, members) in plan.chains.iter().enumerate() {
+            for &t in members {
+                chain[t].get_or_insert(c);
+            }
+        }
+        Self { writer, chain }
+    }
 }

@@ -5,7 +5,7 @@ use quote::{format_ident, quote};
 
 use crate::codegen::docs;
 use crate::codegen::plan::{ModelPlan, check};
-use crate::model_file::Model;
+use crate::model_file::{Alias, Model};
 
 fn ident(name: &str) -> Ident {
     Ident::new(name, Span::call_site())
@@ -49,30 +49,33 @@ pub fn generate(model: &Model, plan: &ModelPlan) -> TokenStream {
     }
 }
 
-/// The `[start, end)` a placement reports: an input that an op overwrites in place ends at that
-/// op's step, where its bytes become the output's.
-fn reported_lifetime(model: &Model, tensor: usize) -> (u64, u64) {
-    let t = &model.tensors[tensor];
-    let end = model
-        .aliases
+/// The `[start, end)` each placement reports: an input that an op overwrites in place ends at
+/// that op's step, where its bytes become the output's.
+fn reported_lifetimes(model: &Model) -> Vec<(u64, u64)> {
+    let mut lifetimes: Vec<(u64, u64)> = model
+        .tensors
         .iter()
-        .find(|a| a.input == tensor)
-        .map_or(t.lifetime.end, |a| a.op as u64);
-    (t.lifetime.start, end)
+        .map(|t| (t.lifetime.start, t.lifetime.end))
+        .collect();
+    // The first alias of an input wins, as a search from the front would find it.
+    for alias in model.aliases.iter().rev() {
+        lifetimes[alias.input].1 = alias.op as u64;
+    }
+    lifetimes
 }
 
+// Per-tensor items are kept terse: a 10,000-tensor model expands to 10,000 of each.
 fn placements(model: &Model, plan: &ModelPlan, tensors: &[usize]) -> Vec<TokenStream> {
+    let lifetimes = reported_lifetimes(model);
     tensors
         .iter()
         .map(|&i| {
             let t = &model.tensors[i];
             let name = &t.name;
-            let (start, end) = reported_lifetime(model, i);
+            let (start, end) = lifetimes[i];
             let (offset, size) = (number(plan.offset(i)), number(t.size));
             let (start, end) = (number(start), number(end));
-            quote! {
-                ::memplan::Placement { name: #name, offset: #offset, size: #size, start: #start, end: #end }
-            }
+            quote! { ::memplan::__private::placement(#name, #offset, #size, #start, #end) }
         })
         .collect()
 }
@@ -123,20 +126,19 @@ fn accessors(
     tensors: &[usize],
     len: &TokenStream,
 ) -> Vec<TokenStream> {
+    let index = docs::Index::new(model, plan);
     tensors
         .iter()
         .map(|&i| {
             let t = &model.tensors[i];
             let name = ident(&t.name);
             let element = element(t.rust_type());
-            let doc = docs::accessor(model, plan, i);
+            let doc = docs::accessor(model, plan, i, &index);
             quote! {
                 #[doc = #doc]
                 #[inline]
                 pub fn #name(&mut self) -> &mut [#element] {
-                    ::memplan::__private::view_mut::<#element>(
-                        &mut self.bytes[offset::#name..offset::#name + #len::#name * ::core::mem::size_of::<#element>()],
-                    )
+                    ::memplan::__private::tensor_mut(&mut self.bytes, offset::#name, #len::#name)
                 }
             }
         })
@@ -150,8 +152,9 @@ fn single_pool(model: &Model, plan: &ModelPlan) -> TokenStream {
     let offsets = offset_consts(model, plan, &pool.tensors, "arena");
     let lens = len_consts(model);
     let accessors = accessors(model, plan, &pool.tensors, &quote! { len });
+    let op_aliases = aliases_by_op(model);
     let (op_methods, op_structs): (Vec<_>, Vec<_>) = (0..model.ops.len())
-        .map(|k| op_views(model, plan, k))
+        .map(|k| op_views(model, plan, k, &op_aliases[k]))
         .unzip();
 
     let module_doc = docs::module(model, plan);
@@ -347,8 +350,9 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
         statics_taken.push(quote! { #name::ARENA.take() });
     }
     let pool_names: Vec<Ident> = plan.pools.iter().map(|p| ident(&p.name)).collect();
+    let op_aliases = aliases_by_op(model);
     let (op_methods, op_structs): (Vec<_>, Vec<_>) = (0..model.ops.len())
-        .map(|k| op_views(model, plan, k))
+        .map(|k| op_views(model, plan, k, &op_aliases[k]))
         .unzip();
 
     quote! {
@@ -398,6 +402,15 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
     }
 }
 
+/// The in-place aliases of each op, in model order.
+fn aliases_by_op(model: &Model) -> Vec<Vec<&Alias>> {
+    let mut by_op = vec![Vec::new(); model.ops.len()];
+    for alias in &model.aliases {
+        by_op[alias.op].push(alias);
+    }
+    by_op
+}
+
 /// One field of an op's view struct.
 struct Field {
     tensor: usize,
@@ -413,9 +426,14 @@ struct Field {
 /// output are one `&mut` field, named after the output. Sorted by offset, each pool's pieces are
 /// cut with `split_at_mut`, one after the other. A tensor read twice by the op is one field.
 /// App-owned (`external`) tensors are parameters of the method, as arrays of their exact length.
-fn op_views(model: &Model, plan: &ModelPlan, k: usize) -> (TokenStream, TokenStream) {
+fn op_views(
+    model: &Model,
+    plan: &ModelPlan,
+    k: usize,
+    aliases: &[&Alias],
+) -> (TokenStream, TokenStream) {
     let op = &model.ops[k];
-    let absorbed = |input: usize| model.aliases.iter().any(|a| a.op == k && a.input == input);
+    let absorbed = |input: usize| aliases.iter().any(|a| a.input == input);
     let mut fields: Vec<Field> = Vec::new();
     let roles = op
         .inputs
@@ -426,11 +444,7 @@ fn op_views(model: &Model, plan: &ModelPlan, k: usize) -> (TokenStream, TokenStr
         if (!mutable && absorbed(t)) || fields.iter().any(|f| f.tensor == t) {
             continue;
         }
-        let absorbs = model
-            .aliases
-            .iter()
-            .find(|a| a.op == k && a.output == t)
-            .map(|a| a.input);
+        let absorbs = aliases.iter().find(|a| a.output == t).map(|a| a.input);
         fields.push(Field {
             tensor: t,
             mutable,
@@ -448,32 +462,27 @@ fn op_views(model: &Model, plan: &ModelPlan, k: usize) -> (TokenStream, TokenStr
             continue;
         }
         by_offset.sort_by_key(|&f| (plan.offset(fields[f].tensor), fields[f].tensor));
-        let rest = if several {
-            format_ident!("rest_{}", pool.name)
-        } else {
-            format_ident!("rest")
-        };
-        if several {
+        let bytes = if several {
             let name = ident(&pool.name);
-            statements
-                .push(quote! { let #rest: &mut [::core::primitive::u8] = &mut self.#name.bytes; });
+            quote! { &mut self.#name.bytes }
         } else {
-            statements.push(quote! { let #rest: &mut [::core::primitive::u8] = &mut self.bytes; });
-        }
+            quote! { &mut self.bytes }
+        };
+        // `split` cuts the pieces in offset order: (gap before, size) each.
         let mut cursor = 0u64;
+        let mut pieces = Vec::with_capacity(by_offset.len());
+        let mut cuts = Vec::with_capacity(by_offset.len());
         for &f in &by_offset {
             let tensor = &model.tensors[fields[f].tensor];
             let offset = plan.offset(fields[f].tensor);
-            let size = number(tensor.size);
-            let piece = format_ident!("piece_{}", f);
-            if offset > cursor {
-                let skip = number(offset - cursor);
-                statements.push(quote! { let (_, #rest) = #rest.split_at_mut(#skip); });
-            }
-            statements.push(quote! { let (#piece, #rest) = #rest.split_at_mut(#size); });
+            let (skip, size) = (number(offset - cursor), number(tensor.size));
+            pieces.push(format_ident!("piece_{}", f));
+            cuts.push(quote! { (#skip, #size) });
             cursor = offset + tensor.size;
         }
-        statements.push(quote! { let _ = #rest; });
+        statements.push(quote! {
+            let [#(#pieces),*] = ::memplan::__private::split(#bytes, [#(#cuts),*]);
+        });
     }
 
     let struct_name = ident(&op.name);
@@ -506,9 +515,9 @@ fn op_views(model: &Model, plan: &ModelPlan, k: usize) -> (TokenStream, TokenStr
             }
             let piece = format_ident!("piece_{}", f);
             if field.mutable {
-                quote! { #name: ::memplan::__private::view_mut::<#element>(#piece) }
+                quote! { #name: ::memplan::__private::view_mut(#piece) }
             } else {
-                quote! { #name: ::memplan::__private::view::<#element>(#piece) }
+                quote! { #name: ::memplan::__private::view(#piece) }
             }
         })
         .collect();

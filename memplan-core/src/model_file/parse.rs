@@ -569,9 +569,11 @@ impl Parser<'_> {
                 ));
             }
         }
+        let names: std::collections::BTreeSet<&str> =
+            tensors.iter().map(|t| t.name.as_str()).collect();
         for (op, spans) in ops.iter().zip(op_spans) {
             let method = format!("op_{}", op.name);
-            if tensors.iter().any(|t| t.name == method) {
+            if names.contains(method.as_str()) {
                 return Err(self.source.error(
                     &spans.name,
                     format!(

@@ -173,104 +173,20 @@ pub mod dtypes {
     /// Every tensor's place in the arena and its lifetime `[start, end)` in steps, in
     /// model order.
     pub const TENSORS: &[::memplan::Placement] = &[
-        ::memplan::Placement {
-            name: "a_f32",
-            offset: 128,
-            size: 12,
-            start: 0,
-            end: 1,
-        },
-        ::memplan::Placement {
-            name: "b_f64",
-            offset: 104,
-            size: 24,
-            start: 0,
-            end: 2,
-        },
-        ::memplan::Placement {
-            name: "c_f16",
-            offset: 144,
-            size: 10,
-            start: 0,
-            end: 2,
-        },
-        ::memplan::Placement {
-            name: "d_bf16",
-            offset: 160,
-            size: 10,
-            start: 0,
-            end: 2,
-        },
-        ::memplan::Placement {
-            name: "e_i8",
-            offset: 80,
-            size: 7,
-            start: 1,
-            end: 3,
-        },
-        ::memplan::Placement {
-            name: "f_u8",
-            offset: 88,
-            size: 7,
-            start: 1,
-            end: 3,
-        },
-        ::memplan::Placement {
-            name: "g_i16",
-            offset: 128,
-            size: 8,
-            start: 1,
-            end: 3,
-        },
-        ::memplan::Placement {
-            name: "h_u16",
-            offset: 136,
-            size: 8,
-            start: 1,
-            end: 3,
-        },
-        ::memplan::Placement {
-            name: "i_i32",
-            offset: 32,
-            size: 12,
-            start: 1,
-            end: 3,
-        },
-        ::memplan::Placement {
-            name: "j_u32",
-            offset: 48,
-            size: 12,
-            start: 1,
-            end: 3,
-        },
-        ::memplan::Placement {
-            name: "k_i64",
-            offset: 0,
-            size: 16,
-            start: 1,
-            end: 3,
-        },
-        ::memplan::Placement {
-            name: "l_u64",
-            offset: 16,
-            size: 16,
-            start: 1,
-            end: 3,
-        },
-        ::memplan::Placement {
-            name: "m_bool",
-            offset: 64,
-            size: 9,
-            start: 2,
-            end: 3,
-        },
-        ::memplan::Placement {
-            name: "work",
-            offset: 0,
-            size: 100,
-            start: 0,
-            end: 1,
-        },
+        ::memplan::__private::placement("a_f32", 128, 12, 0, 1),
+        ::memplan::__private::placement("b_f64", 104, 24, 0, 2),
+        ::memplan::__private::placement("c_f16", 144, 10, 0, 2),
+        ::memplan::__private::placement("d_bf16", 160, 10, 0, 2),
+        ::memplan::__private::placement("e_i8", 80, 7, 1, 3),
+        ::memplan::__private::placement("f_u8", 88, 7, 1, 3),
+        ::memplan::__private::placement("g_i16", 128, 8, 1, 3),
+        ::memplan::__private::placement("h_u16", 136, 8, 1, 3),
+        ::memplan::__private::placement("i_i32", 32, 12, 1, 3),
+        ::memplan::__private::placement("j_u32", 48, 12, 1, 3),
+        ::memplan::__private::placement("k_i64", 0, 16, 1, 3),
+        ::memplan::__private::placement("l_u64", 16, 16, 1, 3),
+        ::memplan::__private::placement("m_bool", 64, 9, 2, 3),
+        ::memplan::__private::placement("work", 0, 100, 0, 1),
     ];
     /// Byte offset of each tensor in the arena.
     #[allow(non_upper_case_globals)]
@@ -353,241 +269,155 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
         ///Tensor `a_f32`: f32 [3], 12 bytes at offset 128, live in steps [0, 1); written by the caller (graph input). Source name: `input:0`.
         #[inline]
         pub fn a_f32(&mut self) -> &mut [::core::primitive::f32] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::f32,
-            >(
-                &mut self
-                    .bytes[offset::a_f32..offset::a_f32
-                    + len::a_f32 * ::core::mem::size_of::<::core::primitive::f32>()],
-            )
+            ::memplan::__private::tensor_mut(&mut self.bytes, offset::a_f32, len::a_f32)
         }
         ///Tensor `b_f64`: f64 [3], 24 bytes at offset 104, live in steps [0, 2); written by op `widen`.
         #[inline]
         pub fn b_f64(&mut self) -> &mut [::core::primitive::f64] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::f64,
-            >(
-                &mut self
-                    .bytes[offset::b_f64..offset::b_f64
-                    + len::b_f64 * ::core::mem::size_of::<::core::primitive::f64>()],
-            )
+            ::memplan::__private::tensor_mut(&mut self.bytes, offset::b_f64, len::b_f64)
         }
         ///Tensor `c_f16`: f16 [5], 10 bytes at offset 144, live in steps [0, 2); written by op `widen`.
         #[inline]
         pub fn c_f16(&mut self) -> &mut [::core::primitive::u16] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::u16,
-            >(
-                &mut self
-                    .bytes[offset::c_f16..offset::c_f16
-                    + len::c_f16 * ::core::mem::size_of::<::core::primitive::u16>()],
-            )
+            ::memplan::__private::tensor_mut(&mut self.bytes, offset::c_f16, len::c_f16)
         }
         ///Tensor `d_bf16`: bf16 [5], 10 bytes at offset 160, live in steps [0, 2); written by op `widen`.
         #[inline]
         pub fn d_bf16(&mut self) -> &mut [::core::primitive::u16] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::u16,
-            >(
-                &mut self
-                    .bytes[offset::d_bf16..offset::d_bf16
-                    + len::d_bf16 * ::core::mem::size_of::<::core::primitive::u16>()],
+            ::memplan::__private::tensor_mut(
+                &mut self.bytes,
+                offset::d_bf16,
+                len::d_bf16,
             )
         }
         ///Tensor `e_i8`: i8 [7], 7 bytes at offset 80, live in steps [1, 3); written by op `ints`.
         #[inline]
         pub fn e_i8(&mut self) -> &mut [::core::primitive::i8] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::i8,
-            >(
-                &mut self
-                    .bytes[offset::e_i8..offset::e_i8
-                    + len::e_i8 * ::core::mem::size_of::<::core::primitive::i8>()],
-            )
+            ::memplan::__private::tensor_mut(&mut self.bytes, offset::e_i8, len::e_i8)
         }
         ///Tensor `f_u8`: u8 [7], 7 bytes at offset 88, live in steps [1, 3); written by op `ints`.
         #[inline]
         pub fn f_u8(&mut self) -> &mut [::core::primitive::u8] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::u8,
-            >(
-                &mut self
-                    .bytes[offset::f_u8..offset::f_u8
-                    + len::f_u8 * ::core::mem::size_of::<::core::primitive::u8>()],
-            )
+            ::memplan::__private::tensor_mut(&mut self.bytes, offset::f_u8, len::f_u8)
         }
         ///Tensor `g_i16`: i16 [2, 2], 8 bytes at offset 128, live in steps [1, 3); written by op `ints`.
         #[inline]
         pub fn g_i16(&mut self) -> &mut [::core::primitive::i16] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::i16,
-            >(
-                &mut self
-                    .bytes[offset::g_i16..offset::g_i16
-                    + len::g_i16 * ::core::mem::size_of::<::core::primitive::i16>()],
-            )
+            ::memplan::__private::tensor_mut(&mut self.bytes, offset::g_i16, len::g_i16)
         }
         ///Tensor `h_u16`: u16 [2, 2], 8 bytes at offset 136, live in steps [1, 3); written by op `ints`.
         #[inline]
         pub fn h_u16(&mut self) -> &mut [::core::primitive::u16] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::u16,
-            >(
-                &mut self
-                    .bytes[offset::h_u16..offset::h_u16
-                    + len::h_u16 * ::core::mem::size_of::<::core::primitive::u16>()],
-            )
+            ::memplan::__private::tensor_mut(&mut self.bytes, offset::h_u16, len::h_u16)
         }
         ///Tensor `i_i32`: i32 [1, 3], 12 bytes at offset 32, live in steps [1, 3); written by op `ints`.
         #[inline]
         pub fn i_i32(&mut self) -> &mut [::core::primitive::i32] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::i32,
-            >(
-                &mut self
-                    .bytes[offset::i_i32..offset::i_i32
-                    + len::i_i32 * ::core::mem::size_of::<::core::primitive::i32>()],
-            )
+            ::memplan::__private::tensor_mut(&mut self.bytes, offset::i_i32, len::i_i32)
         }
         ///Tensor `j_u32`: u32 [1, 3], 12 bytes at offset 48, live in steps [1, 3); written by op `ints`.
         #[inline]
         pub fn j_u32(&mut self) -> &mut [::core::primitive::u32] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::u32,
-            >(
-                &mut self
-                    .bytes[offset::j_u32..offset::j_u32
-                    + len::j_u32 * ::core::mem::size_of::<::core::primitive::u32>()],
-            )
+            ::memplan::__private::tensor_mut(&mut self.bytes, offset::j_u32, len::j_u32)
         }
         ///Tensor `k_i64`: i64 [2], 16 bytes at offset 0, live in steps [1, 3); written by op `ints`.
         #[inline]
         pub fn k_i64(&mut self) -> &mut [::core::primitive::i64] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::i64,
-            >(
-                &mut self
-                    .bytes[offset::k_i64..offset::k_i64
-                    + len::k_i64 * ::core::mem::size_of::<::core::primitive::i64>()],
-            )
+            ::memplan::__private::tensor_mut(&mut self.bytes, offset::k_i64, len::k_i64)
         }
         ///Tensor `l_u64`: u64 [2], 16 bytes at offset 16, live in steps [1, 3); written by op `ints`.
         #[inline]
         pub fn l_u64(&mut self) -> &mut [::core::primitive::u64] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::u64,
-            >(
-                &mut self
-                    .bytes[offset::l_u64..offset::l_u64
-                    + len::l_u64 * ::core::mem::size_of::<::core::primitive::u64>()],
-            )
+            ::memplan::__private::tensor_mut(&mut self.bytes, offset::l_u64, len::l_u64)
         }
         ///Tensor `m_bool`: bool [9], 9 bytes at offset 64, live in steps [2, 3); written by op `any`.
         #[inline]
         pub fn m_bool(&mut self) -> &mut [::core::primitive::u8] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::u8,
-            >(
-                &mut self
-                    .bytes[offset::m_bool..offset::m_bool
-                    + len::m_bool * ::core::mem::size_of::<::core::primitive::u8>()],
+            ::memplan::__private::tensor_mut(
+                &mut self.bytes,
+                offset::m_bool,
+                len::m_bool,
             )
         }
         ///Tensor `work`: 100 raw bytes, 100 bytes at offset 0, live in steps [0, 1); written by op `widen`.
         #[inline]
         pub fn work(&mut self) -> &mut [::core::primitive::u8] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::u8,
-            >(
-                &mut self
-                    .bytes[offset::work..offset::work
-                    + len::work * ::core::mem::size_of::<::core::primitive::u8>()],
-            )
+            ::memplan::__private::tensor_mut(&mut self.bytes, offset::work, len::work)
         }
         ///All views of op `widen` (step 0, `Cast`) at once: reads `a_f32`, `a_f32`; writes `b_f64`, `c_f16`, `d_bf16`; scratch `work`.
         pub fn op_widen(&mut self) -> op::widen<'_> {
-            let rest: &mut [::core::primitive::u8] = &mut self.bytes;
-            let (piece_4, rest) = rest.split_at_mut(100);
-            let (_, rest) = rest.split_at_mut(4);
-            let (piece_1, rest) = rest.split_at_mut(24);
-            let (piece_0, rest) = rest.split_at_mut(12);
-            let (_, rest) = rest.split_at_mut(4);
-            let (piece_2, rest) = rest.split_at_mut(10);
-            let (_, rest) = rest.split_at_mut(6);
-            let (piece_3, rest) = rest.split_at_mut(10);
-            let _ = rest;
+            let [piece_4, piece_1, piece_0, piece_2, piece_3] = ::memplan::__private::split(
+                &mut self.bytes,
+                [(0, 100), (4, 24), (0, 12), (4, 10), (6, 10)],
+            );
             op::widen {
-                a_f32: ::memplan::__private::view::<::core::primitive::f32>(piece_0),
-                b_f64: ::memplan::__private::view_mut::<::core::primitive::f64>(piece_1),
-                c_f16: ::memplan::__private::view_mut::<::core::primitive::u16>(piece_2),
-                d_bf16: ::memplan::__private::view_mut::<
-                    ::core::primitive::u16,
-                >(piece_3),
-                work: ::memplan::__private::view_mut::<::core::primitive::u8>(piece_4),
+                a_f32: ::memplan::__private::view(piece_0),
+                b_f64: ::memplan::__private::view_mut(piece_1),
+                c_f16: ::memplan::__private::view_mut(piece_2),
+                d_bf16: ::memplan::__private::view_mut(piece_3),
+                work: ::memplan::__private::view_mut(piece_4),
             }
         }
         ///All views of op `ints` (step 1) at once: reads `b_f64`, `c_f16`, `d_bf16`; writes `e_i8`, `f_u8`, `g_i16`, `h_u16`, `i_i32`, `j_u32`, `k_i64`, `l_u64`; scratch none.
         pub fn op_ints(&mut self) -> op::ints<'_> {
-            let rest: &mut [::core::primitive::u8] = &mut self.bytes;
-            let (piece_9, rest) = rest.split_at_mut(16);
-            let (piece_10, rest) = rest.split_at_mut(16);
-            let (piece_7, rest) = rest.split_at_mut(12);
-            let (_, rest) = rest.split_at_mut(4);
-            let (piece_8, rest) = rest.split_at_mut(12);
-            let (_, rest) = rest.split_at_mut(20);
-            let (piece_3, rest) = rest.split_at_mut(7);
-            let (_, rest) = rest.split_at_mut(1);
-            let (piece_4, rest) = rest.split_at_mut(7);
-            let (_, rest) = rest.split_at_mut(9);
-            let (piece_0, rest) = rest.split_at_mut(24);
-            let (piece_5, rest) = rest.split_at_mut(8);
-            let (piece_6, rest) = rest.split_at_mut(8);
-            let (piece_1, rest) = rest.split_at_mut(10);
-            let (_, rest) = rest.split_at_mut(6);
-            let (piece_2, rest) = rest.split_at_mut(10);
-            let _ = rest;
+            let [piece_9, piece_10, piece_7, piece_8, piece_3, piece_4, piece_0, piece_5,
+            piece_6, piece_1, piece_2] = ::memplan::__private::split(
+                &mut self.bytes,
+                [
+                    (0, 16),
+                    (0, 16),
+                    (0, 12),
+                    (4, 12),
+                    (20, 7),
+                    (1, 7),
+                    (9, 24),
+                    (0, 8),
+                    (0, 8),
+                    (0, 10),
+                    (6, 10),
+                ],
+            );
             op::ints {
-                b_f64: ::memplan::__private::view::<::core::primitive::f64>(piece_0),
-                c_f16: ::memplan::__private::view::<::core::primitive::u16>(piece_1),
-                d_bf16: ::memplan::__private::view::<::core::primitive::u16>(piece_2),
-                e_i8: ::memplan::__private::view_mut::<::core::primitive::i8>(piece_3),
-                f_u8: ::memplan::__private::view_mut::<::core::primitive::u8>(piece_4),
-                g_i16: ::memplan::__private::view_mut::<::core::primitive::i16>(piece_5),
-                h_u16: ::memplan::__private::view_mut::<::core::primitive::u16>(piece_6),
-                i_i32: ::memplan::__private::view_mut::<::core::primitive::i32>(piece_7),
-                j_u32: ::memplan::__private::view_mut::<::core::primitive::u32>(piece_8),
-                k_i64: ::memplan::__private::view_mut::<::core::primitive::i64>(piece_9),
-                l_u64: ::memplan::__private::view_mut::<::core::primitive::u64>(piece_10),
+                b_f64: ::memplan::__private::view(piece_0),
+                c_f16: ::memplan::__private::view(piece_1),
+                d_bf16: ::memplan::__private::view(piece_2),
+                e_i8: ::memplan::__private::view_mut(piece_3),
+                f_u8: ::memplan::__private::view_mut(piece_4),
+                g_i16: ::memplan::__private::view_mut(piece_5),
+                h_u16: ::memplan::__private::view_mut(piece_6),
+                i_i32: ::memplan::__private::view_mut(piece_7),
+                j_u32: ::memplan::__private::view_mut(piece_8),
+                k_i64: ::memplan::__private::view_mut(piece_9),
+                l_u64: ::memplan::__private::view_mut(piece_10),
             }
         }
         ///All views of op `any` (step 2) at once: reads `e_i8`, `f_u8`, `g_i16`, `h_u16`, `i_i32`, `j_u32`, `k_i64`, `l_u64`; writes `m_bool`; scratch none.
         pub fn op_any(&mut self) -> op::any<'_> {
-            let rest: &mut [::core::primitive::u8] = &mut self.bytes;
-            let (piece_6, rest) = rest.split_at_mut(16);
-            let (piece_7, rest) = rest.split_at_mut(16);
-            let (piece_4, rest) = rest.split_at_mut(12);
-            let (_, rest) = rest.split_at_mut(4);
-            let (piece_5, rest) = rest.split_at_mut(12);
-            let (_, rest) = rest.split_at_mut(4);
-            let (piece_8, rest) = rest.split_at_mut(9);
-            let (_, rest) = rest.split_at_mut(7);
-            let (piece_0, rest) = rest.split_at_mut(7);
-            let (_, rest) = rest.split_at_mut(1);
-            let (piece_1, rest) = rest.split_at_mut(7);
-            let (_, rest) = rest.split_at_mut(33);
-            let (piece_2, rest) = rest.split_at_mut(8);
-            let (piece_3, rest) = rest.split_at_mut(8);
-            let _ = rest;
+            let [piece_6, piece_7, piece_4, piece_5, piece_8, piece_0, piece_1, piece_2,
+            piece_3] = ::memplan::__private::split(
+                &mut self.bytes,
+                [
+                    (0, 16),
+                    (0, 16),
+                    (0, 12),
+                    (4, 12),
+                    (4, 9),
+                    (7, 7),
+                    (1, 7),
+                    (33, 8),
+                    (0, 8),
+                ],
+            );
             op::any {
-                e_i8: ::memplan::__private::view::<::core::primitive::i8>(piece_0),
-                f_u8: ::memplan::__private::view::<::core::primitive::u8>(piece_1),
-                g_i16: ::memplan::__private::view::<::core::primitive::i16>(piece_2),
-                h_u16: ::memplan::__private::view::<::core::primitive::u16>(piece_3),
-                i_i32: ::memplan::__private::view::<::core::primitive::i32>(piece_4),
-                j_u32: ::memplan::__private::view::<::core::primitive::u32>(piece_5),
-                k_i64: ::memplan::__private::view::<::core::primitive::i64>(piece_6),
-                l_u64: ::memplan::__private::view::<::core::primitive::u64>(piece_7),
-                m_bool: ::memplan::__private::view_mut::<::core::primitive::u8>(piece_8),
+                e_i8: ::memplan::__private::view(piece_0),
+                f_u8: ::memplan::__private::view(piece_1),
+                g_i16: ::memplan::__private::view(piece_2),
+                h_u16: ::memplan::__private::view(piece_3),
+                i_i32: ::memplan::__private::view(piece_4),
+                j_u32: ::memplan::__private::view(piece_5),
+                k_i64: ::memplan::__private::view(piece_6),
+                l_u64: ::memplan::__private::view(piece_7),
+                m_bool: ::memplan::__private::view_mut(piece_8),
             }
         }
     }

@@ -100,48 +100,12 @@ pub mod inplace {
     /// Every tensor's place in the arena and its lifetime `[start, end)` in steps, in
     /// model order.
     pub const TENSORS: &[::memplan::Placement] = &[
-        ::memplan::Placement {
-            name: "dma",
-            offset: 0,
-            size: 768,
-            start: 0,
-            end: 2,
-        },
-        ::memplan::Placement {
-            name: "conv",
-            offset: 768,
-            size: 8192,
-            start: 1,
-            end: 2,
-        },
-        ::memplan::Placement {
-            name: "act",
-            offset: 768,
-            size: 8192,
-            start: 2,
-            end: 3,
-        },
-        ::memplan::Placement {
-            name: "flat",
-            offset: 768,
-            size: 8192,
-            start: 3,
-            end: 5,
-        },
-        ::memplan::Placement {
-            name: "logits",
-            offset: 0,
-            size: 40,
-            start: 4,
-            end: 5,
-        },
-        ::memplan::Placement {
-            name: "scaled",
-            offset: 0,
-            size: 40,
-            start: 5,
-            end: 7,
-        },
+        ::memplan::__private::placement("dma", 0, 768, 0, 2),
+        ::memplan::__private::placement("conv", 768, 8192, 1, 2),
+        ::memplan::__private::placement("act", 768, 8192, 2, 3),
+        ::memplan::__private::placement("flat", 768, 8192, 3, 5),
+        ::memplan::__private::placement("logits", 0, 40, 4, 5),
+        ::memplan::__private::placement("scaled", 0, 40, 5, 7),
     ];
     /// Byte offset of each tensor in the arena.
     #[allow(non_upper_case_globals)]
@@ -196,67 +160,39 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
         ///Tensor `dma`: 768 raw bytes, 768 bytes at offset 0 (pinned), live in steps [0, 2); written by op `load`.
         #[inline]
         pub fn dma(&mut self) -> &mut [::core::primitive::u8] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::u8,
-            >(
-                &mut self
-                    .bytes[offset::dma..offset::dma
-                    + len::dma * ::core::mem::size_of::<::core::primitive::u8>()],
-            )
+            ::memplan::__private::tensor_mut(&mut self.bytes, offset::dma, len::dma)
         }
         ///Tensor `conv`: f32 [1, 8, 16, 16], 8192 bytes at offset 768, live in steps [1, 3); written by op `conv1`. Shares its bytes in place with `act`, `flat`.
         #[inline]
         pub fn conv(&mut self) -> &mut [::core::primitive::f32] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::f32,
-            >(
-                &mut self
-                    .bytes[offset::conv..offset::conv
-                    + len::conv * ::core::mem::size_of::<::core::primitive::f32>()],
-            )
+            ::memplan::__private::tensor_mut(&mut self.bytes, offset::conv, len::conv)
         }
         ///Tensor `act`: f32 [1, 8, 16, 16], 8192 bytes at offset 768, live in steps [2, 4); written by op `relu`. Shares its bytes in place with `conv`, `flat`.
         #[inline]
         pub fn act(&mut self) -> &mut [::core::primitive::f32] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::f32,
-            >(
-                &mut self
-                    .bytes[offset::act..offset::act
-                    + len::act * ::core::mem::size_of::<::core::primitive::f32>()],
-            )
+            ::memplan::__private::tensor_mut(&mut self.bytes, offset::act, len::act)
         }
         ///Tensor `flat`: f32 [1, 2048], 8192 bytes at offset 768, live in steps [3, 5); written by op `flatten`. Shares its bytes in place with `conv`, `act`.
         #[inline]
         pub fn flat(&mut self) -> &mut [::core::primitive::f32] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::f32,
-            >(
-                &mut self
-                    .bytes[offset::flat..offset::flat
-                    + len::flat * ::core::mem::size_of::<::core::primitive::f32>()],
-            )
+            ::memplan::__private::tensor_mut(&mut self.bytes, offset::flat, len::flat)
         }
         ///Tensor `logits`: f32 [1, 10], 40 bytes at offset 0, live in steps [4, 6); written by op `dense`. Shares its bytes in place with `scaled`.
         #[inline]
         pub fn logits(&mut self) -> &mut [::core::primitive::f32] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::f32,
-            >(
-                &mut self
-                    .bytes[offset::logits..offset::logits
-                    + len::logits * ::core::mem::size_of::<::core::primitive::f32>()],
+            ::memplan::__private::tensor_mut(
+                &mut self.bytes,
+                offset::logits,
+                len::logits,
             )
         }
         ///Tensor `scaled`: f32 [1, 10], 40 bytes at offset 0, live in steps [5, 7); written by op `scale`. Shares its bytes in place with `logits`.
         #[inline]
         pub fn scaled(&mut self) -> &mut [::core::primitive::f32] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::f32,
-            >(
-                &mut self
-                    .bytes[offset::scaled..offset::scaled
-                    + len::scaled * ::core::mem::size_of::<::core::primitive::f32>()],
+            ::memplan::__private::tensor_mut(
+                &mut self.bytes,
+                offset::scaled,
+                len::scaled,
             )
         }
         ///All views of op `load` (step 0) at once: reads `image`; writes `dma`; scratch none.
@@ -264,64 +200,53 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             &'v mut self,
             image: &'v [::core::primitive::u8; len::image],
         ) -> op::load<'v> {
-            let rest: &mut [::core::primitive::u8] = &mut self.bytes;
-            let (piece_1, rest) = rest.split_at_mut(768);
-            let _ = rest;
+            let [piece_1] = ::memplan::__private::split(&mut self.bytes, [(0, 768)]);
             op::load {
                 image,
-                dma: ::memplan::__private::view_mut::<::core::primitive::u8>(piece_1),
+                dma: ::memplan::__private::view_mut(piece_1),
             }
         }
         ///All views of op `conv1` (step 1, `Conv`) at once: reads `dma`; writes `conv`; scratch none.
         pub fn op_conv1(&mut self) -> op::conv1<'_> {
-            let rest: &mut [::core::primitive::u8] = &mut self.bytes;
-            let (piece_0, rest) = rest.split_at_mut(768);
-            let (piece_1, rest) = rest.split_at_mut(8192);
-            let _ = rest;
+            let [piece_0, piece_1] = ::memplan::__private::split(
+                &mut self.bytes,
+                [(0, 768), (0, 8192)],
+            );
             op::conv1 {
-                dma: ::memplan::__private::view::<::core::primitive::u8>(piece_0),
-                conv: ::memplan::__private::view_mut::<::core::primitive::f32>(piece_1),
+                dma: ::memplan::__private::view(piece_0),
+                conv: ::memplan::__private::view_mut(piece_1),
             }
         }
         ///All views of op `relu` (step 2, `Relu`) at once: reads `conv`; writes `act`; scratch none. In place: `act` over `conv` (one `&mut` view each, named after the output).
         pub fn op_relu(&mut self) -> op::relu<'_> {
-            let rest: &mut [::core::primitive::u8] = &mut self.bytes;
-            let (_, rest) = rest.split_at_mut(768);
-            let (piece_0, rest) = rest.split_at_mut(8192);
-            let _ = rest;
+            let [piece_0] = ::memplan::__private::split(&mut self.bytes, [(768, 8192)]);
             op::relu {
-                act: ::memplan::__private::view_mut::<::core::primitive::f32>(piece_0),
+                act: ::memplan::__private::view_mut(piece_0),
             }
         }
         ///All views of op `flatten` (step 3, `Flatten`) at once: reads `act`; writes `flat`; scratch none. In place: `flat` over `act` (one `&mut` view each, named after the output).
         pub fn op_flatten(&mut self) -> op::flatten<'_> {
-            let rest: &mut [::core::primitive::u8] = &mut self.bytes;
-            let (_, rest) = rest.split_at_mut(768);
-            let (piece_0, rest) = rest.split_at_mut(8192);
-            let _ = rest;
+            let [piece_0] = ::memplan::__private::split(&mut self.bytes, [(768, 8192)]);
             op::flatten {
-                flat: ::memplan::__private::view_mut::<::core::primitive::f32>(piece_0),
+                flat: ::memplan::__private::view_mut(piece_0),
             }
         }
         ///All views of op `dense` (step 4, `Gemm`) at once: reads `flat`; writes `logits`; scratch none.
         pub fn op_dense(&mut self) -> op::dense<'_> {
-            let rest: &mut [::core::primitive::u8] = &mut self.bytes;
-            let (piece_1, rest) = rest.split_at_mut(40);
-            let (_, rest) = rest.split_at_mut(728);
-            let (piece_0, rest) = rest.split_at_mut(8192);
-            let _ = rest;
+            let [piece_1, piece_0] = ::memplan::__private::split(
+                &mut self.bytes,
+                [(0, 40), (728, 8192)],
+            );
             op::dense {
-                flat: ::memplan::__private::view::<::core::primitive::f32>(piece_0),
-                logits: ::memplan::__private::view_mut::<::core::primitive::f32>(piece_1),
+                flat: ::memplan::__private::view(piece_0),
+                logits: ::memplan::__private::view_mut(piece_1),
             }
         }
         ///All views of op `scale` (step 5, `MyScale`) at once: reads `logits`; writes `scaled`; scratch none. In place: `scaled` over `logits` (one `&mut` view each, named after the output).
         pub fn op_scale(&mut self) -> op::scale<'_> {
-            let rest: &mut [::core::primitive::u8] = &mut self.bytes;
-            let (piece_0, rest) = rest.split_at_mut(40);
-            let _ = rest;
+            let [piece_0] = ::memplan::__private::split(&mut self.bytes, [(0, 40)]);
             op::scale {
-                scaled: ::memplan::__private::view_mut::<::core::primitive::f32>(piece_0),
+                scaled: ::memplan::__private::view_mut(piece_0),
             }
         }
         ///All views of op `softmax` (step 6, `Softmax`) at once: reads `scaled`; writes `probs`; scratch none.
@@ -329,11 +254,9 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             &'v mut self,
             probs: &'v mut [::core::primitive::f32; len::probs],
         ) -> op::softmax<'v> {
-            let rest: &mut [::core::primitive::u8] = &mut self.bytes;
-            let (piece_0, rest) = rest.split_at_mut(40);
-            let _ = rest;
+            let [piece_0] = ::memplan::__private::split(&mut self.bytes, [(0, 40)]);
             op::softmax {
-                scaled: ::memplan::__private::view::<::core::primitive::f32>(piece_0),
+                scaled: ::memplan::__private::view(piece_0),
                 probs,
             }
         }

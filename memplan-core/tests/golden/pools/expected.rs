@@ -181,27 +181,9 @@ pub mod pools {
         );
         /// Every tensor of this pool: its place in the pool's arena and its lifetime.
         pub const TENSORS: &[::memplan::Placement] = &[
-            ::memplan::Placement {
-                name: "input",
-                offset: 1024,
-                size: 1024,
-                start: 0,
-                end: 1,
-            },
-            ::memplan::Placement {
-                name: "dma",
-                offset: 0,
-                size: 1024,
-                start: 0,
-                end: 3,
-            },
-            ::memplan::Placement {
-                name: "small",
-                offset: 1024,
-                size: 2048,
-                start: 2,
-                end: 4,
-            },
+            ::memplan::__private::placement("input", 1024, 1024, 0, 1),
+            ::memplan::__private::placement("dma", 0, 1024, 0, 3),
+            ::memplan::__private::placement("small", 1024, 2048, 2, 4),
         ];
         /// Byte offset of each tensor of this pool in its arena.
         #[allow(non_upper_case_globals)]
@@ -228,37 +210,28 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
             ///Tensor `input`: f32 [1, 256], 1024 bytes at offset 1024, live in steps [0, 1); written by the caller (graph input).
             #[inline]
             pub fn input(&mut self) -> &mut [::core::primitive::f32] {
-                ::memplan::__private::view_mut::<
-                    ::core::primitive::f32,
-                >(
-                    &mut self
-                        .bytes[offset::input..offset::input
-                        + super::len::input
-                            * ::core::mem::size_of::<::core::primitive::f32>()],
+                ::memplan::__private::tensor_mut(
+                    &mut self.bytes,
+                    offset::input,
+                    super::len::input,
                 )
             }
             ///Tensor `dma`: 1024 raw bytes, 1024 bytes at offset 0 (pinned), live in steps [0, 3); written by op `expand`.
             #[inline]
             pub fn dma(&mut self) -> &mut [::core::primitive::u8] {
-                ::memplan::__private::view_mut::<
-                    ::core::primitive::u8,
-                >(
-                    &mut self
-                        .bytes[offset::dma..offset::dma
-                        + super::len::dma
-                            * ::core::mem::size_of::<::core::primitive::u8>()],
+                ::memplan::__private::tensor_mut(
+                    &mut self.bytes,
+                    offset::dma,
+                    super::len::dma,
                 )
             }
             ///Tensor `small`: f32 [1, 512], 2048 bytes at offset 1024, live in steps [2, 4); written by op `reduce`.
             #[inline]
             pub fn small(&mut self) -> &mut [::core::primitive::f32] {
-                ::memplan::__private::view_mut::<
-                    ::core::primitive::f32,
-                >(
-                    &mut self
-                        .bytes[offset::small..offset::small
-                        + super::len::small
-                            * ::core::mem::size_of::<::core::primitive::f32>()],
+                ::memplan::__private::tensor_mut(
+                    &mut self.bytes,
+                    offset::small,
+                    super::len::small,
                 )
             }
         }
@@ -289,34 +262,10 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
         pub const CAPACITY: ::core::option::Option<usize> = ::core::option::Option::None;
         /// Every tensor of this pool: its place in the pool's arena and its lifetime.
         pub const TENSORS: &[::memplan::Placement] = &[
-            ::memplan::Placement {
-                name: "big",
-                offset: 0,
-                size: 16384,
-                start: 0,
-                end: 1,
-            },
-            ::memplan::Placement {
-                name: "act",
-                offset: 0,
-                size: 16384,
-                start: 1,
-                end: 3,
-            },
-            ::memplan::Placement {
-                name: "slow",
-                offset: 0,
-                size: 256,
-                start: 3,
-                end: 4,
-            },
-            ::memplan::Placement {
-                name: "out",
-                offset: 0,
-                size: 256,
-                start: 4,
-                end: 5,
-            },
+            ::memplan::__private::placement("big", 0, 16384, 0, 1),
+            ::memplan::__private::placement("act", 0, 16384, 1, 3),
+            ::memplan::__private::placement("slow", 0, 256, 3, 4),
+            ::memplan::__private::placement("out", 0, 256, 4, 5),
         ];
         /// Byte offset of each tensor of this pool in its arena.
         #[allow(non_upper_case_globals)]
@@ -345,49 +294,37 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
             ///Tensor `big`: f32 [1, 4096], 16384 bytes at offset 0, live in steps [0, 2); written by op `expand`. Shares its bytes in place with `act`.
             #[inline]
             pub fn big(&mut self) -> &mut [::core::primitive::f32] {
-                ::memplan::__private::view_mut::<
-                    ::core::primitive::f32,
-                >(
-                    &mut self
-                        .bytes[offset::big..offset::big
-                        + super::len::big
-                            * ::core::mem::size_of::<::core::primitive::f32>()],
+                ::memplan::__private::tensor_mut(
+                    &mut self.bytes,
+                    offset::big,
+                    super::len::big,
                 )
             }
             ///Tensor `act`: f32 [1, 4096], 16384 bytes at offset 0, live in steps [1, 3); written by op `relu`. Shares its bytes in place with `big`.
             #[inline]
             pub fn act(&mut self) -> &mut [::core::primitive::f32] {
-                ::memplan::__private::view_mut::<
-                    ::core::primitive::f32,
-                >(
-                    &mut self
-                        .bytes[offset::act..offset::act
-                        + super::len::act
-                            * ::core::mem::size_of::<::core::primitive::f32>()],
+                ::memplan::__private::tensor_mut(
+                    &mut self.bytes,
+                    offset::act,
+                    super::len::act,
                 )
             }
             ///Tensor `slow`: f32 [1, 64], 256 bytes at offset 0, live in steps [3, 5); written by op `head`. Shares its bytes in place with `out`.
             #[inline]
             pub fn slow(&mut self) -> &mut [::core::primitive::f32] {
-                ::memplan::__private::view_mut::<
-                    ::core::primitive::f32,
-                >(
-                    &mut self
-                        .bytes[offset::slow..offset::slow
-                        + super::len::slow
-                            * ::core::mem::size_of::<::core::primitive::f32>()],
+                ::memplan::__private::tensor_mut(
+                    &mut self.bytes,
+                    offset::slow,
+                    super::len::slow,
                 )
             }
             ///Tensor `out`: f32 [1, 64], 256 bytes at offset 0, live in steps [4, 5); written by op `tanh`. Shares its bytes in place with `slow`.
             #[inline]
             pub fn out(&mut self) -> &mut [::core::primitive::f32] {
-                ::memplan::__private::view_mut::<
-                    ::core::primitive::f32,
-                >(
-                    &mut self
-                        .bytes[offset::out..offset::out
-                        + super::len::out
-                            * ::core::mem::size_of::<::core::primitive::f32>()],
+                ::memplan::__private::tensor_mut(
+                    &mut self.bytes,
+                    offset::out,
+                    super::len::out,
                 )
             }
         }
@@ -423,64 +360,69 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
         }
         ///All views of op `expand` (step 0) at once: reads `input`; writes `big`, `dma`; scratch none.
         pub fn op_expand(&mut self) -> op::expand<'_> {
-            let rest_sram: &mut [::core::primitive::u8] = &mut self.sram.bytes;
-            let (piece_2, rest_sram) = rest_sram.split_at_mut(1024);
-            let (piece_0, rest_sram) = rest_sram.split_at_mut(1024);
-            let _ = rest_sram;
-            let rest_dram: &mut [::core::primitive::u8] = &mut self.dram.bytes;
-            let (piece_1, rest_dram) = rest_dram.split_at_mut(16384);
-            let _ = rest_dram;
+            let [piece_2, piece_0] = ::memplan::__private::split(
+                &mut self.sram.bytes,
+                [(0, 1024), (0, 1024)],
+            );
+            let [piece_1] = ::memplan::__private::split(
+                &mut self.dram.bytes,
+                [(0, 16384)],
+            );
             op::expand {
-                input: ::memplan::__private::view::<::core::primitive::f32>(piece_0),
-                big: ::memplan::__private::view_mut::<::core::primitive::f32>(piece_1),
-                dma: ::memplan::__private::view_mut::<::core::primitive::u8>(piece_2),
+                input: ::memplan::__private::view(piece_0),
+                big: ::memplan::__private::view_mut(piece_1),
+                dma: ::memplan::__private::view_mut(piece_2),
             }
         }
         ///All views of op `relu` (step 1, `Relu`) at once: reads `big`; writes `act`; scratch none. In place: `act` over `big` (one `&mut` view each, named after the output).
         pub fn op_relu(&mut self) -> op::relu<'_> {
-            let rest_dram: &mut [::core::primitive::u8] = &mut self.dram.bytes;
-            let (piece_0, rest_dram) = rest_dram.split_at_mut(16384);
-            let _ = rest_dram;
+            let [piece_0] = ::memplan::__private::split(
+                &mut self.dram.bytes,
+                [(0, 16384)],
+            );
             op::relu {
-                act: ::memplan::__private::view_mut::<::core::primitive::f32>(piece_0),
+                act: ::memplan::__private::view_mut(piece_0),
             }
         }
         ///All views of op `reduce` (step 2) at once: reads `act`, `dma`; writes `small`; scratch none.
         pub fn op_reduce(&mut self) -> op::reduce<'_> {
-            let rest_sram: &mut [::core::primitive::u8] = &mut self.sram.bytes;
-            let (piece_1, rest_sram) = rest_sram.split_at_mut(1024);
-            let (piece_2, rest_sram) = rest_sram.split_at_mut(2048);
-            let _ = rest_sram;
-            let rest_dram: &mut [::core::primitive::u8] = &mut self.dram.bytes;
-            let (piece_0, rest_dram) = rest_dram.split_at_mut(16384);
-            let _ = rest_dram;
+            let [piece_1, piece_2] = ::memplan::__private::split(
+                &mut self.sram.bytes,
+                [(0, 1024), (0, 2048)],
+            );
+            let [piece_0] = ::memplan::__private::split(
+                &mut self.dram.bytes,
+                [(0, 16384)],
+            );
             op::reduce {
-                act: ::memplan::__private::view::<::core::primitive::f32>(piece_0),
-                dma: ::memplan::__private::view::<::core::primitive::u8>(piece_1),
-                small: ::memplan::__private::view_mut::<::core::primitive::f32>(piece_2),
+                act: ::memplan::__private::view(piece_0),
+                dma: ::memplan::__private::view(piece_1),
+                small: ::memplan::__private::view_mut(piece_2),
             }
         }
         ///All views of op `head` (step 3) at once: reads `small`; writes `slow`; scratch none.
         pub fn op_head(&mut self) -> op::head<'_> {
-            let rest_sram: &mut [::core::primitive::u8] = &mut self.sram.bytes;
-            let (_, rest_sram) = rest_sram.split_at_mut(1024);
-            let (piece_0, rest_sram) = rest_sram.split_at_mut(2048);
-            let _ = rest_sram;
-            let rest_dram: &mut [::core::primitive::u8] = &mut self.dram.bytes;
-            let (piece_1, rest_dram) = rest_dram.split_at_mut(256);
-            let _ = rest_dram;
+            let [piece_0] = ::memplan::__private::split(
+                &mut self.sram.bytes,
+                [(1024, 2048)],
+            );
+            let [piece_1] = ::memplan::__private::split(
+                &mut self.dram.bytes,
+                [(0, 256)],
+            );
             op::head {
-                small: ::memplan::__private::view::<::core::primitive::f32>(piece_0),
-                slow: ::memplan::__private::view_mut::<::core::primitive::f32>(piece_1),
+                small: ::memplan::__private::view(piece_0),
+                slow: ::memplan::__private::view_mut(piece_1),
             }
         }
         ///All views of op `tanh` (step 4, `Tanh`) at once: reads `slow`; writes `out`; scratch none. In place: `out` over `slow` (one `&mut` view each, named after the output).
         pub fn op_tanh(&mut self) -> op::tanh<'_> {
-            let rest_dram: &mut [::core::primitive::u8] = &mut self.dram.bytes;
-            let (piece_0, rest_dram) = rest_dram.split_at_mut(256);
-            let _ = rest_dram;
+            let [piece_0] = ::memplan::__private::split(
+                &mut self.dram.bytes,
+                [(0, 256)],
+            );
             op::tanh {
-                out: ::memplan::__private::view_mut::<::core::primitive::f32>(piece_0),
+                out: ::memplan::__private::view_mut(piece_0),
             }
         }
     }

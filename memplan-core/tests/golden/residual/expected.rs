@@ -122,55 +122,13 @@ pub mod residual {
     /// Every tensor's place in the arena and its lifetime `[start, end)` in steps, in
     /// model order.
     pub const TENSORS: &[::memplan::Placement] = &[
-        ::memplan::Placement {
-            name: "x",
-            offset: 9216,
-            size: 4096,
-            start: 0,
-            end: 4,
-        },
-        ::memplan::Placement {
-            name: "c1",
-            offset: 13312,
-            size: 4096,
-            start: 0,
-            end: 2,
-        },
-        ::memplan::Placement {
-            name: "r1",
-            offset: 0,
-            size: 4096,
-            start: 1,
-            end: 3,
-        },
-        ::memplan::Placement {
-            name: "c2",
-            offset: 4096,
-            size: 4096,
-            start: 2,
-            end: 4,
-        },
-        ::memplan::Placement {
-            name: "sum",
-            offset: 0,
-            size: 4096,
-            start: 3,
-            end: 5,
-        },
-        ::memplan::Placement {
-            name: "y",
-            offset: 4096,
-            size: 4096,
-            start: 4,
-            end: 5,
-        },
-        ::memplan::Placement {
-            name: "im2col",
-            offset: 0,
-            size: 9216,
-            start: 0,
-            end: 1,
-        },
+        ::memplan::__private::placement("x", 9216, 4096, 0, 4),
+        ::memplan::__private::placement("c1", 13312, 4096, 0, 2),
+        ::memplan::__private::placement("r1", 0, 4096, 1, 3),
+        ::memplan::__private::placement("c2", 4096, 4096, 2, 4),
+        ::memplan::__private::placement("sum", 0, 4096, 3, 5),
+        ::memplan::__private::placement("y", 4096, 4096, 4, 5),
+        ::memplan::__private::placement("im2col", 0, 9216, 0, 1),
     ];
     /// Byte offset of each tensor in the arena.
     #[allow(non_upper_case_globals)]
@@ -225,139 +183,97 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
         ///Tensor `x`: f32 [1, 16, 8, 8], 4096 bytes at offset 9216, live in steps [0, 4); written by the caller (graph input).
         #[inline]
         pub fn x(&mut self) -> &mut [::core::primitive::f32] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::f32,
-            >(
-                &mut self
-                    .bytes[offset::x..offset::x
-                    + len::x * ::core::mem::size_of::<::core::primitive::f32>()],
-            )
+            ::memplan::__private::tensor_mut(&mut self.bytes, offset::x, len::x)
         }
         ///Tensor `c1`: f32 [1, 16, 8, 8], 4096 bytes at offset 13312, live in steps [0, 2); written by op `conv1`.
         #[inline]
         pub fn c1(&mut self) -> &mut [::core::primitive::f32] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::f32,
-            >(
-                &mut self
-                    .bytes[offset::c1..offset::c1
-                    + len::c1 * ::core::mem::size_of::<::core::primitive::f32>()],
-            )
+            ::memplan::__private::tensor_mut(&mut self.bytes, offset::c1, len::c1)
         }
         ///Tensor `r1`: f32 [1, 16, 8, 8], 4096 bytes at offset 0, live in steps [1, 3); written by op `relu1`.
         #[inline]
         pub fn r1(&mut self) -> &mut [::core::primitive::f32] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::f32,
-            >(
-                &mut self
-                    .bytes[offset::r1..offset::r1
-                    + len::r1 * ::core::mem::size_of::<::core::primitive::f32>()],
-            )
+            ::memplan::__private::tensor_mut(&mut self.bytes, offset::r1, len::r1)
         }
         ///Tensor `c2`: f32 [1, 16, 8, 8], 4096 bytes at offset 4096, live in steps [2, 4); written by op `conv2`.
         #[inline]
         pub fn c2(&mut self) -> &mut [::core::primitive::f32] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::f32,
-            >(
-                &mut self
-                    .bytes[offset::c2..offset::c2
-                    + len::c2 * ::core::mem::size_of::<::core::primitive::f32>()],
-            )
+            ::memplan::__private::tensor_mut(&mut self.bytes, offset::c2, len::c2)
         }
         ///Tensor `sum`: f32 [1, 16, 8, 8], 4096 bytes at offset 0, live in steps [3, 5); written by op `add`.
         #[inline]
         pub fn sum(&mut self) -> &mut [::core::primitive::f32] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::f32,
-            >(
-                &mut self
-                    .bytes[offset::sum..offset::sum
-                    + len::sum * ::core::mem::size_of::<::core::primitive::f32>()],
-            )
+            ::memplan::__private::tensor_mut(&mut self.bytes, offset::sum, len::sum)
         }
         ///Tensor `y`: f32 [1, 16, 8, 8], 4096 bytes at offset 4096, live in steps [4, 5); written by op `relu2`.
         #[inline]
         pub fn y(&mut self) -> &mut [::core::primitive::f32] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::f32,
-            >(
-                &mut self
-                    .bytes[offset::y..offset::y
-                    + len::y * ::core::mem::size_of::<::core::primitive::f32>()],
-            )
+            ::memplan::__private::tensor_mut(&mut self.bytes, offset::y, len::y)
         }
         ///Tensor `im2col`: 9216 raw bytes, 9216 bytes at offset 0, live in steps [0, 1); written by op `conv1`.
         #[inline]
         pub fn im2col(&mut self) -> &mut [::core::primitive::u8] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::u8,
-            >(
-                &mut self
-                    .bytes[offset::im2col..offset::im2col
-                    + len::im2col * ::core::mem::size_of::<::core::primitive::u8>()],
+            ::memplan::__private::tensor_mut(
+                &mut self.bytes,
+                offset::im2col,
+                len::im2col,
             )
         }
         ///All views of op `conv1` (step 0, `Conv`) at once: reads `x`; writes `c1`; scratch `im2col`.
         pub fn op_conv1(&mut self) -> op::conv1<'_> {
-            let rest: &mut [::core::primitive::u8] = &mut self.bytes;
-            let (piece_2, rest) = rest.split_at_mut(9216);
-            let (piece_0, rest) = rest.split_at_mut(4096);
-            let (piece_1, rest) = rest.split_at_mut(4096);
-            let _ = rest;
+            let [piece_2, piece_0, piece_1] = ::memplan::__private::split(
+                &mut self.bytes,
+                [(0, 9216), (0, 4096), (0, 4096)],
+            );
             op::conv1 {
-                x: ::memplan::__private::view::<::core::primitive::f32>(piece_0),
-                c1: ::memplan::__private::view_mut::<::core::primitive::f32>(piece_1),
-                im2col: ::memplan::__private::view_mut::<::core::primitive::u8>(piece_2),
+                x: ::memplan::__private::view(piece_0),
+                c1: ::memplan::__private::view_mut(piece_1),
+                im2col: ::memplan::__private::view_mut(piece_2),
             }
         }
         ///All views of op `relu1` (step 1, `Relu`) at once: reads `c1`; writes `r1`; scratch none.
         pub fn op_relu1(&mut self) -> op::relu1<'_> {
-            let rest: &mut [::core::primitive::u8] = &mut self.bytes;
-            let (piece_1, rest) = rest.split_at_mut(4096);
-            let (_, rest) = rest.split_at_mut(9216);
-            let (piece_0, rest) = rest.split_at_mut(4096);
-            let _ = rest;
+            let [piece_1, piece_0] = ::memplan::__private::split(
+                &mut self.bytes,
+                [(0, 4096), (9216, 4096)],
+            );
             op::relu1 {
-                c1: ::memplan::__private::view::<::core::primitive::f32>(piece_0),
-                r1: ::memplan::__private::view_mut::<::core::primitive::f32>(piece_1),
+                c1: ::memplan::__private::view(piece_0),
+                r1: ::memplan::__private::view_mut(piece_1),
             }
         }
         ///All views of op `conv2` (step 2, `Conv`) at once: reads `r1`; writes `c2`; scratch none.
         pub fn op_conv2(&mut self) -> op::conv2<'_> {
-            let rest: &mut [::core::primitive::u8] = &mut self.bytes;
-            let (piece_0, rest) = rest.split_at_mut(4096);
-            let (piece_1, rest) = rest.split_at_mut(4096);
-            let _ = rest;
+            let [piece_0, piece_1] = ::memplan::__private::split(
+                &mut self.bytes,
+                [(0, 4096), (0, 4096)],
+            );
             op::conv2 {
-                r1: ::memplan::__private::view::<::core::primitive::f32>(piece_0),
-                c2: ::memplan::__private::view_mut::<::core::primitive::f32>(piece_1),
+                r1: ::memplan::__private::view(piece_0),
+                c2: ::memplan::__private::view_mut(piece_1),
             }
         }
         ///All views of op `add` (step 3, `Add`) at once: reads `c2`, `x`; writes `sum`; scratch none.
         pub fn op_add(&mut self) -> op::add<'_> {
-            let rest: &mut [::core::primitive::u8] = &mut self.bytes;
-            let (piece_2, rest) = rest.split_at_mut(4096);
-            let (piece_0, rest) = rest.split_at_mut(4096);
-            let (_, rest) = rest.split_at_mut(1024);
-            let (piece_1, rest) = rest.split_at_mut(4096);
-            let _ = rest;
+            let [piece_2, piece_0, piece_1] = ::memplan::__private::split(
+                &mut self.bytes,
+                [(0, 4096), (0, 4096), (1024, 4096)],
+            );
             op::add {
-                c2: ::memplan::__private::view::<::core::primitive::f32>(piece_0),
-                x: ::memplan::__private::view::<::core::primitive::f32>(piece_1),
-                sum: ::memplan::__private::view_mut::<::core::primitive::f32>(piece_2),
+                c2: ::memplan::__private::view(piece_0),
+                x: ::memplan::__private::view(piece_1),
+                sum: ::memplan::__private::view_mut(piece_2),
             }
         }
         ///All views of op `relu2` (step 4, `Relu`) at once: reads `sum`; writes `y`; scratch none.
         pub fn op_relu2(&mut self) -> op::relu2<'_> {
-            let rest: &mut [::core::primitive::u8] = &mut self.bytes;
-            let (piece_0, rest) = rest.split_at_mut(4096);
-            let (piece_1, rest) = rest.split_at_mut(4096);
-            let _ = rest;
+            let [piece_0, piece_1] = ::memplan::__private::split(
+                &mut self.bytes,
+                [(0, 4096), (0, 4096)],
+            );
             op::relu2 {
-                sum: ::memplan::__private::view::<::core::primitive::f32>(piece_0),
-                y: ::memplan::__private::view_mut::<::core::primitive::f32>(piece_1),
+                sum: ::memplan::__private::view(piece_0),
+                y: ::memplan::__private::view_mut(piece_1),
             }
         }
     }

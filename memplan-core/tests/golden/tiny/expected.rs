@@ -102,41 +102,11 @@ pub mod tiny {
     /// Every tensor's place in the arena and its lifetime `[start, end)` in steps, in
     /// model order.
     pub const TENSORS: &[::memplan::Placement] = &[
-        ::memplan::Placement {
-            name: "input",
-            offset: 32,
-            size: 16,
-            start: 0,
-            end: 1,
-        },
-        ::memplan::Placement {
-            name: "hidden",
-            offset: 0,
-            size: 32,
-            start: 0,
-            end: 2,
-        },
-        ::memplan::Placement {
-            name: "act",
-            offset: 64,
-            size: 32,
-            start: 1,
-            end: 3,
-        },
-        ::memplan::Placement {
-            name: "logits",
-            offset: 96,
-            size: 12,
-            start: 2,
-            end: 3,
-        },
-        ::memplan::Placement {
-            name: "scratch",
-            offset: 0,
-            size: 64,
-            start: 2,
-            end: 3,
-        },
+        ::memplan::__private::placement("input", 32, 16, 0, 1),
+        ::memplan::__private::placement("hidden", 0, 32, 0, 2),
+        ::memplan::__private::placement("act", 64, 32, 1, 3),
+        ::memplan::__private::placement("logits", 96, 12, 2, 3),
+        ::memplan::__private::placement("scratch", 0, 64, 2, 3),
     ];
     /// Byte offset of each tensor in the arena.
     #[allow(non_upper_case_globals)]
@@ -183,94 +153,72 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
         ///Tensor `input`: f32 [1, 4], 16 bytes at offset 32, live in steps [0, 1); written by the caller (graph input).
         #[inline]
         pub fn input(&mut self) -> &mut [::core::primitive::f32] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::f32,
-            >(
-                &mut self
-                    .bytes[offset::input..offset::input
-                    + len::input * ::core::mem::size_of::<::core::primitive::f32>()],
-            )
+            ::memplan::__private::tensor_mut(&mut self.bytes, offset::input, len::input)
         }
         ///Tensor `hidden`: f32 [1, 8], 32 bytes at offset 0, live in steps [0, 2); written by op `dense1`.
         #[inline]
         pub fn hidden(&mut self) -> &mut [::core::primitive::f32] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::f32,
-            >(
-                &mut self
-                    .bytes[offset::hidden..offset::hidden
-                    + len::hidden * ::core::mem::size_of::<::core::primitive::f32>()],
+            ::memplan::__private::tensor_mut(
+                &mut self.bytes,
+                offset::hidden,
+                len::hidden,
             )
         }
         ///Tensor `act`: f32 [1, 8], 32 bytes at offset 64, live in steps [1, 3); written by op `relu`.
         #[inline]
         pub fn act(&mut self) -> &mut [::core::primitive::f32] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::f32,
-            >(
-                &mut self
-                    .bytes[offset::act..offset::act
-                    + len::act * ::core::mem::size_of::<::core::primitive::f32>()],
-            )
+            ::memplan::__private::tensor_mut(&mut self.bytes, offset::act, len::act)
         }
         ///Tensor `logits`: f32 [1, 3], 12 bytes at offset 96, live in steps [2, 3); written by op `dense2`.
         #[inline]
         pub fn logits(&mut self) -> &mut [::core::primitive::f32] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::f32,
-            >(
-                &mut self
-                    .bytes[offset::logits..offset::logits
-                    + len::logits * ::core::mem::size_of::<::core::primitive::f32>()],
+            ::memplan::__private::tensor_mut(
+                &mut self.bytes,
+                offset::logits,
+                len::logits,
             )
         }
         ///Tensor `scratch`: 64 raw bytes, 64 bytes at offset 0, live in steps [2, 3); written by op `dense2`.
         #[inline]
         pub fn scratch(&mut self) -> &mut [::core::primitive::u8] {
-            ::memplan::__private::view_mut::<
-                ::core::primitive::u8,
-            >(
-                &mut self
-                    .bytes[offset::scratch..offset::scratch
-                    + len::scratch * ::core::mem::size_of::<::core::primitive::u8>()],
+            ::memplan::__private::tensor_mut(
+                &mut self.bytes,
+                offset::scratch,
+                len::scratch,
             )
         }
         ///All views of op `dense1` (step 0, `Gemm`) at once: reads `input`; writes `hidden`; scratch none.
         pub fn op_dense1(&mut self) -> op::dense1<'_> {
-            let rest: &mut [::core::primitive::u8] = &mut self.bytes;
-            let (piece_1, rest) = rest.split_at_mut(32);
-            let (piece_0, rest) = rest.split_at_mut(16);
-            let _ = rest;
+            let [piece_1, piece_0] = ::memplan::__private::split(
+                &mut self.bytes,
+                [(0, 32), (0, 16)],
+            );
             op::dense1 {
-                input: ::memplan::__private::view::<::core::primitive::f32>(piece_0),
-                hidden: ::memplan::__private::view_mut::<::core::primitive::f32>(piece_1),
+                input: ::memplan::__private::view(piece_0),
+                hidden: ::memplan::__private::view_mut(piece_1),
             }
         }
         ///All views of op `relu` (step 1) at once: reads `hidden`; writes `act`; scratch none.
         pub fn op_relu(&mut self) -> op::relu<'_> {
-            let rest: &mut [::core::primitive::u8] = &mut self.bytes;
-            let (piece_0, rest) = rest.split_at_mut(32);
-            let (_, rest) = rest.split_at_mut(32);
-            let (piece_1, rest) = rest.split_at_mut(32);
-            let _ = rest;
+            let [piece_0, piece_1] = ::memplan::__private::split(
+                &mut self.bytes,
+                [(0, 32), (32, 32)],
+            );
             op::relu {
-                hidden: ::memplan::__private::view::<::core::primitive::f32>(piece_0),
-                act: ::memplan::__private::view_mut::<::core::primitive::f32>(piece_1),
+                hidden: ::memplan::__private::view(piece_0),
+                act: ::memplan::__private::view_mut(piece_1),
             }
         }
         ///All views of op `dense2` (step 2) at once: reads `act`, `act`; writes `logits`; scratch `scratch`.
         pub fn op_dense2(&mut self) -> op::dense2<'_> {
-            let rest: &mut [::core::primitive::u8] = &mut self.bytes;
-            let (piece_2, rest) = rest.split_at_mut(64);
-            let (piece_0, rest) = rest.split_at_mut(32);
-            let (piece_1, rest) = rest.split_at_mut(12);
-            let _ = rest;
+            let [piece_2, piece_0, piece_1] = ::memplan::__private::split(
+                &mut self.bytes,
+                [(0, 64), (0, 32), (0, 12)],
+            );
             op::dense2 {
-                act: ::memplan::__private::view::<::core::primitive::f32>(piece_0),
-                logits: ::memplan::__private::view_mut::<
-                    ::core::primitive::f32,
-                >(piece_1),
-                scratch: ::memplan::__private::view_mut::<::core::primitive::u8>(piece_2),
+                act: ::memplan::__private::view(piece_0),
+                logits: ::memplan::__private::view_mut(piece_1),
+                scratch: ::memplan::__private::view_mut(piece_2),
             }
         }
     }
