@@ -4,6 +4,7 @@ mod bench;
 mod diagnostic;
 mod import;
 mod input;
+mod model_plan;
 mod onnx;
 mod output;
 mod render;
@@ -113,10 +114,23 @@ fn plan(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     } else {
         args.format
     };
+    // For a model TOML, also what `memplan!` generates: pools, pins, in-place chains.
+    let generated = if input::is_model_toml(&args.input)
+        && matches!(format, None | Some(output::Format::Table))
+    {
+        let (model, plan) = model_plan::plan(&args.input, args.solver)?;
+        Some(model_plan::describe(&model, &plan))
+    } else {
+        None
+    };
     match format {
-        None => println!("{summary}"),
+        None => {
+            println!("{summary}");
+            print!("{}", generated.unwrap_or_default());
+        }
         Some(output::Format::Table) => {
             println!("{summary}");
+            print!("{}", generated.unwrap_or_default());
             print!("{}", output::plan_table(problem, plan));
         }
         Some(output::Format::Json) => {

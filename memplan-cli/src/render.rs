@@ -22,6 +22,11 @@ pub(crate) struct RenderArgs {
     /// The heading; default: the input's file name without extension.
     #[arg(long)]
     title: Option<String>,
+    /// For a model TOML: draw the plan `memplan!` generates instead of the plain problem: one
+    /// picture per pool (stacked, fastest first), each in-place chain as one rectangle labelled
+    /// with its members, pinned tensors outlined, app-owned (`external`) tensors left out.
+    #[arg(long, conflicts_with = "plan")]
+    generated: bool,
 }
 
 /// The two things `render` can write.
@@ -45,6 +50,9 @@ fn format_of(path: &Path) -> anyhow::Result<Format> {
 
 pub(crate) fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
     let format = format_of(&args.out)?;
+    if args.generated {
+        return run_generated(args, &format);
+    }
     let model = input::read_model(&args.input)?;
     let problem = &model.problem;
     let plan = match &args.plan {
@@ -84,6 +92,37 @@ pub(crate) fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
         problem.len(),
         plan.arena_size,
         memplan_core::lower_bound(problem)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `render --generated`: the plan of the generated code, per pool.
+fn run_generated(args: &RenderArgs, format: &Format) -> anyhow::Result<ExitCode> {
+    if !input::is_model_toml(&args.input) {
+        bail!(
+            "`--generated` draws what `memplan!` generates for a model TOML; `{}` is not one",
+            args.input.display()
+        );
+    }
+    if matches!(format, Format::Html) {
+        bail!("`--generated` writes an SVG picture; name the output `*.svg`");
+    }
+    let (model, plan) = crate::model_plan::plan(&args.input, None)?;
+    let model_info = input::read_model(&args.input)?;
+    let title = args.title.clone().unwrap_or_else(|| model.name.clone());
+    let options = RenderOptions {
+        title: Some(&title),
+        step_labels: model_info.step_labels.as_deref(),
+    };
+    let text = render::generated_svg(&model, &plan, &options);
+    output::write_atomically(&args.out, &text)?;
+    println!(
+        "wrote {} ({} bytes): {} pool(s), {} in-place chain(s), arenas {} bytes in total",
+        args.out.display(),
+        text.len(),
+        plan.pools.len(),
+        plan.chains.len(),
+        plan.total_arena_size()
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -36,11 +36,14 @@
 //! `O(n log n)` for `n` buffers, plus the fixed-size density grid.
 
 mod dense;
+mod generated;
 mod html;
 mod picture;
 mod scale;
 
 use crate::model::{Plan, Problem};
+
+pub use generated::generated_svg;
 
 /// What to write on a picture besides the plan itself.
 #[derive(Clone, Copy, Debug, Default)]

@@ -390,7 +390,10 @@ fn draw_buffers(
         let y = frame.y(offset.saturating_add(b.size));
         let h = frame.y(offset) - y;
         // Thin rectangles get no outline, or the outline would hide them.
-        let outline = if w >= 3.0 && h >= 3.0 {
+        let outline = if b.fixed_offset.is_some() {
+            // Pinned: a dark dashed outline.
+            r##" stroke="#111111" stroke-width="1.5" stroke-dasharray="4 2""##
+        } else if w >= 3.0 && h >= 3.0 {
             ""
         } else {
             r#" stroke="none""#
