@@ -115,9 +115,7 @@ fn plan(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         args.format
     };
     // For a model TOML, also what `memplan!` generates: pools, pins, in-place chains.
-    let generated = if input::is_model_toml(&args.input)
-        && matches!(format, None | Some(output::Format::Table))
-    {
+    let generated = if input::is_model_toml(&args.input) && format.is_none() {
         let (model, plan) = model_plan::plan(&args.input, args.solver)?;
         Some(model_plan::describe(&model, &plan))
     } else {
@@ -130,7 +128,6 @@ fn plan(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         }
         Some(output::Format::Table) => {
             println!("{summary}");
-            print!("{}", generated.unwrap_or_default());
             print!("{}", output::plan_table(problem, plan));
         }
         Some(output::Format::Json) => {

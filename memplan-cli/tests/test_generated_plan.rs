@@ -63,7 +63,7 @@ fn plan_prints_pools_pins_externals_and_chains() {
         "{stdout}"
     );
 
-    let out = memplan(&["plan", &golden("inplace"), "--format", "table"]);
+    let out = memplan(&["plan", &golden("inplace")]);
     let stdout = text(&out.stdout);
     assert!(stdout.contains("external: 2 tensor(s)"), "{stdout}");
     assert!(stdout.contains("image, probs"), "{stdout}");
