@@ -66,12 +66,27 @@ pub mod __private {
             end,
         }
     }
+
+    /// The bytes of a generated pool arena in a `static` of their own, reached only through the
+    /// one [`crate::StaticArena`] made over it with [`crate::StaticArena::placed`].
+    pub struct Placed<T>(pub(crate) core::cell::UnsafeCell<T>);
+
+    // SAFETY: `Placed` has no accessor of its own; its value is reached only through the one
+    // `StaticArena` made over it, whose `take` hands out a single `&mut` (see there).
+    unsafe impl<T: Send> Sync for Placed<T> {}
+
+    impl<T> Placed<T> {
+        /// Wraps `value`; `const`, for `static`s.
+        pub const fn new(value: T) -> Self {
+            Self(core::cell::UnsafeCell::new(value))
+        }
+    }
 }
 
 /// An arena in a `static`, handed out at most once as `&'static mut` (no `unsafe` in user code).
 ///
-/// The generated code of a model with `[[pools]]` declares one per pool (placed in the pool's
-/// `link_section` when it has one); you can declare your own too:
+/// The generated code of a model with `[[pools]]` declares one per pool (its bytes placed in the
+/// pool's `link_section` when it has one); you can declare your own too:
 ///
 /// ```
 /// static SCRATCH: memplan::StaticArena<[u8; 64]> = memplan::StaticArena::new([0; 64]);
@@ -79,9 +94,15 @@ pub mod __private {
 /// assert!(first.is_some());
 /// assert!(SCRATCH.take().is_none()); // never a second `&mut`
 /// ```
-pub struct StaticArena<T> {
+pub struct StaticArena<T: 'static> {
     taken: core::sync::atomic::AtomicBool,
-    value: core::cell::UnsafeCell<T>,
+    slot: Slot<T>,
+}
+
+/// Where a [`StaticArena`]'s value is: inside it, or in a static of its own (in a linker section).
+enum Slot<T: 'static> {
+    Inline(core::cell::UnsafeCell<T>),
+    Placed(&'static __private::Placed<T>),
 }
 
 // SAFETY: the value is only reached through `take`, which hands out one `&mut` for the whole
@@ -94,7 +115,21 @@ impl<T> StaticArena<T> {
     pub const fn new(value: T) -> Self {
         Self {
             taken: core::sync::atomic::AtomicBool::new(false),
-            value: core::cell::UnsafeCell::new(value),
+            slot: Slot::Inline(core::cell::UnsafeCell::new(value)),
+        }
+    }
+
+    /// Not public API: an arena whose bytes live in `memory`, a `static` of their own (so a
+    /// linker section holds only the bytes, and the flag stays in ordinary memory).
+    ///
+    /// # Safety
+    /// No other `StaticArena` may be made over the same `memory`: generated code pairs each
+    /// private `Placed` static with exactly one `StaticArena`.
+    #[doc(hidden)]
+    pub const unsafe fn placed(memory: &'static __private::Placed<T>) -> Self {
+        Self {
+            taken: core::sync::atomic::AtomicBool::new(false),
+            slot: Slot::Placed(memory),
         }
     }
 
@@ -106,9 +141,14 @@ impl<T> StaticArena<T> {
         if self.taken.swap(true, Ordering::AcqRel) {
             return None;
         }
+        let cell = match &self.slot {
+            Slot::Inline(cell) => cell,
+            Slot::Placed(placed) => &placed.0,
+        };
         // SAFETY: the swap above returned `false` exactly once for this static, so this is the
-        // only `&mut` to the value ever made, and the value lives for `'static`.
-        Some(unsafe { &mut *self.value.get() })
+        // only `&mut` to the value ever made (a `Placed` value belongs to this one arena, see
+        // `placed`), and the value lives for `'static`.
+        Some(unsafe { &mut *cell.get() })
     }
 
     /// Whether [`StaticArena::take`] has handed the value out.

@@ -163,3 +163,21 @@ fn two_pool_views_reach_across_pools() {
     let statics = first.unwrap();
     assert_eq!(core::mem::size_of_val(&*statics.sram), m::sram::ARENA_SIZE);
 }
+
+/// The same two-pool model through the `memplan!` macro itself: it compiles, each pool validates,
+/// and the expansion is the golden one.
+mod via_macro {
+    memplan::memplan!("../memplan-core/tests/golden/pools/model.toml");
+}
+
+#[test]
+fn two_pool_model_compiles_through_the_macro() {
+    use via_macro::pools as m;
+    assert_eq!(check_plan(m::sram::TENSORS, m::sram::ARENA_SIZE), Ok(()));
+    assert_eq!(check_plan(m::dram::TENSORS, m::dram::ARENA_SIZE), Ok(()));
+    assert_eq!(m::sram::TENSORS, pools::pools::sram::TENSORS);
+    assert_eq!(m::dram::TENSORS, pools::pools::dram::TENSORS);
+    let arenas = m::take().expect("the macro's statics are its own");
+    assert_eq!(core::mem::size_of_val(&*arenas.dram), m::dram::ARENA_SIZE);
+    assert!(m::sram::ARENA.is_taken() && m::dram::ARENA.is_taken());
+}

@@ -270,17 +270,29 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
             }
             None => quote! { ::core::option::Option::None },
         };
-        let section = pool
-            .link_section
-            .as_ref()
-            .map(|s| quote! { #[unsafe(link_section = #s)] });
-        let static_doc = format!(
+        let static_doc =
+            format!(
             "The arena of pool `{}` as a `static`{}; [`super::take`] hands it out once.",
             pool.name,
-            pool.link_section
-                .as_ref()
-                .map_or(String::new(), |s| format!(" in linker section `{s}`"))
+            pool.link_section.as_ref().map_or(String::new(), |s| format!(
+                " whose bytes are in linker section `{s}` (only the bytes: any bit pattern is \
+                 valid, so a section that start-up code leaves uninitialised is fine; the \
+                 hand-out flag stays in ordinary memory)"
+            ))
         );
+        let arena_static = match &pool.link_section {
+            None => quote! {
+                #[doc = #static_doc]
+                pub static ARENA: ::memplan::StaticArena<Arena> = ::memplan::StaticArena::new(Arena::new());
+            },
+            Some(section) => quote! {
+                #[unsafe(link_section = #section)]
+                static MEMORY: ::memplan::__private::Placed<Arena> = ::memplan::__private::Placed::new(Arena::new());
+                #[doc = #static_doc]
+                // SAFETY: `MEMORY` is private to this module and given to this one arena only.
+                pub static ARENA: ::memplan::StaticArena<Arena> = unsafe { ::memplan::StaticArena::placed(&MEMORY) };
+            },
+        };
         let pool_doc = format!(
             "Pool `{}`: {} bytes{}, {} tensors.",
             pool.name,
@@ -330,9 +342,7 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
                     }
                 }
 
-                #[doc = #static_doc]
-                #section
-                pub static ARENA: ::memplan::StaticArena<Arena> = ::memplan::StaticArena::new(Arena::new());
+                #arena_static
 
                 const _: () = {
                     ::core::assert!(::core::mem::size_of::<Arena>() == ARENA_SIZE);

@@ -240,11 +240,14 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
                 Self::new()
             }
         }
-        ///The arena of pool `sram` as a `static` in linker section `.sram.memplan`; [`super::take`] hands it out once.
         #[unsafe(link_section = ".sram.memplan")]
-        pub static ARENA: ::memplan::StaticArena<Arena> = ::memplan::StaticArena::new(
+        static MEMORY: ::memplan::__private::Placed<Arena> = ::memplan::__private::Placed::new(
             Arena::new(),
         );
+        ///The arena of pool `sram` as a `static` whose bytes are in linker section `.sram.memplan` (only the bytes: any bit pattern is valid, so a section that start-up code leaves uninitialised is fine; the hand-out flag stays in ordinary memory); [`super::take`] hands it out once.
+        pub static ARENA: ::memplan::StaticArena<Arena> = unsafe {
+            ::memplan::StaticArena::placed(&MEMORY)
+        };
         const _: () = {
             ::core::assert!(::core::mem::size_of:: < Arena > () == ARENA_SIZE);
             ::core::assert!(::core::mem::align_of:: < Arena > () == ARENA_ALIGN);
