@@ -32,11 +32,15 @@ pub(crate) fn split_by_area(
     (individual, rest)
 }
 
-/// Side of a density cell, in pixels.
-pub(crate) const CELL: f64 = 4.0;
-
-/// Number of darkness levels of a density cell.
-pub(crate) const LEVELS: u32 = 8;
+/// The density grid's resolution: coarser cells and fewer levels make fewer, longer runs (a
+/// smaller file).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Grid {
+    /// Side of a cell, in pixels.
+    pub(crate) cell: f64,
+    /// Number of darkness levels of a cell.
+    pub(crate) levels: u32,
+}
 
 /// A run of density cells of one darkness level in one grid row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,7 +51,7 @@ pub(crate) struct DensityRun {
     pub(crate) column: usize,
     /// Number of cells.
     pub(crate) cells: usize,
-    /// Darkness, `1..=LEVELS`: the covered fraction of the cells, rounded up.
+    /// Darkness, `1..=grid.levels`: the covered fraction of the cells, rounded up.
     pub(crate) level: u32,
 }
 
@@ -61,9 +65,11 @@ pub(crate) fn density(
     plan: &Plan,
     frame: &Frame,
     buffers: &[usize],
+    grid: Grid,
 ) -> Vec<DensityRun> {
-    let columns = (frame.width / CELL).ceil() as usize;
-    let rows = (frame.height / CELL).ceil() as usize;
+    let Grid { cell, levels } = grid;
+    let columns = (frame.width / cell).ceil() as usize;
+    let rows = (frame.height / cell).ceil() as usize;
     let mut coverage = vec![0f64; columns * rows];
     for &i in buffers {
         let b = &problem.buffers()[i];
@@ -81,20 +87,20 @@ pub(crate) fn density(
             continue;
         }
         let (c0, c1) = (
-            (x0 / CELL) as usize,
-            ((x1 / CELL).ceil() as usize).min(columns),
+            (x0 / cell) as usize,
+            ((x1 / cell).ceil() as usize).min(columns),
         );
         let (r0, r1) = (
-            (y0 / CELL) as usize,
-            ((y1 / CELL).ceil() as usize).min(rows),
+            (y0 / cell) as usize,
+            ((y1 / cell).ceil() as usize).min(rows),
         );
         for r in r0..r1 {
-            let top = r as f64 * CELL;
-            let dy = (y1.min(top + CELL) - y0.max(top)).max(0.0);
+            let top = r as f64 * cell;
+            let dy = (y1.min(top + cell) - y0.max(top)).max(0.0);
             for c in c0..c1 {
-                let left = c as f64 * CELL;
-                let dx = (x1.min(left + CELL) - x0.max(left)).max(0.0);
-                coverage[r * columns + c] += dx * dy / (CELL * CELL);
+                let left = c as f64 * cell;
+                let dx = (x1.min(left + cell) - x0.max(left)).max(0.0);
+                coverage[r * columns + c] += dx * dy / (cell * cell);
             }
         }
     }
@@ -102,9 +108,9 @@ pub(crate) fn density(
     for row in 0..rows {
         let mut column = 0;
         while column < columns {
-            let level = level_of(coverage[row * columns + column]);
+            let level = level_of(coverage[row * columns + column], levels);
             let start = column;
-            while column < columns && level_of(coverage[row * columns + column]) == level {
+            while column < columns && level_of(coverage[row * columns + column], levels) == level {
                 column += 1;
             }
             if level > 0 {
@@ -120,11 +126,11 @@ pub(crate) fn density(
     runs
 }
 
-fn level_of(coverage: f64) -> u32 {
+fn level_of(coverage: f64, levels: u32) -> u32 {
     if coverage <= 1e-9 {
         0
     } else {
-        ((coverage.min(1.0) * f64::from(LEVELS)).ceil() as u32).clamp(1, LEVELS)
+        ((coverage.min(1.0) * f64::from(levels)).ceil() as u32).clamp(1, levels)
     }
 }
 
@@ -199,9 +205,13 @@ mod tests {
         // One buffer filling the whole lower half of the frame: half the rows, fully dark.
         let problem = Problem::new(vec![Buffer::new("a", 10, 0, 10)]).unwrap();
         let plan = Plan::from_offsets(&problem, vec![0]);
-        let runs = density(&problem, &plan, &frame(10, 20), &[0]);
+        let grid = Grid {
+            cell: 4.0,
+            levels: 8,
+        };
+        let runs = density(&problem, &plan, &frame(10, 20), &[0], grid);
         assert_eq!(runs.len(), 5);
-        assert!(runs.iter().all(|r| r.level == LEVELS && r.cells == 25));
+        assert!(runs.iter().all(|r| r.level == 8 && r.cells == 25));
         assert_eq!(runs[0].row, 5);
     }
 

@@ -6,7 +6,7 @@ use std::fmt::{self, Write as _};
 use crate::bounds::{live_profile, lower_bound, peak_step};
 use crate::model::{Plan, Problem};
 use crate::render::RenderOptions;
-use crate::render::dense::{self, CELL, LEVELS};
+use crate::render::dense::{self, Grid};
 use crate::render::scale::{Frame, Px, format_bytes, format_tick_bytes, ticks};
 
 /// Sizes and limits of one kind of picture.
@@ -20,6 +20,8 @@ pub(crate) struct Style {
     pub(crate) max_individual: usize,
     /// Invisible per-step columns whose tooltip names the op (only with step labels).
     pub(crate) step_tooltips: bool,
+    /// Resolution of the density grid of the buffers not drawn one by one.
+    pub(crate) grid: Grid,
 }
 
 /// The full-size picture of `memplan render`.
@@ -28,14 +30,22 @@ pub(crate) const FULL: Style = Style {
     plot_height: 520.0,
     max_individual: 3000,
     step_tooltips: true,
+    grid: Grid {
+        cell: 4.0,
+        levels: 8,
+    },
 };
 
 /// The smaller picture embedded in rustdoc.
 pub(crate) const RUSTDOC: Style = Style {
     plot_width: 600.0,
     plot_height: 260.0,
-    max_individual: 400,
+    max_individual: 250,
     step_tooltips: false,
+    grid: Grid {
+        cell: 8.0,
+        levels: 4,
+    },
 };
 
 /// Most steps that get per-step tooltip columns.
@@ -271,14 +281,15 @@ pub(crate) fn draw(
             rest.len(),
             format_bytes(bytes)
         ));
-        for run in dense::density(problem, plan, &frame, &rest) {
-            let opacity = 0.12 + 0.78 * f64::from(run.level) / f64::from(LEVELS);
+        let Grid { cell, levels } = style.grid;
+        for run in dense::density(problem, plan, &frame, &rest, style.grid) {
+            let opacity = 0.12 + 0.78 * f64::from(run.level) / f64::from(levels);
             out.put(format_args!(
                 r#"<rect x="{}" y="{}" width="{}" height="{}" fill-opacity="{:.2}"/>"#,
-                Px(frame.left + run.column as f64 * CELL),
-                Px(frame.top + run.row as f64 * CELL),
-                Px((run.cells as f64 * CELL).min(frame.width - run.column as f64 * CELL)),
-                Px(CELL.min(frame.height - run.row as f64 * CELL)),
+                Px(frame.left + run.column as f64 * cell),
+                Px(frame.top + run.row as f64 * cell),
+                Px((run.cells as f64 * cell).min(frame.width - run.column as f64 * cell)),
+                Px(cell.min(frame.height - run.row as f64 * cell)),
                 opacity
             ));
         }
