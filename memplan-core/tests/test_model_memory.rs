@@ -301,6 +301,24 @@ fn memory_keys_have_located_errors() {
             "has `size = 0`",
         ),
         (
+            base(
+                "",
+                "[[pools]]\nname = \"a_b\"\n[[pools]]\nname = \"ab\"\n",
+                "",
+                "",
+            ),
+            "give the same arena type name",
+        ),
+        (
+            base(
+                "budget = 100",
+                "[[pools]]\nname = \"a\"\nsize = 64\n[[pools]]\nname = \"b\"\n",
+                "",
+                "",
+            ),
+            "over budget",
+        ),
+        (
             base("", "", "", "inplace = { y = \"x\" }"),
             "`x` is not one of its inputs",
         ),

@@ -718,6 +718,24 @@ impl Parser<'_> {
                     "rename the pool (for example `sram`, `dram`, `tcm`)",
                 ));
             }
+            let camel = |n: &str| {
+                n.split('_')
+                    .map(str::to_ascii_lowercase)
+                    .collect::<String>()
+            };
+            if let Some(other) = pools
+                .iter()
+                .find(|p| p.name != name && camel(&p.name) == camel(name))
+            {
+                return Err(self.source.error(
+                    &name_value.span(),
+                    format!(
+                        "pool names `{}` and `{name}` give the same arena type name",
+                        other.name
+                    ),
+                    "rename one of them so they differ in more than `_` and case",
+                ));
+            }
             if pools.iter().any(|p| p.name == name) {
                 return Err(self.source.error(
                     &name_value.span(),
