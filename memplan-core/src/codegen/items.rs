@@ -1,5 +1,7 @@
 //! The generated items: constants, the arena type, tensor accessors and op views.
 
+use std::fmt::Write;
+
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 
@@ -9,12 +11,6 @@ use crate::model_file::{Alias, Model};
 
 fn ident(name: &str) -> Ident {
     Ident::new(name, Span::call_site())
-}
-
-/// An element type, spelled so no generated item (an op named `f32`) can shadow it.
-fn element(name: &str) -> TokenStream {
-    let name = ident(name);
-    quote! { ::core::primitive::#name }
 }
 
 fn number(value: u64) -> Literal {
@@ -64,85 +60,109 @@ fn reported_lifetimes(model: &Model) -> Vec<(u64, u64)> {
     lifetimes
 }
 
-// Per-tensor items are kept terse: a 10,000-tensor model expands to 10,000 of each.
-fn placements(model: &Model, plan: &ModelPlan, tensors: &[usize]) -> Vec<TokenStream> {
+// The per-tensor and per-op items are written as source text and lexed once per group: a
+// 10,000-tensor model expands to hundreds of thousands of tokens, and building them one by one
+// (with `quote!`) costs about twice as much here, and far more inside the compiler, where every
+// token built crosses the proc-macro bridge while lexed text does not.
+
+/// Lexes generated source text. It is made from checked identifiers, numbers and escaped
+/// strings, so it always lexes; if it did not, the error says so instead of panicking.
+fn lex(source: &str) -> TokenStream {
+    source.parse().unwrap_or_else(|error| {
+        let message = format!("memplan internal error: generated code does not lex ({error})");
+        quote! { ::core::compile_error!(#message); }
+    })
+}
+
+/// `#[doc = "..."]`, the text escaped as a Rust string literal.
+fn doc_attr(text: &str) -> String {
+    format!("#[doc = {text:?}]")
+}
+
+/// The elements of `TENSORS`, comma separated.
+fn placements(model: &Model, plan: &ModelPlan, tensors: &[usize]) -> TokenStream {
     let lifetimes = reported_lifetimes(model);
-    tensors
-        .iter()
-        .map(|&i| {
-            let t = &model.tensors[i];
-            let name = &t.name;
-            let (start, end) = lifetimes[i];
-            let (offset, size) = (number(plan.offset(i)), number(t.size));
-            let (start, end) = (number(start), number(end));
-            quote! { ::memplan::__private::placement(#name, #offset, #size, #start, #end) }
-        })
-        .collect()
+    let mut out = String::with_capacity(64 * tensors.len());
+    for &i in tensors {
+        let t = &model.tensors[i];
+        let (start, end) = lifetimes[i];
+        let _ = writeln!(
+            out,
+            "::memplan::__private::placement({:?}, {}, {}, {start}, {end}),",
+            t.name,
+            plan.offset(i),
+            t.size
+        );
+    }
+    lex(&out)
 }
 
-fn offset_consts(
-    model: &Model,
-    plan: &ModelPlan,
-    tensors: &[usize],
-    place: &str,
-) -> Vec<TokenStream> {
-    tensors
-        .iter()
-        .map(|&i| {
-            let t = &model.tensors[i];
-            let name = ident(&t.name);
-            let offset = number(plan.offset(i));
-            let doc = format!("Byte offset of `{}` in the {place}.", t.name);
-            quote! { #[doc = #doc] pub const #name: usize = #offset; }
-        })
-        .collect()
+fn offset_consts(model: &Model, plan: &ModelPlan, tensors: &[usize], place: &str) -> TokenStream {
+    let mut out = String::with_capacity(96 * tensors.len());
+    for &i in tensors {
+        let t = &model.tensors[i];
+        let doc = format!("Byte offset of `{}` in the {place}.", t.name);
+        let _ = writeln!(
+            out,
+            "{}\npub const {}: usize = {};",
+            doc_attr(&doc),
+            t.name,
+            plan.offset(i)
+        );
+    }
+    lex(&out)
 }
 
-fn len_consts(model: &Model) -> Vec<TokenStream> {
-    model
-        .tensors
-        .iter()
-        .map(|t| {
-            let name = ident(&t.name);
-            let len = number(t.len());
-            let doc = if t.memory.external {
-                format!(
-                    "Elements of `{}` ({} bytes), which the application owns (`external`).",
-                    t.name, t.size
-                )
-            } else {
-                format!("Elements of `{}`'s view ({} bytes).", t.name, t.size)
-            };
-            quote! { #[doc = #doc] pub const #name: usize = #len; }
-        })
-        .collect()
+fn len_consts(model: &Model) -> TokenStream {
+    let mut out = String::with_capacity(96 * model.tensors.len());
+    for t in &model.tensors {
+        let doc = if t.memory.external {
+            format!(
+                "Elements of `{}` ({} bytes), which the application owns (`external`).",
+                t.name, t.size
+            )
+        } else {
+            format!("Elements of `{}`'s view ({} bytes).", t.name, t.size)
+        };
+        let _ = writeln!(
+            out,
+            "{}\npub const {}: usize = {};",
+            doc_attr(&doc),
+            t.name,
+            t.len()
+        );
+    }
+    lex(&out)
 }
 
 /// Typed accessors of `tensors`, on an arena with a `bytes` field; `len` is the path of the `len`
 /// module from there.
-fn accessors(
-    model: &Model,
-    plan: &ModelPlan,
-    tensors: &[usize],
-    len: &TokenStream,
-) -> Vec<TokenStream> {
+fn accessors(model: &Model, plan: &ModelPlan, tensors: &[usize], len: &str) -> TokenStream {
     let index = docs::Index::new(model, plan);
-    tensors
-        .iter()
-        .map(|&i| {
-            let t = &model.tensors[i];
-            let name = ident(&t.name);
-            let element = element(t.rust_type());
-            let doc = docs::accessor(model, plan, i, &index);
-            quote! {
-                #[doc = #doc]
-                #[inline]
-                pub fn #name(&mut self) -> &mut [#element] {
-                    ::memplan::__private::tensor_mut(&mut self.bytes, offset::#name, #len::#name)
-                }
-            }
-        })
-        .collect()
+    let mut out = String::with_capacity(320 * tensors.len());
+    for &i in tensors {
+        let t = &model.tensors[i];
+        let _ = writeln!(
+            out,
+            "{}\n#[inline]\npub fn {name}(&mut self) -> &mut [::core::primitive::{}] {{\n\
+             ::memplan::__private::tensor_mut(&mut self.bytes, offset::{name}, {len}::{name})\n}}",
+            doc_attr(&docs::accessor(model, plan, i, &index)),
+            t.rust_type(),
+            name = t.name
+        );
+    }
+    lex(&out)
+}
+
+/// The `op_<name>` methods and the `op::<name>` structs of every op.
+fn all_op_views(model: &Model, plan: &ModelPlan) -> (TokenStream, TokenStream) {
+    let aliases = aliases_by_op(model);
+    let mut methods = String::with_capacity(400 * model.ops.len());
+    let mut structs = String::with_capacity(300 * model.ops.len());
+    for (k, aliases) in aliases.iter().enumerate() {
+        op_views(model, plan, k, aliases, &mut methods, &mut structs);
+    }
+    (lex(&methods), lex(&structs))
 }
 
 fn single_pool(model: &Model, plan: &ModelPlan) -> TokenStream {
@@ -151,11 +171,8 @@ fn single_pool(model: &Model, plan: &ModelPlan) -> TokenStream {
     let placements = placements(model, plan, &pool.tensors);
     let offsets = offset_consts(model, plan, &pool.tensors, "arena");
     let lens = len_consts(model);
-    let accessors = accessors(model, plan, &pool.tensors, &quote! { len });
-    let op_aliases = aliases_by_op(model);
-    let (op_methods, op_structs): (Vec<_>, Vec<_>) = (0..model.ops.len())
-        .map(|k| op_views(model, plan, k, &op_aliases[k]))
-        .unzip();
+    let accessors = accessors(model, plan, &pool.tensors, "len");
+    let (op_methods, op_structs) = all_op_views(model, plan);
 
     let module_doc = docs::module(model, plan);
     let arena_doc = docs::arena(model, plan, 0);
@@ -178,18 +195,18 @@ fn single_pool(model: &Model, plan: &ModelPlan) -> TokenStream {
             pub const STEPS: usize = #steps;
             /// Every tensor's place in the arena and its lifetime `[start, end)` in steps, in
             /// model order.
-            pub const TENSORS: &[::memplan::Placement] = &[#(#placements),*];
+            pub const TENSORS: &[::memplan::Placement] = &[#placements];
 
             /// Byte offset of each tensor in the arena.
             #[allow(non_upper_case_globals)]
             pub mod offset {
-                #(#offsets)*
+                #offsets
             }
 
             /// Number of elements of each tensor's view.
             #[allow(non_upper_case_globals)]
             pub mod len {
-                #(#lens)*
+                #lens
             }
 
             #[doc = #arena_doc]
@@ -204,9 +221,9 @@ fn single_pool(model: &Model, plan: &ModelPlan) -> TokenStream {
                     Self { bytes: [0; ARENA_SIZE] }
                 }
 
-                #(#accessors)*
+                #accessors
 
-                #(#op_methods)*
+                #op_methods
             }
 
             impl ::core::default::Default for Arena {
@@ -218,7 +235,7 @@ fn single_pool(model: &Model, plan: &ModelPlan) -> TokenStream {
             /// The views each op works on, all borrowed at once from the arena.
             #[allow(non_camel_case_types)]
             pub mod op {
-                #(#op_structs)*
+                #op_structs
             }
 
             const _: () = {
@@ -258,7 +275,7 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
         let name = ident(&pool.name);
         let placements = placements(model, plan, &pool.tensors);
         let offsets = offset_consts(model, plan, &pool.tensors, "pool's arena");
-        let accessors = accessors(model, plan, &pool.tensors, &quote! { super::len });
+        let accessors = accessors(model, plan, &pool.tensors, "super::len");
         let arena_doc = docs::arena(model, plan, p);
         let size_lit = number(pool.arena_size);
         let align_lit = number(pool.alignment);
@@ -313,12 +330,12 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
                 /// The pool's `size` limit from the model, if any.
                 pub const CAPACITY: ::core::option::Option<usize> = #capacity;
                 /// Every tensor of this pool: its place in the pool's arena and its lifetime.
-                pub const TENSORS: &[::memplan::Placement] = &[#(#placements),*];
+                pub const TENSORS: &[::memplan::Placement] = &[#placements];
 
                 /// Byte offset of each tensor of this pool in its arena.
                 #[allow(non_upper_case_globals)]
                 pub mod offset {
-                    #(#offsets)*
+                    #offsets
                 }
 
                 #[doc = #arena_doc]
@@ -333,7 +350,7 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
                         Self { bytes: [0; ARENA_SIZE] }
                     }
 
-                    #(#accessors)*
+                    #accessors
                 }
 
                 impl ::core::default::Default for Arena {
@@ -360,10 +377,7 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
         statics_taken.push(quote! { #name::ARENA.take() });
     }
     let pool_names: Vec<Ident> = plan.pools.iter().map(|p| ident(&p.name)).collect();
-    let op_aliases = aliases_by_op(model);
-    let (op_methods, op_structs): (Vec<_>, Vec<_>) = (0..model.ops.len())
-        .map(|k| op_views(model, plan, k, &op_aliases[k]))
-        .unzip();
+    let (op_methods, op_structs) = all_op_views(model, plan);
 
     quote! {
         #[doc = #module_doc]
@@ -375,7 +389,7 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
             /// Number of elements of each tensor's view.
             #[allow(non_upper_case_globals)]
             pub mod len {
-                #(#lens)*
+                #lens
             }
 
             #(#pool_modules)*
@@ -393,7 +407,7 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
                     Self { #(#holder_inits),* }
                 }
 
-                #(#op_methods)*
+                #op_methods
             }
 
             /// Every pool's `static` arena, once: `None` if any was already taken.
@@ -406,7 +420,7 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
             /// The views each op works on, all borrowed at once from the arenas.
             #[allow(non_camel_case_types)]
             pub mod op {
-                #(#op_structs)*
+                #op_structs
             }
         }
     }
@@ -429,19 +443,23 @@ struct Field {
     absorbs: Option<usize>,
 }
 
-/// The `op_<name>` method and the `op::<name>` struct of op `k`.
+/// The `op_<name>` method (into `methods`) and the `op::<name>` struct (into `structs`) of op
+/// `k`.
 ///
 /// The op's distinct arena tensors are all live at step `k`, so a valid plan gives them disjoint
 /// bytes within each pool, except an input that the op overwrites in place: that input and its
 /// output are one `&mut` field, named after the output. Sorted by offset, each pool's pieces are
-/// cut with `split_at_mut`, one after the other. A tensor read twice by the op is one field.
-/// App-owned (`external`) tensors are parameters of the method, as arrays of their exact length.
+/// cut by `__private::split` (`split_at_mut` in a loop), one after the other. A tensor read twice
+/// by the op is one field. App-owned (`external`) tensors are parameters of the method, as arrays
+/// of their exact length.
 fn op_views(
     model: &Model,
     plan: &ModelPlan,
     k: usize,
     aliases: &[&Alias],
-) -> (TokenStream, TokenStream) {
+    methods: &mut String,
+    structs: &mut String,
+) {
     let op = &model.ops[k];
     let absorbed = |input: usize| aliases.iter().any(|a| a.input == input);
     let mut fields: Vec<Field> = Vec::new();
@@ -463,7 +481,7 @@ fn op_views(
     }
 
     let several = !matches!(plan.pools.as_slice(), [pool] if pool.default);
-    let mut statements = Vec::new();
+    let mut statements = String::new();
     for (p, pool) in plan.pools.iter().enumerate() {
         let mut by_offset: Vec<usize> = (0..fields.len())
             .filter(|&f| plan.tensors[fields[f].tensor].is_some_and(|place| place.pool == p))
@@ -473,90 +491,85 @@ fn op_views(
         }
         by_offset.sort_by_key(|&f| (plan.offset(fields[f].tensor), fields[f].tensor));
         let bytes = if several {
-            let name = ident(&pool.name);
-            quote! { &mut self.#name.bytes }
+            format!("&mut self.{}.bytes", pool.name)
         } else {
-            quote! { &mut self.bytes }
+            "&mut self.bytes".to_owned()
         };
         // `split` cuts the pieces in offset order: (gap before, size) each.
         let mut cursor = 0u64;
         let mut pieces = Vec::with_capacity(by_offset.len());
         let mut cuts = Vec::with_capacity(by_offset.len());
         for &f in &by_offset {
-            let tensor = &model.tensors[fields[f].tensor];
+            let size = model.tensors[fields[f].tensor].size;
             let offset = plan.offset(fields[f].tensor);
-            let (skip, size) = (number(offset - cursor), number(tensor.size));
-            pieces.push(format_ident!("piece_{}", f));
-            cuts.push(quote! { (#skip, #size) });
-            cursor = offset + tensor.size;
+            pieces.push(format!("piece_{f}"));
+            cuts.push(format!("({}, {size})", offset - cursor));
+            cursor = offset + size;
         }
-        statements.push(quote! {
-            let [#(#pieces),*] = ::memplan::__private::split(#bytes, [#(#cuts),*]);
-        });
+        let _ = writeln!(
+            statements,
+            "let [{}] = ::memplan::__private::split({bytes}, [{}]);",
+            pieces.join(", "),
+            cuts.join(", ")
+        );
     }
 
-    let struct_name = ident(&op.name);
-    let struct_fields = fields.iter().map(|f| {
-        let tensor = &model.tensors[f.tensor];
-        let name = ident(&tensor.name);
-        let element = element(tensor.rust_type());
-        let doc = docs::field(model, f.tensor, f.mutable, f.absorbs);
-        if f.mutable {
-            quote! { #[doc = #doc] pub #name: &'a mut [#element] }
-        } else {
-            quote! { #[doc = #doc] pub #name: &'a [#element] }
-        }
-    });
+    let name = &op.name;
+    let _ = writeln!(
+        structs,
+        "{}\npub struct {name}<'a> {{",
+        doc_attr(&docs::op_struct(model, k))
+    );
     let mut params = Vec::new();
-    let field_values: Vec<TokenStream> = fields
-        .iter()
-        .enumerate()
-        .map(|(f, field)| {
-            let tensor = &model.tensors[field.tensor];
-            let name = ident(&tensor.name);
-            let element = element(tensor.rust_type());
-            if tensor.memory.external {
-                if field.mutable {
-                    params.push(quote! { #name: &'v mut [#element; len::#name] });
-                } else {
-                    params.push(quote! { #name: &'v [#element; len::#name] });
-                }
-                return quote! { #name };
-            }
-            let piece = format_ident!("piece_{}", f);
-            if field.mutable {
-                quote! { #name: ::memplan::__private::view_mut(#piece) }
-            } else {
-                quote! { #name: ::memplan::__private::view(#piece) }
-            }
-        })
-        .collect();
-    let method = format_ident!("op_{}", op.name);
-    let method_doc = docs::op_method(model, k);
-    let struct_doc = docs::op_struct(model, k);
+    let mut values = String::new();
+    for (f, field) in fields.iter().enumerate() {
+        let tensor = &model.tensors[field.tensor];
+        let element = format!("::core::primitive::{}", tensor.rust_type());
+        let reference = if field.mutable { "&'a mut" } else { "&'a" };
+        let _ = writeln!(
+            structs,
+            "{}\npub {}: {reference} [{element}],",
+            doc_attr(&docs::field(
+                model,
+                field.tensor,
+                field.mutable,
+                field.absorbs
+            )),
+            tensor.name
+        );
+        if tensor.memory.external {
+            let reference = if field.mutable { "&'v mut" } else { "&'v" };
+            params.push(format!(
+                "{}: {reference} [{element}; len::{}]",
+                tensor.name, tensor.name
+            ));
+            let _ = write!(values, "{}, ", tensor.name);
+        } else {
+            let view = if field.mutable { "view_mut" } else { "view" };
+            let _ = write!(
+                values,
+                "{}: ::memplan::__private::{view}(piece_{f}), ",
+                tensor.name
+            );
+        }
+    }
+    let _ = writeln!(structs, "}}");
     let signature = if params.is_empty() {
-        quote! { pub fn #method(&mut self) -> op::#struct_name<'_> }
+        format!("pub fn op_{name}(&mut self) -> op::{name}<'_>")
     } else {
-        quote! { pub fn #method<'v>(&'v mut self, #(#params),*) -> op::#struct_name<'v> }
+        format!(
+            "pub fn op_{name}<'v>(&'v mut self, {}) -> op::{name}<'v>",
+            params.join(", ")
+        )
     };
     let uses_self = if statements.is_empty() {
-        quote! { let _ = self; }
+        "let _ = self;\n"
     } else {
-        quote! {}
+        ""
     };
-    let method_tokens = quote! {
-        #[doc = #method_doc]
-        #signature {
-            #uses_self
-            #(#statements)*
-            op::#struct_name { #(#field_values),* }
-        }
-    };
-    let struct_tokens = quote! {
-        #[doc = #struct_doc]
-        pub struct #struct_name<'a> {
-            #(#struct_fields),*
-        }
-    };
-    (method_tokens, struct_tokens)
+    let _ = writeln!(
+        methods,
+        "{}\n{signature} {{\n{uses_self}{statements}op::{name} {{ {values}}}\n}}",
+        doc_attr(&docs::op_method(model, k))
+    );
 }
