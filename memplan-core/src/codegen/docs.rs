@@ -192,7 +192,7 @@ fn pictures(model: &Model, plan: &ModelPlan) -> String {
         let title = if pool.default {
             format!("{}: the arena over time", model.name)
         } else {
-            format!("{}: pool `{}` over time", model.name, pool.name)
+            format!("{}: pool {} over time", model.name, pool.name)
         };
         let options = RenderOptions {
             title: Some(&title),

@@ -10,7 +10,7 @@ In place: 2 chain(s) share memory (`big` = `act`; `slow` = `out`); without them 
 
 <svg xmlns="http://www.w3.org/2000/svg" width="862" height="362" viewBox="0 0 862 362" font-family="Helvetica, Arial, sans-serif" font-size="12" role="img">
 <rect width="862" height="362" fill="#ffffff"/>
-<text x="72" y="20" font-size="15" font-weight="bold" fill="#111">pools: pool `sram` over time</text>
+<text x="72" y="20" font-size="15" font-weight="bold" fill="#111">pools: pool sram over time</text>
 <text x="72" y="38" fill="#333">3 buffers · 4 steps · arena 3.00 KiB · lower bound 3.00 KiB · 1.0000 × lower bound · peak at step 2</text>
 <g stroke="#d5dbe1" stroke-width="1">
 <line x1="72" y1="318" x2="672" y2="318"/>
@@ -77,7 +77,7 @@ last step 3: head</title></rect>
 
 <svg xmlns="http://www.w3.org/2000/svg" width="862" height="362" viewBox="0 0 862 362" font-family="Helvetica, Arial, sans-serif" font-size="12" role="img">
 <rect width="862" height="362" fill="#ffffff"/>
-<text x="72" y="20" font-size="15" font-weight="bold" fill="#111">pools: pool `dram` over time</text>
+<text x="72" y="20" font-size="15" font-weight="bold" fill="#111">pools: pool dram over time</text>
 <text x="72" y="38" fill="#333">2 buffers · 5 steps · arena 16.00 KiB · lower bound 16.00 KiB · 1.0000 × lower bound · peak at step 0</text>
 <g stroke="#d5dbe1" stroke-width="1">
 <line x1="72" y1="318" x2="672" y2="318"/>
