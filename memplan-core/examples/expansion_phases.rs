@@ -1,5 +1,6 @@
 //! Times the phases of macro expansion once on a synthetic model (a quick look; the numbers that
-//! count come from `cargo bench --bench expansion`).
+//! count come from `cargo bench --bench expansion`). `expansion_phases N expand` runs only
+//! `expand_model`, for measuring its CPU time with `perf stat -e task-clock`.
 
 #[path = "../benches/synthetic/mod.rs"]
 mod synthetic;
@@ -12,6 +13,14 @@ fn main() {
         .and_then(|a| a.parse().ok())
         .unwrap_or(10_000);
     let text = synthetic::model_text(n);
+    if std::env::args().nth(2).as_deref() == Some("expand") {
+        // Only the macro's work, once: for `perf stat -e task-clock` (CPU time, not wall time).
+        let t = Instant::now();
+        let tokens = memplan_core::expand_model("m.toml", &text).unwrap();
+        println!("expand_model: {:?} wall", t.elapsed());
+        std::mem::forget(tokens);
+        return;
+    }
     let t = Instant::now();
     let table = toml::de::DeTable::parse(&text).unwrap();
     println!("toml DeTable::parse: {:?}", t.elapsed());
