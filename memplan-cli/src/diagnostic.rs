@@ -62,7 +62,12 @@ pub(crate) fn render(error: &InputError, text: &str) -> Rendered {
         .with_message(&error.message)
         .with_labels(vec![Label::primary((), range)])
         .with_notes(vec![format!("help: {}", error.help)]);
-    match term::emit_into_string(&term::Config::default(), &file, &diagnostic) {
+    // ASCII, like rustc: `--> file:line:col`, `|` borders, `^` under the token.
+    let config = term::Config {
+        chars: term::Chars::ascii(),
+        ..term::Config::default()
+    };
+    match term::emit_into_string(&config, &file, &diagnostic) {
         Ok(text) => Rendered(text),
         // The location is outside the text (cannot happen for errors of this text): plain form.
         Err(_) => Rendered(format!("error: {error}")),
@@ -82,7 +87,7 @@ mod tests {
             rendered.starts_with("error: unknown dtype `f33`"),
             "{rendered}"
         );
-        assert!(rendered.contains("m.toml:5:15"), "{rendered}");
+        assert!(rendered.contains("--> m.toml:5:15"), "{rendered}");
         assert!(
             rendered.contains("x = { dtype = \"f33\", shape = [1] }"),
             "{rendered}"

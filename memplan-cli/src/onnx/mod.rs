@@ -386,6 +386,29 @@ impl<'g> Importer<'g> {
             }
         }
 
+        // Structure before types: every value read is known, every graph output is made.
+        for (node, fate) in graph.node.iter().zip(&fates) {
+            if matches!(fate, NodeFate::Folded) {
+                continue;
+            }
+            for input in node.input.iter().filter(|i| !i.is_empty()) {
+                if !constant.contains(input.as_str()) && !index_of.contains_key(input.as_str()) {
+                    return fail(format!(
+                        "`{file}`: node `{}` reads `{input}`, which is not a graph input, a weight, or the output of any node\n  = help: the file is malformed or its nodes are not in topological order; check it with `onnx.checker.check_model`",
+                        node_label(node)
+                    ));
+                }
+            }
+        }
+        for output in &graph.output {
+            let name = output.name.as_str();
+            if !index_of.contains_key(name) && !constant.contains(name) {
+                return fail(format!(
+                    "`{file}`: graph output `{name}` is not produced by any node\n  = help: the file is malformed; check it with `onnx.checker.check_model`"
+                ));
+            }
+        }
+
         // 3. Names, dtypes, shapes.
         let mut tensor_names = UniqueNames::reserving(&["new"]);
         let mut tensors = Vec::with_capacity(onnx_names.len());
@@ -422,12 +445,7 @@ impl<'g> Importer<'g> {
                 if constant.contains(input.as_str()) {
                     continue;
                 }
-                let Some(&t) = index_of.get(input.as_str()) else {
-                    return fail(format!(
-                        "`{file}`: node `{}` reads `{input}`, which is not a graph input, a weight, or the output of any node\n  = help: the file is malformed or its nodes are not in topological order; check it with `onnx.checker.check_model`",
-                        node_label(node)
-                    ));
-                };
+                let t = index_of[input.as_str()]; // checked above
                 inputs.push(t);
             }
             let outputs = node
@@ -469,16 +487,11 @@ impl<'g> Importer<'g> {
         for output in &graph.output {
             match index_of.get(output.name.as_str()) {
                 Some(&t) => outputs.push(t),
-                None if constant.contains(output.name.as_str()) => notes.push(format!(
+                // Checked above: not a tensor, so a constant.
+                None => notes.push(format!(
                     "graph output `{}` is a constant (known before inference); left out",
                     output.name
                 )),
-                None => {
-                    return fail(format!(
-                        "`{file}`: graph output `{}` is not produced by any node\n  = help: the file is malformed; check it with `onnx.checker.check_model`",
-                        output.name
-                    ));
-                }
             }
         }
         if ops.is_empty() {

@@ -356,3 +356,66 @@ fn onnx_fixtures_are_current() {
         );
     }
 }
+
+#[test]
+fn malformed_graphs_name_the_node_and_value() {
+    let mut model = tiny(Ok(1));
+    model.graph.as_mut().unwrap().node[3].input[0] = "nowhere".into();
+    let error = import_bytes(&model.encode_to_vec(), &ImportOptions::default()).unwrap_err();
+    assert!(
+        error
+            .message
+            .contains("node `/relu/Relu` reads `nowhere`, which is not a graph input"),
+        "{error}"
+    );
+    let mut model = tiny(Ok(1));
+    model.graph.as_mut().unwrap().output[0].name = "missing".into();
+    let error = import_bytes(&model.encode_to_vec(), &ImportOptions::default()).unwrap_err();
+    assert!(
+        error
+            .message
+            .contains("graph output `missing` is not produced"),
+        "{error}"
+    );
+}
+
+#[test]
+fn unused_inputs_and_constant_outputs_are_noted_and_left_out() {
+    let mut model = tiny(Ok(1));
+    let graph = model.graph.as_mut().unwrap();
+    graph.input.push(value("unused", 1, &[Ok(2)]));
+    graph.output.push(value("c", 1, &[Ok(1)]));
+    let imported = import_bytes(&model.encode_to_vec(), &ImportOptions::default()).unwrap();
+    assert_eq!(imported.model.tensors.len(), 4);
+    assert_eq!(
+        imported.notes,
+        [
+            "graph input `unused` is not read by any op; left out",
+            "graph output `c` is a constant (known before inference); left out"
+        ]
+    );
+}
+
+#[test]
+fn names_that_collide_after_sanitising_get_suffixes() {
+    let mut model = tiny(Ok(1));
+    let graph = model.graph.as_mut().unwrap();
+    // `relu:0` and `relu.0` both become `relu_0`; a tensor named `new` would clash with
+    // `Arena::new`.
+    graph.node[4] = node("/relu2", "Relu", &["relu:0"], &["relu.0"]);
+    graph.node[5] = node("", "Reshape", &["relu.0"], &["new"]);
+    graph.output[0] = value("new", 1, &[Ok(1), Ok(4)]);
+    graph.value_info.push(value("relu.0", 1, &[Ok(1), Ok(4)]));
+    let imported = import_bytes(&model.encode_to_vec(), &ImportOptions::default()).unwrap();
+    let names: Vec<&str> = imported
+        .model
+        .tensors
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        ["x", "add_add_output_0", "relu_0", "relu_0_2", "new_2"]
+    );
+    assert_eq!(imported.model.tensors[3].source.as_deref(), Some("relu.0"));
+}
