@@ -199,6 +199,8 @@ struct Importer<'g> {
     /// Type information by value name: graph inputs first, then outputs, then `value_info`.
     types: BTreeMap<&'g str, &'g proto::ValueInfoProto>,
     initializers: BTreeSet<&'g str>,
+    /// The `--dim` names that some dimension used.
+    used_dims: std::cell::RefCell<BTreeSet<String>>,
 }
 
 /// What a node became.
@@ -232,6 +234,7 @@ impl<'g> Importer<'g> {
             options,
             types,
             initializers,
+            used_dims: std::cell::RefCell::default(),
         }
     }
 
@@ -278,7 +281,10 @@ impl<'g> Importer<'g> {
                 }
                 Some(proto::DimensionValue::DimParam(param)) if !param.is_empty() => {
                     match self.options.dims.get(param) {
-                        Some(&v) if v > 0 => v,
+                        Some(&v) if v > 0 => {
+                            self.used_dims.borrow_mut().insert(param.clone());
+                            v
+                        }
                         _ => {
                             return fail(format!(
                                 "`{file}`: {what} `{name}` has dynamic dimension `{param}` (axis {axis})\n  = help: give it a value with `--dim {param}=N`, for example `--dim {param}=1`"
@@ -527,6 +533,13 @@ impl<'g> Importer<'g> {
             aliases: Vec::new(),
             locations: ModelLocations::default(),
         };
+        for name in self.options.dims.keys() {
+            if !self.used_dims.borrow().contains(name) {
+                notes.push(format!(
+                    "`--dim {name}=...` matches no dimension of the model (names are case-sensitive)"
+                ));
+            }
+        }
         let folded = fates
             .iter()
             .filter(|f| matches!(f, NodeFate::Folded))

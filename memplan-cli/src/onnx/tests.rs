@@ -153,6 +153,16 @@ fn dynamic_dims_need_a_value() {
     };
     let imported = import_bytes(&bytes, &options).unwrap();
     assert_eq!(imported.model.tensors[0].size, 3 * 4 * 4);
+    assert!(imported.notes.is_empty(), "{:?}", imported.notes);
+    let options = ImportOptions {
+        dims: [("batch".to_string(), 1), ("Batch".to_string(), 2)].into(),
+        ..ImportOptions::default()
+    };
+    let imported = import_bytes(&bytes, &options).unwrap();
+    assert_eq!(
+        imported.notes,
+        ["`--dim Batch=...` matches no dimension of the model (names are case-sensitive)"]
+    );
 }
 
 #[test]
@@ -418,4 +428,40 @@ fn names_that_collide_after_sanitising_get_suffixes() {
         ["x", "add_add_output_0", "relu_0", "relu_0_2", "new_2"]
     );
     assert_eq!(imported.model.tensors[3].source.as_deref(), Some("relu.0"));
+}
+
+#[test]
+fn corrupted_bytes_never_panic() {
+    // Every byte of a good model replaced by a few other values (fixed xorshift sequence): each
+    // import returns a model that checks or an error, never a panic.
+    let good = tiny(Err("batch")).encode_to_vec();
+    let options = ImportOptions {
+        dims: [("batch".to_string(), 2)].into(),
+        ..ImportOptions::default()
+    };
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let (mut imported, mut rejected) = (0, 0);
+    for position in 0..good.len() {
+        for _ in 0..4 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let mut bytes = good.clone();
+            bytes[position] = state as u8;
+            match import_bytes(&bytes, &options) {
+                Ok(model) => {
+                    assert!(!model.model.ops.is_empty());
+                    imported += 1;
+                }
+                Err(e) => {
+                    assert!(e.message.contains("help:"), "{e}");
+                    rejected += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        imported > 0 && rejected > 0,
+        "{imported} imported, {rejected} rejected"
+    );
 }
