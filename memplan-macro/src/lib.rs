@@ -55,7 +55,20 @@ fn expand(literal: &syn::LitStr) -> proc_macro2::TokenStream {
     let track = path.to_str().map(|absolute| {
         quote! { const _: &[u8] = ::core::include_bytes!(#absolute); }
     });
-    match memplan_core::expand_model(&relative, &text) {
+    // Bad input never panics (every mistake is an `Err`); a panic here would be a bug in the
+    // planner, reported as an error at the call rather than as a crashed macro.
+    let expanded = std::panic::catch_unwind(|| memplan_core::expand_model(&relative, &text));
+    let Ok(expanded) = expanded else {
+        let message = format!(
+            "memplan internal error while planning `{relative}`: the planner panicked (see the \
+             message above); please report this with the model file"
+        );
+        let compile_error = syn::Error::new(literal.span(), message).into_compile_error();
+        let placeholder = std::panic::catch_unwind(|| memplan_core::codegen::placeholder(&text))
+            .unwrap_or_default();
+        return quote! { #compile_error #placeholder #track };
+    };
+    match expanded {
         Ok(items) => quote! { #items #track },
         Err(error) => {
             // `message\n --> model.toml:LINE:COL\n  = help: ...`
