@@ -2,35 +2,43 @@
 //!
 //! # The algorithm
 //! A plan is **canonical** when no buffer can move to a lower free spot. Moving buffers down
-//! never raises the arena, so some optimal plan is canonical. List a canonical plan's buffers by
-//! offset (ties by index) and place them in that order, each at the lowest offset where it
-//! meets none of the buffers already placed (nor a pinned one), respecting its alignment:
-//! every buffer lands exactly where the plan has it. So the search only decides *which buffer
-//! comes next*; its offset follows, and the offsets of successive choices never decrease
-//! (MiniMalloc's canonical solutions and monotonic floor; Moffitt, "MiniMalloc: A Lightweight
-//! Memory Allocator for Hardware-Accelerated Machine Learning", ASPLOS 2024).
+//! never raises the arena, so some optimal plan is canonical, and in a canonical plan every
+//! buffer sits at the lowest offset where it meets none of the buffers below it (nor a pin),
+//! respecting its alignment. The search builds plans bottom up in that form (MiniMalloc's
+//! canonical solutions; Moffitt, "MiniMalloc: A Lightweight Memory Allocator for
+//! Hardware-Accelerated Machine Learning", ASPLOS 2024): at each node, `next` is the lowest offset
+//! some unplaced buffer can take; the search picks one buffer that can take it and branches
+//! two ways, *place it at `next`*, or *bar it from `next`* (then a buffer placed later must block
+//! it there, and it rests on top of one). Offsets of successive placements never decrease, and
+//! every canonical plan is reached exactly once.
 //!
 //! Time is cut into **sections** (the intervals between consecutive start/end steps). The search
-//! keeps, per section, the top of the highest buffer placed in it (its floor) and the bytes still
-//! to place there (its load), and per buffer the lowest offset it can still take. At each node,
-//! with `next` the lowest offset of a buffer that may come next, a branch is cut when
-//! - a buffer's lowest offset plus its size exceeds the target (offsets only rise);
-//! - a section's `max(floor, next) + load` exceeds the target (section inference: what is left
-//!   there stacks above both);
-//! - a buffer waiting below `next` would fit entirely under it: every completion leaves it
-//!   free to drop, so none is canonical (no unfillable gap is left under a buffer that fits
-//!   it); or it has no unplaced buffer in its time to rest on;
-//! - no buffer may come next.
+//! keeps per section the top of the highest buffer placed in it and the bytes still to place
+//! there (its load), and per buffer the top of the highest placed buffer it meets in time. A
+//! node is cut when
+//! - a buffer's lowest offset plus its size exceeds the target height (offsets only rise);
+//! - a section's load, stacked above the lowest offset any of its unplaced buffers can still
+//!   take, exceeds the target (section inference with unallocated floors: a gap below that
+//!   offset can never be filled);
+//! - a barred buffer fits entirely below `next` (every completion leaves it free to drop, so none
+//!   is canonical), has no unplaced buffer in its time that could block it, or would rest too
+//!   high even on the lowest such blocker;
+//! - every unplaced buffer is barred from its lowest offset.
 //!
-//! Children are tried lowest offset first, then larger area (dynamic ordering). Before the
-//! search, the problem is split where no buffer is live across a time cut; each part is searched
-//! alone, highest first, and parts already no higher than what the others must reach are left
-//! alone.
+//! Where no unplaced buffer is live across a section boundary, the two sides no longer interact:
+//! the search solves each side alone, the fullest first, and fails at once if one side fails
+//! (dynamic temporal decomposition; the same split is made up front, so parts are planned apart).
+//! The buffer branched on is chosen by one of three rules (large area in busy times, longest
+//! lifetime, busiest steps); searches restart taking turns among the rules with a node limit
+//! that doubles every round, so a bad early choice under one rule costs little.
 //!
-//! The search is **anytime**: it starts from the best heuristic plan, and every plan it finds
-//! becomes the new incumbent, the target dropping to one byte below it. It stops when the budget
-//! of nodes (placements) is spent, when the plan reaches the lower bound or fits the capacity
-//! asked for, or when the tree is exhausted, which proves the incumbent optimal.
+//! # Anytime and budgeted
+//! `exact` starts from the best heuristic plan. With a capacity it asks once for a plan that fits
+//! it. Otherwise it first asks for a plan at the lower bound, then bisects between the highest
+//! height proven impossible (or not found within its share of the budget) and the best plan
+//! found, each probe taking half the remaining nodes. The budget counts nodes (branches taken),
+//! never time, so every machine finds the same plan. The plan is reported optimal only when it
+//! meets the lower bound or a probe one byte below it searched its whole tree.
 
 mod components;
 mod search;
@@ -46,8 +54,8 @@ use subproblem::Subproblem;
 /// Branch and bound from the best heuristic plan (see the module docs).
 ///
 /// # Runtime
-/// The heuristics', plus at most `options.node_budget` nodes of `O(n + S + d)` each (`n`
-/// buffers, `S` sections, `d` buffers meeting the one placed).
+/// The heuristics', plus at most `options.node_budget` nodes of `O(n + L + S)` each (`n`
+/// buffers, `L` the sections their lifetimes span in all, `S` sections).
 pub(crate) fn solve(problem: &Problem, options: &SolveOptions) -> Solution {
     let (_, incumbent) = crate::solve::auto::best_heuristic(problem);
     let (plan, optimal, nodes, _) = improve(problem, incumbent, options);
@@ -102,7 +110,8 @@ pub(crate) fn improve(
         if heights[k] <= sub.lower_bound {
             proven[k] = true;
         } else {
-            let outcome = minimise(&sub, heights[k], settled, &mut budget);
+            let decision = options.capacity.is_some();
+            let outcome = minimise(&sub, heights[k], settled, decision, &mut budget);
             if let Some((local, height)) = outcome.improved {
                 for (u, &offset) in local.iter().enumerate() {
                     offsets[sub.global[u]] = offset;
@@ -110,7 +119,7 @@ pub(crate) fn improve(
                 heights[k] = height;
                 improved = true;
             }
-            proven[k] = outcome.complete || heights[k] <= sub.lower_bound;
+            proven[k] = outcome.proven_optimal || heights[k] <= sub.lower_bound;
         }
         if proven[k] {
             settled = settled.max(heights[k]);

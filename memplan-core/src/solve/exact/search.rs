@@ -1,9 +1,11 @@
-//! Depth-first branch and bound over canonical placements of one [`Subproblem`].
+//! Depth-first search over canonical placements of one [`Subproblem`], and the loop of such
+//! searches that minimises its height.
 //!
-//! The search places buffers in order of non-decreasing offset (ties by index), each at the
-//! lowest offset it can take above the buffers placed so far. Every canonical plan (no buffer can
-//! move to a lower free spot) arises from exactly one such sequence, and some optimal plan is
-//! canonical, so the search is exact. See the module docs of [`super`] for the pruning rules.
+//! A search decides whether the buffers fit below a target height. At each node, `next` is the
+//! lowest offset some unplaced buffer may take; the search picks one buffer that can take it and
+//! branches: the buffer is placed there, or it is barred from that offset (so something placed
+//! later must block it). Every canonical plan (no buffer can move to a lower free spot) is
+//! reached, so the search is exact. See the module docs of [`super`] for the pruning rules.
 
 use super::subproblem::Subproblem;
 
@@ -20,58 +22,185 @@ impl Budget {
     fn exhausted(&self) -> bool {
         self.used >= self.limit
     }
+
+    fn remaining(&self) -> u64 {
+        self.limit.saturating_sub(self.used)
+    }
 }
 
-/// What one search found.
-#[derive(Clone, Debug)]
-pub(crate) struct Outcome {
-    /// The best plan found below the starting height: an offset per free buffer, and its height.
-    pub(crate) improved: Option<(Vec<u64>, u64)>,
-    /// The search visited every branch (no budget stop, no early stop): no plan is lower than
-    /// the best one (the improved plan, or else the starting one).
-    pub(crate) complete: bool,
+/// What a search for a plan below a target found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Decision {
+    /// A plan: an offset per free buffer, and its height (pins included).
+    Found(Vec<u64>, u64),
+    /// The whole tree was searched: no plan is that low.
+    Infeasible,
+    /// The budget ran out first.
+    OutOfBudget,
 }
 
-/// Looks for plans of `sub` lower than `start_height`, stopping early at one no higher than
-/// `good_enough`, and within `budget`.
-pub(crate) fn minimise(
-    sub: &Subproblem,
-    start_height: u64,
-    good_enough: u64,
-    budget: &mut Budget,
-) -> Outcome {
+/// Decides whether `sub` has a plan no higher than `target`, within `budget`.
+///
+/// Searches restart with each branching rule in turn, the budget of an attempt doubling every
+/// round: a search that went wrong early gets no chance to waste the whole budget.
+pub(crate) fn decide(sub: &Subproblem, target: u64, budget: &mut Budget) -> Decision {
+    let mut round = 0u32;
+    loop {
+        for &rule in Preference::ALL {
+            let limit = budget.remaining().min(FIRST_ATTEMPT << round.min(40));
+            let mut slice = Budget { used: 0, limit };
+            let decision = attempt(sub, target, &mut slice, rule);
+            budget.used += slice.used;
+            match decision {
+                Decision::OutOfBudget if !budget.exhausted() => {}
+                decision => return decision,
+            }
+        }
+        round += 1;
+    }
+}
+
+/// Nodes of each rule's first attempt in [`decide`].
+const FIRST_ATTEMPT: u64 = 4000;
+
+/// Which buffer to branch on first among those that can take the lowest offset. Each rule
+/// fails fast on different instances, so [`decide`] takes turns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Preference {
+    /// The largest `size x lifetime x peak load of its steps`: big, long buffers in the
+    /// busiest times first.
+    AreaInBusyTimes,
+    /// The longest lifetime, then the largest size.
+    Longest,
+    /// The busiest steps, then the longest lifetime.
+    BusiestThenLongest,
+}
+
+impl Preference {
+    const ALL: &'static [Preference] = &[
+        Preference::AreaInBusyTimes,
+        Preference::Longest,
+        Preference::BusiestThenLongest,
+    ];
+}
+
+fn attempt(sub: &Subproblem, target: u64, budget: &mut Budget, rule: Preference) -> Decision {
+    if sub.pin_top > target {
+        return Decision::Infeasible;
+    }
     let n = sub.len();
     let mut search = Search {
         sub,
+        target,
         floor: vec![0; sub.section_count],
         load: sub.section_load.clone(),
         base: vec![0; n],
         offset: vec![UNPLACED; n],
-        placed: 0,
-        last: None,
+        barred: vec![UNPLACED; n],
         height: sub.pin_top,
-        target: start_height.saturating_sub(1),
-        good_enough,
-        best: None,
+        rule,
         budget,
-        stopped: false,
-        undo_floor: Vec::new(),
-        undo_base: Vec::new(),
+        out_of_budget: false,
+        floor_log: Vec::new(),
+        base_log: Vec::new(),
+        barred_log: Vec::new(),
+        placed_log: Vec::new(),
+        lowest: vec![UNPLACED; n],
+        raised: vec![UNPLACED; n],
+        section_floor: vec![UNPLACED; sub.section_count],
+        crossing: vec![0; sub.section_count + 1],
     };
-    if search.height <= search.target {
-        search.descend();
+    let all: Vec<u32> = (0..n as u32).collect();
+    if search.solve(&all) {
+        Decision::Found(search.offset, search.height)
+    } else if search.out_of_budget {
+        Decision::OutOfBudget
+    } else {
+        Decision::Infeasible
     }
-    let stopped = search.stopped;
+}
+
+/// What minimising one part found.
+#[derive(Clone, Debug)]
+pub(crate) struct Outcome {
+    /// The best plan found below the starting height: an offset per free buffer, and its height.
+    pub(crate) improved: Option<(Vec<u64>, u64)>,
+    /// No plan is lower than the best one (the improved plan, or else the starting one).
+    pub(crate) proven_optimal: bool,
+}
+
+/// Looks for plans of `sub` lower than `height` (the incumbent's), stopping at one no higher
+/// than `good_enough`, within `budget`.
+///
+/// With `decision`, it only asks for a plan no higher than `good_enough`, with the whole budget.
+/// Otherwise it probes the lowest possible height first, then bisects between the highest
+/// height known impossible (or not found within its share of the budget) and the best plan, each
+/// probe with half the remaining budget.
+pub(crate) fn minimise(
+    sub: &Subproblem,
+    height: u64,
+    good_enough: u64,
+    decision: bool,
+    budget: &mut Budget,
+) -> Outcome {
+    let mut best: Option<(Vec<u64>, u64)> = None;
+    let mut best_height = height;
+    let mut impossible_below = sub.lower_bound; // proven: no plan is lower
+    let mut low = good_enough.max(sub.lower_bound); // the lowest height still worth a probe
+    let mut first = true;
+    while low < best_height && !budget.exhausted() {
+        let target = if first {
+            low
+        } else {
+            low + (best_height - 1 - low) / 2
+        };
+        first = false;
+        let share = if decision {
+            budget.remaining()
+        } else {
+            budget.remaining().div_ceil(2)
+        };
+        let mut slice = Budget {
+            used: 0,
+            limit: share,
+        };
+        let decision_made = decide(sub, target, &mut slice);
+        budget.used += slice.used;
+        match decision_made {
+            Decision::Found(offsets, found) => {
+                best_height = found;
+                best = Some((offsets, found));
+                if found <= good_enough {
+                    break;
+                }
+            }
+            Decision::Infeasible => {
+                impossible_below = impossible_below.max(target + 1);
+                low = target + 1;
+            }
+            Decision::OutOfBudget => {
+                low = target + 1;
+                if decision {
+                    break;
+                }
+            }
+        }
+    }
     Outcome {
-        improved: search.best,
-        complete: !stopped,
+        improved: best,
+        proven_optimal: best_height <= impossible_below,
     }
 }
 
 const UNPLACED: u64 = u64::MAX;
 
+/// Lengths of the undo logs and the height: where to roll back to.
+type Mark = (usize, usize, usize, usize, u64);
+
 struct Search<'s, 'b> {
     sub: &'s Subproblem,
+    /// Only plans at most this high are sought.
+    target: u64,
     /// Per section: the top of the highest buffer placed in it.
     floor: Vec<u64>,
     /// Per section: bytes of unplaced buffers live in it.
@@ -79,167 +208,259 @@ struct Search<'s, 'b> {
     /// Per buffer: the top of the highest placed buffer it meets in time.
     base: Vec<u64>,
     offset: Vec<u64>,
-    placed: usize,
-    /// Offset and index of the buffer placed last.
-    last: Option<(u64, usize)>,
+    /// Per buffer: an offset it is barred from (the search decided it is not there).
+    barred: Vec<u64>,
     /// The highest top placed (pins included).
     height: u64,
-    /// Only plans at most this high are sought.
-    target: u64,
-    good_enough: u64,
-    best: Option<(Vec<u64>, u64)>,
+    rule: Preference,
     budget: &'b mut Budget,
-    /// The search ended early (budget spent, or a good enough plan found).
-    stopped: bool,
-    undo_floor: Vec<(u32, u64)>,
-    undo_base: Vec<(u32, u64)>,
+    out_of_budget: bool,
+    floor_log: Vec<(u32, u64)>,
+    base_log: Vec<(u32, u64)>,
+    barred_log: Vec<(u32, u64)>,
+    placed_log: Vec<u32>,
+    /// Scratch: per buffer, its lowest offset at the current node.
+    lowest: Vec<u64>,
+    /// Scratch: per barred buffer, the lowest offset it can still rest at.
+    raised: Vec<u64>,
+    /// Scratch: per section, the lowest offset an unplaced buffer in it can take.
+    section_floor: Vec<u64>,
+    /// Scratch: per section boundary, unplaced buffers live across it.
+    crossing: Vec<i64>,
 }
 
 impl Search<'_, '_> {
-    fn descend(&mut self) {
-        let n = self.sub.len();
-        if self.placed == n {
-            self.record();
-            return;
+    /// Places every buffer of `group` (unplaced, closed in time: no other unplaced buffer
+    /// meets them) below the target. On success the placements stay; on failure the state is
+    /// rolled back.
+    fn solve(&mut self, group: &[u32]) -> bool {
+        if group.is_empty() {
+            return true;
         }
+        let mark = self.mark();
+        let solved = self.branch(group);
+        if !solved {
+            self.undo(mark);
+        }
+        solved
+    }
+
+    fn branch(&mut self, group: &[u32]) -> bool {
         let sub = self.sub;
-        let (last_offset, last_index) = self.last.unwrap_or((0, 0));
-        let is_first = self.last.is_none();
-        // The lowest offset of every unplaced buffer; those that may come next in offset order.
-        let mut lowest = vec![UNPLACED; n];
-        let mut eligible: Vec<(u64, usize)> = Vec::new();
-        for (u, slot) in lowest.iter_mut().enumerate() {
-            if self.offset[u] != UNPLACED {
-                continue;
-            }
+        // The lowest offset of every buffer, and the lowest among those not barred from it:
+        // every buffer of the group ends at or above that `next` offset.
+        let mut next = UNPLACED;
+        for &u in group {
+            let u = u as usize;
             let at = sub.lowest_offset(u, self.base[u]);
             if at + sub.size[u] > self.target {
-                return; // it can only rise from here
+                return false; // it can only rise from here
             }
-            *slot = at;
-            if is_first || at > last_offset || (at == last_offset && u > last_index) {
-                eligible.push((at, u));
+            self.lowest[u] = at;
+            if at != self.barred[u] {
+                next = next.min(at);
             }
         }
-        let Some(&(next_floor, _)) = eligible.iter().min() else {
-            return; // every unplaced buffer waits for one below it, but none can come first
-        };
-        // Everything still to place ends at or above `next_floor`.
-        for (u, &at) in lowest.iter().enumerate() {
-            if at == UNPLACED || at >= next_floor {
+        if next == UNPLACED {
+            return false; // all barred from their lowest offsets, and none can rise
+        }
+        for &u in group {
+            let u = u as usize;
+            let at = self.lowest[u];
+            if at != self.barred[u] {
                 continue;
             }
-            // `u` fits below every later buffer: any completion leaves it able to drop, so
-            // the completion is not canonical.
-            if at + sub.size[u] <= next_floor {
-                return;
+            // `u` is barred from `at`, so a buffer placed later (at `next` or above) must
+            // block it there; if `u` fits below `next`, or no buffer can block it, every plan
+            // below this node leaves `u` free to drop: none is canonical.
+            // It then rests on such a blocker: at least as high as the lowest blocker's top.
+            let top = at + sub.size[u];
+            let mut resting = UNPLACED;
+            for &v in &sub.neighbours[u] {
+                let v = v as usize;
+                if self.offset[v] == UNPLACED && self.lowest[v] < top {
+                    resting = resting.min(self.lowest[v].max(next) + sub.size[v]);
+                }
             }
-            // `u` must rest on a buffer placed later; without one in its time it never can.
-            if !sub.neighbours[u]
-                .iter()
-                .any(|&v| self.offset[v as usize] == UNPLACED)
-            {
-                return;
+            if top <= next || resting == UNPLACED || resting + sub.size[u] > self.target {
+                return false;
+            }
+            self.raised[u] = resting;
+        }
+        // Per-section load: what is left in a section stacks above the lowest offset any of its
+        // buffers can still take (and `next`): gaps below that stay empty.
+        let (first, end) = group.iter().fold((u32::MAX, 0), |(f, e), &u| {
+            let (a, b) = sub.sections[u as usize];
+            (f.min(a), e.max(b))
+        });
+        let (first, end) = (first as usize, end as usize);
+        self.section_floor[first..end].fill(UNPLACED);
+        self.crossing[first..=end].fill(0);
+        for &u in group {
+            let u = u as usize;
+            let mut at = self.lowest[u];
+            if at == self.barred[u] {
+                at = self.raised[u];
+            }
+            let at = at.max(next);
+            let (a, b) = sub.sections[u];
+            for slot in &mut self.section_floor[a as usize..b as usize] {
+                *slot = (*slot).min(at);
+            }
+            self.crossing[a as usize + 1] += 1;
+            self.crossing[b as usize] -= 1;
+        }
+        for s in first..end {
+            let floor = self.section_floor[s];
+            if floor != UNPLACED && floor + self.load[s] > self.target {
+                return false;
             }
         }
-        // Per-section load: what is left in a section stacks above its floor and `next_floor`.
-        for s in 0..sub.section_count {
-            if self.load[s] > 0 && self.floor[s].max(next_floor) + self.load[s] > self.target {
-                return;
+        // Time cuts: where no buffer of the group is live across a section boundary, the two
+        // sides are independent; solve each alone, and fail at once if one fails.
+        let mut live = 0i64;
+        let mut cuts: Vec<usize> = Vec::new();
+        for s in first + 1..end {
+            live += self.crossing[s];
+            if live == 0 {
+                cuts.push(s);
             }
         }
-        // Children: lowest offset first, then the larger area, then index.
-        eligible.sort_by_key(|&(at, u)| (at, std::cmp::Reverse(self.area(u)), u));
-        // Buffers by lowest top, to spot children that would leave one of them droppable.
-        let mut by_top: Vec<(u64, usize)> = (0..n)
-            .filter(|&u| lowest[u] != UNPLACED)
-            .map(|u| (lowest[u] + sub.size[u], u))
-            .collect();
-        by_top.sort_unstable();
-        for &(at, b) in &eligible {
-            if by_top
-                .iter()
-                .take_while(|&&(top, _)| top <= at)
-                .any(|&(_, u)| u != b && !sub.meet(u, b))
-            {
-                continue;
-            }
-            if self.budget.exhausted() {
-                self.stopped = true;
-                return;
-            }
-            self.budget.used += 1;
-            let mark = self.place(b, at);
-            self.descend();
-            self.unplace(b, mark);
-            if self.stopped {
-                return;
-            }
+        if !cuts.is_empty() {
+            return self.solve_apart(group, &cuts);
         }
+        // Branch on the preferred buffer that can take `next`: there, or barred from it.
+        let b = group
+            .iter()
+            .map(|&u| u as usize)
+            .filter(|&u| self.lowest[u] == next && self.barred[u] != next)
+            .max_by_key(|&u| (self.preference(u), std::cmp::Reverse(u)))
+            .expect("some buffer takes `next`");
+        if !self.spend_node() {
+            return false;
+        }
+        let mark = self.mark();
+        self.place(b, next);
+        let rest: Vec<u32> = group.iter().copied().filter(|&u| u as usize != b).collect();
+        if self.solve(&rest) {
+            return true;
+        }
+        self.undo(mark);
+        if self.out_of_budget || !self.spend_node() {
+            return false;
+        }
+        self.bar(b, next);
+        self.solve(group)
     }
 
-    fn area(&self, u: usize) -> u128 {
-        let (first, end) = self.sub.sections[u];
-        u128::from(self.sub.size[u]) * u128::from(end - first)
-    }
-
-    fn record(&mut self) {
-        let height = self.height;
-        if height > self.target {
-            return;
-        }
-        self.best = Some((self.offset.clone(), height));
-        self.target = height.saturating_sub(1);
-        if height <= self.good_enough {
-            self.stopped = true;
-        }
-    }
-
-    fn place(&mut self, b: usize, at: u64) -> (usize, usize, Option<(u64, usize)>, u64) {
+    /// Solves the pieces of `group` between the section boundaries `cuts`, the tightest first.
+    fn solve_apart(&mut self, group: &[u32], cuts: &[usize]) -> bool {
         let sub = self.sub;
-        let mark = (
-            self.undo_floor.len(),
-            self.undo_base.len(),
-            self.last,
+        let mut pieces: Vec<Vec<u32>> = vec![Vec::new(); cuts.len() + 1];
+        for &u in group {
+            let start = sub.sections[u as usize].0 as usize;
+            pieces[cuts.partition_point(|&c| c <= start)].push(u);
+        }
+        pieces.retain(|p| !p.is_empty());
+        let slack = |piece: &Vec<u32>| {
+            piece
+                .iter()
+                .map(|&u| {
+                    let (a, b) = sub.sections[u as usize];
+                    (a as usize..b as usize)
+                        .map(|s| self.section_floor[s].saturating_add(self.load[s]))
+                        .max()
+                        .unwrap_or(0)
+                })
+                .max()
+                .unwrap_or(0)
+        };
+        let mut order: Vec<(u64, usize)> = pieces
+            .iter()
+            .enumerate()
+            .map(|(k, p)| (slack(p), k))
+            .collect();
+        order.sort_by_key(|&(fullest, k)| (std::cmp::Reverse(fullest), k));
+        order.into_iter().all(|(_, k)| self.solve(&pieces[k]))
+    }
+
+    /// The key of [`Preference`]: the buffer with the largest key is branched on.
+    fn preference(&self, u: usize) -> (u128, u128) {
+        let size = u128::from(self.sub.size[u]);
+        let lifetime = u128::from(self.sub.span_steps[u]);
+        let busiest = u128::from(self.sub.peak_load[u]);
+        match self.rule {
+            Preference::AreaInBusyTimes => (size * lifetime * busiest, size),
+            Preference::Longest => (lifetime, size),
+            Preference::BusiestThenLongest => (busiest, lifetime),
+        }
+    }
+
+    fn spend_node(&mut self) -> bool {
+        if self.budget.exhausted() {
+            self.out_of_budget = true;
+            return false;
+        }
+        self.budget.used += 1;
+        true
+    }
+
+    fn mark(&self) -> Mark {
+        (
+            self.floor_log.len(),
+            self.base_log.len(),
+            self.barred_log.len(),
+            self.placed_log.len(),
             self.height,
-        );
+        )
+    }
+
+    fn undo(&mut self, mark: Mark) {
+        let (floors, bases, barred, placed, height) = mark;
+        for (s, old) in self.floor_log.drain(floors..).rev() {
+            self.floor[s as usize] = old;
+        }
+        for (v, old) in self.base_log.drain(bases..).rev() {
+            self.base[v as usize] = old;
+        }
+        for (v, old) in self.barred_log.drain(barred..).rev() {
+            self.barred[v as usize] = old;
+        }
+        for b in self.placed_log.drain(placed..) {
+            let b = b as usize;
+            let (first, end) = self.sub.sections[b];
+            for s in first..end {
+                self.load[s as usize] += self.sub.size[b];
+            }
+            self.offset[b] = UNPLACED;
+        }
+        self.height = height;
+    }
+
+    fn place(&mut self, b: usize, at: u64) {
+        let sub = self.sub;
         let top = at + sub.size[b];
         let (first, end) = sub.sections[b];
         for s in first..end {
-            self.undo_floor.push((s, self.floor[s as usize]));
+            self.floor_log.push((s, self.floor[s as usize]));
             self.floor[s as usize] = top;
             self.load[s as usize] -= sub.size[b];
         }
         for &v in &sub.neighbours[b] {
             let v = v as usize;
             if self.offset[v] == UNPLACED && self.base[v] < top {
-                self.undo_base.push((v as u32, self.base[v]));
+                self.base_log.push((v as u32, self.base[v]));
                 self.base[v] = top;
             }
         }
         self.offset[b] = at;
-        self.placed += 1;
-        self.last = Some((at, b));
+        self.placed_log.push(b as u32);
         self.height = self.height.max(top);
-        mark
     }
 
-    fn unplace(&mut self, b: usize, mark: (usize, usize, Option<(u64, usize)>, u64)) {
-        let (floors, bases, last, height) = mark;
-        for (s, old) in self.undo_floor.drain(floors..).rev() {
-            self.floor[s as usize] = old;
-        }
-        for (v, old) in self.undo_base.drain(bases..).rev() {
-            self.base[v as usize] = old;
-        }
-        let (first, end) = self.sub.sections[b];
-        for s in first..end {
-            self.load[s as usize] += self.sub.size[b];
-        }
-        self.offset[b] = UNPLACED;
-        self.placed -= 1;
-        self.last = last;
-        self.height = height;
+    fn bar(&mut self, b: usize, at: u64) {
+        self.barred_log.push((b as u32, self.barred[b]));
+        self.barred[b] = at;
     }
 }
 
@@ -254,6 +475,10 @@ mod tests {
         Subproblem::new(&p, &all)
     }
 
+    fn budget(limit: u64) -> Budget {
+        Budget { used: 0, limit }
+    }
+
     #[test]
     fn reaches_the_lower_bound() {
         // Peak 7 at every step; the search stacks the pairs without a gap.
@@ -263,14 +488,12 @@ mod tests {
             Buffer::new("right", 3, 1, 3),
             Buffer::new("late", 4, 2, 3),
         ]);
-        let mut budget = Budget {
-            used: 0,
-            limit: 1000,
+        let mut budget = budget(1000);
+        let Decision::Found(offsets, height) = decide(&s, 7, &mut budget) else {
+            panic!("a plan of height 7 exists");
         };
-        let outcome = minimise(&s, 100, 0, &mut budget);
-        assert!(outcome.complete);
-        let (_, height) = outcome.improved.unwrap();
         assert_eq!(height, 7);
+        assert_eq!(offsets.len(), 4);
         assert!(budget.used > 0 && budget.used <= 1000);
     }
 
@@ -279,20 +502,32 @@ mod tests {
         let s = sub((0..6)
             .map(|i| Buffer::new(format!("b{i}"), 1 + i, 0, 1 + i))
             .collect());
-        let mut budget = Budget { used: 0, limit: 2 };
-        let outcome = minimise(&s, 1000, 0, &mut budget);
-        assert!(!outcome.complete);
+        let mut budget = budget(2);
+        assert_eq!(decide(&s, 21, &mut budget), Decision::OutOfBudget);
         assert_eq!(budget.used, 2);
     }
 
     #[test]
     fn proves_nothing_is_lower() {
         let s = sub(vec![Buffer::new("a", 5, 0, 2), Buffer::new("b", 5, 1, 3)]);
-        let mut budget = Budget {
-            used: 0,
-            limit: 1000,
-        };
-        let outcome = minimise(&s, 10, 0, &mut budget);
-        assert!(outcome.complete && outcome.improved.is_none());
+        assert_eq!(decide(&s, 9, &mut budget(1000)), Decision::Infeasible);
+        let outcome = minimise(&s, 10, 0, false, &mut budget(1000));
+        assert!(outcome.proven_optimal && outcome.improved.is_none());
+    }
+
+    #[test]
+    fn minimising_walks_down_to_the_optimum() {
+        // Two stacks of three that fit side by side in time: optimum 6, lower bound 6.
+        let s = sub(vec![
+            Buffer::new("a", 2, 0, 2),
+            Buffer::new("b", 3, 1, 3),
+            Buffer::new("c", 2, 2, 4),
+            Buffer::new("d", 3, 0, 1),
+            Buffer::new("e", 3, 3, 4),
+            Buffer::new("f", 1, 0, 4),
+        ]);
+        let outcome = minimise(&s, 14, 0, false, &mut budget(10_000));
+        assert!(outcome.proven_optimal);
+        assert_eq!(outcome.improved.map(|(_, h)| h), Some(6));
     }
 }

@@ -30,6 +30,10 @@ pub(crate) struct Subproblem {
     pub(crate) section_load: Vec<u64>,
     /// Peak bytes live at one step, pinned buffers included: no plan of the part is lower.
     pub(crate) lower_bound: u64,
+    /// Per free buffer: the most bytes live (free and pinned) in one of its sections.
+    pub(crate) peak_load: Vec<u64>,
+    /// Per free buffer: its lifetime in steps.
+    pub(crate) span_steps: Vec<u64>,
 }
 
 impl Subproblem {
@@ -118,7 +122,20 @@ impl Subproblem {
             }
         }
         let lower_bound = all_load.iter().copied().max().unwrap_or(0);
+        let peak_load = sections
+            .iter()
+            .map(|&(first, end)| {
+                all_load[first as usize..end as usize]
+                    .iter()
+                    .copied()
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let span_steps = global.iter().map(|&i| buffers[i].lifetime.len()).collect();
         Self {
+            peak_load,
+            span_steps,
             global,
             size,
             alignment,
@@ -135,12 +152,6 @@ impl Subproblem {
     /// Number of free buffers.
     pub(crate) fn len(&self) -> usize {
         self.global.len()
-    }
-
-    /// Whether buffers `i` and `j` meet in time.
-    pub(crate) fn meet(&self, i: usize, j: usize) -> bool {
-        let (a, b) = (self.sections[i], self.sections[j]);
-        a.0 < b.1 && b.0 < a.1
     }
 
     /// The lowest offset of buffer `i` at or above `floor`, aligned and clear of the pins.
@@ -186,6 +197,5 @@ mod tests {
         assert_eq!(sub.lowest_offset(1, 0), 0);
         assert_eq!(sub.lowest_offset(1, 1), 6);
         assert_eq!(sub.lowest_offset(2, 3), 5);
-        assert!(sub.meet(0, 1) && !sub.meet(0, 2));
     }
 }
