@@ -28,6 +28,8 @@ pub fn placeholder(text: &str) -> TokenStream {
 
     // (name, element type) of every tensor whose name is an identifier.
     let mut tensors: Vec<(String, &'static str)> = Vec::new();
+    // Those that are `external = true`: op views take them as parameters.
+    let mut external: Vec<String> = Vec::new();
     if let Some(DeValue::Table(table)) = document.get("tensors").map(|t| t.get_ref()) {
         let mut entries: Vec<_> = table.iter().collect();
         entries.sort_by_key(|(k, _)| k.span().start);
@@ -50,6 +52,14 @@ pub fn placeholder(text: &str) -> TokenStream {
                     })
                 })
                 .map_or("u8", DType::rust_type);
+            if value
+                .get_ref()
+                .get("external")
+                .and_then(|e| e.get_ref().as_bool())
+                == Some(true)
+            {
+                external.push(name.to_owned());
+            }
             tensors.push((name.to_owned(), element));
         }
     }
@@ -118,14 +128,29 @@ pub fn placeholder(text: &str) -> TokenStream {
             });
             let values = fields.iter().map(|(name, mutable)| {
                 let field = Ident::new(name, Span::call_site());
-                if *mutable {
+                if external.contains(name) {
+                    quote! { #field }
+                } else if *mutable {
                     quote! { #field: &mut [] }
                 } else {
                     quote! { #field: &[] }
                 }
             });
+            // App-owned tensors are parameters; slices accept the user's arrays of any length.
+            let params = fields
+                .iter()
+                .filter(|(name, _)| external.contains(name))
+                .map(|(name, mutable)| {
+                    let field = Ident::new(name, Span::call_site());
+                    let element = format_ident!("{}", element_of(name).unwrap_or("u8"));
+                    if *mutable {
+                        quote! { #field: &'v mut [::core::primitive::#element] }
+                    } else {
+                        quote! { #field: &'v [::core::primitive::#element] }
+                    }
+                });
             op_methods.push(quote! {
-                pub fn #method(&mut self) -> op::#struct_name<'_> {
+                pub fn #method<'v>(&'v mut self, #(#params),*) -> op::#struct_name<'v> {
                     op::#struct_name { #(#values,)* _arena: ::core::marker::PhantomData }
                 }
             });
@@ -136,16 +161,26 @@ pub fn placeholder(text: &str) -> TokenStream {
         }
     }
 
+    let zeros: Vec<TokenStream> = tensors
+        .iter()
+        .map(|(name, _)| {
+            let name = Ident::new(name, Span::call_site());
+            quote! { pub const #name: usize = 0; }
+        })
+        .collect();
+    let pools = pool_items(document, &tensors, &op_methods, &zeros);
+
     quote! {
-        #[allow(dead_code, unused, clippy::all)]
+        #[allow(dead_code, unused, clippy::all, non_upper_case_globals)]
         pub mod #module {
+            #pools
             pub const ARENA_SIZE: usize = 0;
             pub const ARENA_ALIGN: usize = 1;
             pub const LOWER_BOUND: usize = 0;
             pub const STEPS: usize = 0;
             pub const TENSORS: &[::memplan::Placement] = &[];
-            pub mod offset {}
-            pub mod len {}
+            pub mod offset { #(#zeros)* }
+            pub mod len { #(#zeros)* }
             pub struct Arena { bytes: [::core::primitive::u8; 0] }
             impl Arena {
                 pub const fn new() -> Self { Self { bytes: [] } }
@@ -160,5 +195,87 @@ pub fn placeholder(text: &str) -> TokenStream {
                 #(#op_structs)*
             }
         }
+    }
+}
+
+/// For a model with `[[pools]]`: each pool's module, its `<Pool>Arena` alias, `Arenas` with the op
+/// views, and `take()`, all empty.
+fn pool_items(
+    document: &DeTable<'_>,
+    tensors: &[(String, &'static str)],
+    op_methods: &[TokenStream],
+    zeros: &[TokenStream],
+) -> TokenStream {
+    let mut names: Vec<&str> = Vec::new();
+    if let Some(DeValue::Array(pools)) = document.get("pools").map(|p| p.get_ref()) {
+        for pool in pools.iter() {
+            let name = pool
+                .get_ref()
+                .get("name")
+                .and_then(|n| n.get_ref().as_str())
+                .filter(|n| identifier_problem(n).is_none())
+                .filter(|n| !["offset", "len", "op"].contains(n));
+            if let Some(name) = name {
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+    }
+    if names.is_empty() {
+        return TokenStream::new();
+    }
+    let accessors: Vec<TokenStream> = tensors
+        .iter()
+        .map(|(name, element)| {
+            let name = Ident::new(name, Span::call_site());
+            let element = format_ident!("{}", element);
+            quote! { pub fn #name(&mut self) -> &mut [::core::primitive::#element] { &mut [] } }
+        })
+        .collect();
+    let idents: Vec<Ident> = names
+        .iter()
+        .map(|n| Ident::new(n, Span::call_site()))
+        .collect();
+    let aliases = names.iter().zip(&idents).map(|(name, ident)| {
+        let camel: String = name
+            .split('_')
+            .filter(|p| !p.is_empty())
+            .map(|p| p[..1].to_ascii_uppercase() + &p[1..])
+            .collect();
+        let alias = format_ident!("{}Arena", camel);
+        quote! { pub type #alias = #ident::Arena; }
+    });
+    let modules = idents.iter().map(|ident| {
+        quote! {
+            pub mod #ident {
+                pub const ARENA_SIZE: usize = 0;
+                pub const ARENA_ALIGN: usize = 1;
+                pub const LOWER_BOUND: usize = 0;
+                pub const CAPACITY: ::core::option::Option<usize> = ::core::option::Option::None;
+                pub const TENSORS: &[::memplan::Placement] = &[];
+                pub mod offset { #(#zeros)* }
+                pub struct Arena { bytes: [::core::primitive::u8; 0] }
+                impl Arena {
+                    pub const fn new() -> Self { Self { bytes: [] } }
+                    #(#accessors)*
+                }
+                impl ::core::default::Default for Arena {
+                    fn default() -> Self { Self::new() }
+                }
+                pub static ARENA: ::memplan::StaticArena<Arena> = ::memplan::StaticArena::new(Arena::new());
+            }
+        }
+    });
+    quote! {
+        #(#modules)*
+        #(#aliases)*
+        pub struct Arenas<'a> { #(pub #idents: &'a mut #idents::Arena,)* }
+        impl<'a> Arenas<'a> {
+            pub fn new(#(#idents: &'a mut #idents::Arena),*) -> Self { Self { #(#idents),* } }
+            #(#op_methods)*
+        }
+        #[cfg(target_has_atomic = "8")]
+        pub fn take() -> ::core::option::Option<Arenas<'static>> { ::core::option::Option::None }
     }
 }
