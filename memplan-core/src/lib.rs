@@ -43,6 +43,25 @@
 //! ```
 //!
 //! The solvers are compared in the [`solve`] module docs.
+//!
+//! ## Beyond one arena of independent tensors
+//!
+//! A model file can ask for more than the plain problem ([`codegen::plan_model`] applies it all):
+//! - **in-place ops** ([`AliasGroups`], [`model_file::INPLACE_KINDS`]): an elementwise or
+//!   reshape-like op writes its output over an input nobody reads afterwards; the chain of tensors
+//!   that share memory is packed as one rectangle, which can take the arena below the no-sharing
+//!   lower bound;
+//! - **several pools** ([`plan_pools`]): a small fast memory is filled first (by byte-steps), the
+//!   rest spills to the next pool, and each pool is an arena of its own;
+//! - **pinned and app-owned tensors**: a fixed offset the planner plans around
+//!   ([`Buffer::fixed_offset`]), or no arena space at all (`external`).
+//!
+//! ```text
+//!  sram  +--------+-------+        dram  +--------------------+
+//!        | dma    | small |              |   big = act        |   (one rectangle:
+//!        |(pinned)+-------+              |   (in place)       |    Relu over its input)
+//!        +--------+------> step          +--------------------+--> step
+//! ```
 
 mod aliasing;
 mod bounds;
