@@ -150,6 +150,8 @@ struct Greedy<'p> {
     /// The unplaced buffers, in no particular order; `slot[i]` is `i`'s position here.
     unplaced: Vec<usize>,
     slot: Vec<usize>,
+    /// `[start, end, candidate, top]` of `unplaced[k]`, packed for the scan in `place`.
+    packed: Vec<[u64; 4]>,
     /// `(candidate + size, rank)` of every unplaced buffer.
     by_top: BTreeSet<(u64, u32)>,
     /// Ranks of the unplaced buffers whose candidate top is at most `height`.
@@ -176,6 +178,7 @@ impl<'p> Greedy<'p> {
             candidate: vec![0; n],
             unplaced: Vec::with_capacity(n),
             slot: vec![usize::MAX; n],
+            packed: Vec::with_capacity(n),
             by_top: BTreeSet::new(),
             under: BTreeSet::new(),
             height: 0,
@@ -187,12 +190,16 @@ impl<'p> Greedy<'p> {
                 greedy.height = greedy.height.max(pin + buffer.size);
             }
         }
-        for i in 0..n {
+        for (i, buffer) in buffers.iter().enumerate() {
             if greedy.offset[i].is_none() {
                 greedy.candidate[i] = greedy.fit(i, 0, 0);
                 greedy.slot[i] = greedy.unplaced.len();
                 greedy.unplaced.push(i);
                 let top = greedy.top(i);
+                let lifetime = buffer.lifetime;
+                greedy
+                    .packed
+                    .push([lifetime.start, lifetime.end, greedy.candidate[i], top]);
                 greedy.by_top.insert((top, greedy.rank[i]));
                 if top <= greedy.height {
                     greedy.under.insert(greedy.rank[i]);
@@ -357,6 +364,7 @@ impl<'p> Greedy<'p> {
         self.under.remove(&self.rank[p]);
         let at = self.slot[p];
         self.unplaced.swap_remove(at);
+        self.packed.swap_remove(at);
         if let Some(&moved) = self.unplaced.get(at) {
             self.slot[moved] = at;
         }
@@ -372,14 +380,15 @@ impl<'p> Greedy<'p> {
         }
         let lifetime = self.buffers[p].lifetime;
         let disturbed: Vec<usize> = self
-            .unplaced
+            .packed
             .iter()
-            .copied()
-            .filter(|&s| {
-                self.candidate[s] < top
-                    && offset < self.top(s)
-                    && self.buffers[s].lifetime.overlaps(&lifetime)
+            .zip(&self.unplaced)
+            .filter(|&(&[start, end, candidate, candidate_top], _)| {
+                (candidate < top) & (offset < candidate_top)
+                    & (start < lifetime.end)
+                    & (lifetime.start < end)
             })
+            .map(|(_, &s)| s)
             .collect();
         for s in disturbed {
             let old_top = self.top(s);
@@ -388,8 +397,11 @@ impl<'p> Greedy<'p> {
             self.by_top.remove(&(old_top, k));
             self.candidate[s] = new_offset;
             let new_top = self.top(s);
+            let packed = &mut self.packed[self.slot[s]];
+            packed[2] = new_offset;
+            packed[3] = new_top;
             self.by_top.insert((new_top, k));
-            if new_top > self.height {
+            if old_top <= self.height && new_top > self.height {
                 self.under.remove(&k);
             }
         }
