@@ -6,7 +6,7 @@
 //! | `first-fit` | TFLite Micro: size descending, lowest gap that fits | near LB on models | `O(n^2)` |
 //! | `best-fit` | TFLite: size descending, smallest gap that fits | near LB on models | `O(n^2)` |
 //! | `patent` | CN113886090A claims 3–6: smallest tentative peak, one-step lookahead on ties | 1.2–1.6x LB on hard sets | `O(n^2)` typical, incremental |
-//! | `enumerate` | claim 7: every stacking order (n ≤ 10) | optimal | `O(n!)` |
+//! | `enumerate` | claim 7: every stacking order (n ≤ 10), pruned by bound and offset order | optimal | `O(n!)` worst |
 //! | `exact` | branch and bound over canonical placements, node budget | optimal when proven | budgeted |
 //! | `auto` | heuristics, then `exact` unless one reached the lower bound | best of all | budgeted |
 //!
