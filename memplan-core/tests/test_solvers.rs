@@ -29,13 +29,15 @@ fn build(raw: Vec<Raw>) -> Problem {
     let mut buffers: Vec<Buffer> = Vec::with_capacity(raw.len());
     for (i, (size, start, len, align_log, pin)) in raw.into_iter().enumerate() {
         let alignment = 1u64 << align_log;
-        let mut buffer = Buffer::new(format!("t{i}"), size, start, start + len)
-            .with_alignment(alignment);
+        let mut buffer =
+            Buffer::new(format!("t{i}"), size, start, start + len).with_alignment(alignment);
         if let Some(k) = pin {
             let at = k * alignment;
             let collides = buffers.iter().any(|other| {
                 other.fixed_offset.is_some_and(|o| {
-                    other.lifetime.overlaps(&buffer.lifetime) && o < at + size && at < o + other.size
+                    other.lifetime.overlaps(&buffer.lifetime)
+                        && o < at + size
+                        && at < o + other.size
                 })
             });
             if !collides {

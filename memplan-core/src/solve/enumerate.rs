@@ -40,7 +40,9 @@ pub(crate) fn solve(problem: &Problem) -> Result<Solution, SolveError> {
     let mut search = Search::new(problem);
     let height = search.height();
     search.descend(height, None);
-    let offsets = search.best_offsets.expect("the search reaches at least one leaf");
+    let offsets = search
+        .best_offsets
+        .expect("the search reaches at least one leaf");
     Ok(Solution {
         plan: Plan::from_offsets(problem, offsets),
         optimal: true,

@@ -384,7 +384,8 @@ impl<'p> Greedy<'p> {
             .iter()
             .zip(&self.unplaced)
             .filter(|&(&[start, end, candidate, candidate_top], _)| {
-                (candidate < top) & (offset < candidate_top)
+                (candidate < top)
+                    & (offset < candidate_top)
                     & (start < lifetime.end)
                     & (lifetime.start < end)
             })
