@@ -58,8 +58,11 @@ fn large_problem() -> impl Strategy<Value = Problem> {
 }
 
 fn run(problem: &Problem, solver: Solver) -> Plan {
+    // A small budget keeps `exact` and `auto` quick in debug builds; their plans must be valid
+    // and no better than `enumerate` whatever the budget.
     let options = SolveOptions {
         solver,
+        node_budget: 5_000,
         ..SolveOptions::default()
     };
     solve(problem, &options)
@@ -151,6 +154,12 @@ proptest! {
             prop_assert_eq!(exhaustive, best_over_all_orders(&problem));
         }
     }
+
+}
+
+proptest! {
+    // Fewer cases: every solver, `exact` and `auto` included, on up to 60 buffers.
+    #![proptest_config(ProptestConfig { cases: 48, ..config() })]
 
     #[test]
     fn heuristics_stay_valid_on_larger_problems(problem in large_problem()) {
