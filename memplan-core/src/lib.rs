@@ -42,7 +42,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! The solvers are compared in the [`solve`] module docs.
+//! The solvers are compared in the [`solve`](mod@solve) module docs.
 //!
 //! ## Beyond one arena of independent tensors
 //!

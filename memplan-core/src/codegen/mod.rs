@@ -1,4 +1,4 @@
-//! Code generation: a planned [`Model`] as Rust items, a pure function of the model and the plan.
+//! Code generation: a planned [`Model`](crate::Model) as Rust items, a pure function of the model and the plan.
 //!
 //! The `memplan!` macro and a `build.rs` both call [`expand_model`] (or [`plan_model`] then
 //! [`generate`]); nothing here reads files or the environment, so the same model text always gives
