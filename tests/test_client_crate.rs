@@ -1,5 +1,6 @@
 //! A crate outside the workspace (`tests/client-crate`), depending on `memplan` by path with its
-//! own model.toml, compiles, its own tests validate its plan, and its binary does not contain
+//! own model.toml, compiles, its own tests validate its plan, editing its model rebuilds it, and
+//! its binary does not contain
 //! memplan-core.
 //!
 //! The crate is copied to a scratch directory first (its `memplan` path made absolute), so the
@@ -72,6 +73,25 @@ fn an_outside_crate_builds_and_its_plan_validates() {
     let line = String::from_utf8_lossy(&run.stdout);
     assert!(line.starts_with("kws: arena "), "{line}");
     assert!(line.contains("11 tensors, label 2"), "{line}");
+
+    // Editing the model rebuilds the crate (the expansion includes the file with
+    // `include_bytes!`), and building again without an edit does not.
+    let model = source.join("model.toml");
+    let text = std::fs::read_to_string(&model).unwrap();
+    std::fs::write(&model, format!("{text}# edited by the test\n")).unwrap();
+    let rebuild = cargo(&source, &target, &["build", "--offline"]);
+    let log = String::from_utf8_lossy(&rebuild.stderr);
+    assert!(
+        log.contains("Compiling memplan-client"),
+        "no rebuild after an edit:\n{log}"
+    );
+    let again = cargo(&source, &target, &["build", "--offline"]);
+    let log = String::from_utf8_lossy(&again.stderr);
+    assert!(
+        !log.contains("Compiling"),
+        "rebuilt without an edit:\n{log}"
+    );
+    std::fs::write(&model, text).unwrap();
 
     // Only the proc macro depends on memplan-core: the normal, non-proc-macro dependencies are
     // memplan and bytemuck, and the binary has no memplan_core code in it.
