@@ -1,7 +1,6 @@
 //! A crate outside the workspace (`tests/client-crate`), depending on `memplan` by path with its
 //! own model.toml, compiles, its own tests validate its plan, editing its model rebuilds it, and
-//! its binary does not contain
-//! memplan-core.
+//! its binary does not contain memplan-core.
 //!
 //! The crate is copied to a scratch directory first (its `memplan` path made absolute), so the
 //! build never touches the source tree; it builds offline into its own target directory under
