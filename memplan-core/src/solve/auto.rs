@@ -5,40 +5,58 @@ use crate::bounds::lower_bound;
 use crate::model::{Plan, Problem};
 use crate::solve::{Solution, SolveOptions, Solver, TieOrder, best_fit, exact, first_fit, patent};
 
-/// Runs best-fit, first-fit and the patent's greedy with every [`TieOrder`], stopping at the
-/// first plan that reaches the lower bound. Otherwise it hands the best of them to
-/// [`exact`](super::exact) as the incumbent, within `options.node_budget` nodes (and
-/// `options.capacity`, if given). The result is never higher than any heuristic's plan;
-/// [`Solution::solver`] names the solver whose plan was kept.
+/// Runs best-fit and first-fit, and stops if one reaches the lower bound. Otherwise it hands
+/// the better plan to [`exact`](super::exact) as the incumbent, within `options.node_budget`
+/// nodes (and `options.capacity`, if given). Unless the search proves its plan optimal (then
+/// no heuristic can beat it), the patent's greedy runs with every [`TieOrder`] and a lower plan
+/// of it is kept. So the result is never higher than any heuristic's plan, except that the
+/// patent's greedy (seconds on tens of thousands of buffers) is skipped above
+/// [`PATENT_MAX_BUFFERS`] buffers. [`Solution::solver`] names the solver whose plan was kept.
 ///
 /// # Runtime
-/// The heuristics' (`O(n^2)` and the patent greedy's), plus the exact search's budget.
+/// `O(n^2)` for the greedies, plus the exact search's budget, plus the patent greedy's.
 pub(crate) fn solve(problem: &Problem, options: &SolveOptions) -> Solution {
-    let (solver, plan) = best_heuristic(problem);
-    let (plan, optimal, nodes, improved) = exact::improve(problem, plan, options);
+    let bound = lower_bound(problem);
+    let (mut solver, plan) = best_of(problem, &[Solver::BestFit, Solver::FirstFit], bound);
+    if plan.arena_size <= bound {
+        return Solution {
+            plan,
+            optimal: true,
+            nodes: 0,
+            solver,
+        };
+    }
+    let (mut plan, mut optimal, nodes, improved) = exact::improve(problem, plan, options);
+    if improved {
+        solver = Solver::Exact;
+    }
+    if !optimal && problem.len() <= PATENT_MAX_BUFFERS {
+        let patents: Vec<Solver> = TieOrder::ALL.iter().map(|&t| Solver::Patent(t)).collect();
+        let (patent, patent_plan) = best_of(problem, &patents, bound);
+        if patent_plan.arena_size < plan.arena_size {
+            optimal = patent_plan.arena_size <= bound;
+            plan = patent_plan;
+            solver = patent;
+        }
+    }
     Solution {
         plan,
         optimal,
         nodes,
-        solver: if improved { Solver::Exact } else { solver },
+        solver,
     }
 }
 
-/// The lowest plan of the fast heuristics (the first one on ties, in the order best-fit,
-/// first-fit, patent by [`TieOrder::ALL`]); stops early at a plan that reaches the lower bound.
-pub(crate) fn best_heuristic(problem: &Problem) -> (Solver, Plan) {
-    let bound = lower_bound(problem);
-    let heuristics = [Solver::BestFit, Solver::FirstFit]
-        .into_iter()
-        .chain(TieOrder::ALL.iter().map(|&ties| Solver::Patent(ties)));
+/// Above this many buffers `auto` leaves out the patent's greedy: it takes seconds there and
+/// has not beaten best-fit on such instances.
+pub(crate) const PATENT_MAX_BUFFERS: usize = 5000;
+
+/// The lowest plan of `solvers` (heuristics only; the first on ties), stopping early at one
+/// that reaches `bound`.
+fn best_of(problem: &Problem, solvers: &[Solver], bound: u64) -> (Solver, Plan) {
     let mut best: Option<(Solver, Plan)> = None;
-    for solver in heuristics {
-        let plan = match solver {
-            Solver::BestFit => best_fit::solve(problem),
-            Solver::FirstFit => first_fit::solve(problem),
-            Solver::Patent(ties) => patent::solve(problem, ties),
-            _ => unreachable!("only heuristics are listed"),
-        };
+    for &solver in solvers {
+        let plan = run_heuristic(problem, solver);
         if best
             .as_ref()
             .is_none_or(|(_, b)| plan.arena_size < b.arena_size)
@@ -50,6 +68,23 @@ pub(crate) fn best_heuristic(problem: &Problem) -> (Solver, Plan) {
         }
     }
     best.expect("at least one heuristic runs")
+}
+
+fn run_heuristic(problem: &Problem, solver: Solver) -> Plan {
+    match solver {
+        Solver::BestFit => best_fit::solve(problem),
+        Solver::FirstFit => first_fit::solve(problem),
+        Solver::Patent(ties) => patent::solve(problem, ties),
+        _ => unreachable!("only heuristics are run here"),
+    }
+}
+
+/// The lowest plan of the fast heuristics (the first one on ties, in the order best-fit,
+/// first-fit, patent by [`TieOrder::ALL`]); stops early at a plan that reaches the lower bound.
+pub(crate) fn best_heuristic(problem: &Problem) -> (Solver, Plan) {
+    let mut all = vec![Solver::BestFit, Solver::FirstFit];
+    all.extend(TieOrder::ALL.iter().map(|&t| Solver::Patent(t)));
+    best_of(problem, &all, lower_bound(problem))
 }
 
 #[cfg(test)]

@@ -109,6 +109,7 @@ fn attempt(sub: &Subproblem, target: u64, budget: &mut Budget, rule: Preference)
         raised: vec![UNPLACED; n],
         section_floor: vec![UNPLACED; sub.section_count],
         crossing: vec![0; sub.section_count + 1],
+        skip: vec![0; sub.section_count + 1],
     };
     let all: Vec<u32> = (0..n as u32).collect();
     if search.solve(&all) {
@@ -133,9 +134,9 @@ pub(crate) struct Outcome {
 /// than `good_enough`, within `budget`.
 ///
 /// With `decision`, it only asks for a plan no higher than `good_enough`, with the whole budget.
-/// Otherwise it probes the lowest possible height first, then bisects between the highest
-/// height known impossible (or not found within its share of the budget) and the best plan, each
-/// probe with half the remaining budget.
+/// Otherwise it probes the lowest possible height first (with three quarters of the budget),
+/// then bisects between the highest height known impossible (or not found within its share of
+/// the budget) and the best plan, each probe with half the remaining budget.
 pub(crate) fn minimise(
     sub: &Subproblem,
     height: u64,
@@ -154,9 +155,10 @@ pub(crate) fn minimise(
         } else {
             low + (best_height - 1 - low) / 2
         };
-        first = false;
         let share = if decision {
             budget.remaining()
+        } else if first {
+            budget.remaining() - budget.remaining() / 4
         } else {
             budget.remaining().div_ceil(2)
         };
@@ -164,6 +166,7 @@ pub(crate) fn minimise(
             used: 0,
             limit: share,
         };
+        first = false;
         let decision_made = decide(sub, target, &mut slice);
         budget.used += slice.used;
         match decision_made {
@@ -227,6 +230,18 @@ struct Search<'s, 'b> {
     section_floor: Vec<u64>,
     /// Scratch: per section boundary, unplaced buffers live across it.
     crossing: Vec<i64>,
+    /// Scratch: per section, a section at or after it not yet painted (see `branch`).
+    skip: Vec<u32>,
+}
+
+/// The first unpainted section at or after `s`, halving the paths on the way.
+fn find_unpainted(skip: &mut [u32], mut s: usize) -> usize {
+    while skip[s] as usize != s {
+        let parent = skip[s] as usize;
+        skip[s] = skip[parent];
+        s = parent;
+    }
+    s
 }
 
 impl Search<'_, '_> {
@@ -296,19 +311,44 @@ impl Search<'_, '_> {
         let (first, end) = (first as usize, end as usize);
         self.section_floor[first..end].fill(UNPLACED);
         self.crossing[first..=end].fill(0);
+        let mut spanned = 0usize;
+        let mut floors: Vec<(u64, u32)> = Vec::with_capacity(group.len());
         for &u in group {
             let u = u as usize;
             let mut at = self.lowest[u];
             if at == self.barred[u] {
                 at = self.raised[u];
             }
-            let at = at.max(next);
+            floors.push((at.max(next), u as u32));
             let (a, b) = sub.sections[u];
-            for slot in &mut self.section_floor[a as usize..b as usize] {
-                *slot = (*slot).min(at);
-            }
+            spanned += (b - a) as usize;
             self.crossing[a as usize + 1] += 1;
             self.crossing[b as usize] -= 1;
+        }
+        if spanned <= 8 * group.len() + (end - first) {
+            for &(at, u) in &floors {
+                let (a, b) = sub.sections[u as usize];
+                for slot in &mut self.section_floor[a as usize..b as usize] {
+                    *slot = (*slot).min(at);
+                }
+            }
+        } else {
+            // Long lifetimes: paint each section once, lowest buffers first, skipping painted
+            // runs (`skip[s]` leads to the first unpainted section at or after `s`).
+            floors.sort_unstable();
+            let skip = &mut self.skip;
+            for (s, slot) in skip[first..=end].iter_mut().enumerate() {
+                *slot = (first + s) as u32;
+            }
+            for &(at, u) in &floors {
+                let (a, b) = sub.sections[u as usize];
+                let mut s = find_unpainted(skip, a as usize);
+                while s < b as usize {
+                    self.section_floor[s] = at;
+                    skip[s] = s as u32 + 1;
+                    s = find_unpainted(skip, s + 1);
+                }
+            }
         }
         for s in first..end {
             let floor = self.section_floor[s];
