@@ -104,12 +104,13 @@ impl FromStr for TieOrder {
 /// The literal rounds cost `O(n^3)` lowest-fit evaluations. Here each unplaced rectangle keeps
 /// its lowest fit (its *candidate*) in an ordered set by tentative top, and rectangles that fit
 /// under the height in a set by tie order, so a round's smallest peak and its tied rectangles are
-/// read off in `O(log n)`. Placing a rectangle refits only the candidates it now overlaps (in time
-/// and address); a refit resumes from the old candidate, since lowest fits only ever rise. The
-/// lookahead walks the other candidates by tentative top and stops at the first one the tied
-/// rectangle does not disturb, so it rarely looks past a handful. A round costs `O(n)` for the
-/// scan for disturbed candidates plus the refits, each a walk over the placed rectangles in the
-/// address range it crosses.
+/// read off in `O(log n)`. Placing a rectangle marks stale only the candidates it now overlaps (in
+/// time and address); a stale candidate is refitted when a round looks at it, resuming above the
+/// placements that overlapped it, since lowest fits only ever rise. The lookahead walks the other
+/// candidates by tentative top and stops at the first one the tied rectangle does not disturb,
+/// so it rarely looks past a handful. A round costs `O(n)` for the scan for overlapped
+/// candidates plus the refits, each a walk over the placed rectangles in the address range it
+/// crosses. 18,692 buffers (`somas_pangu_2.6B`) take about a second.
 pub(crate) fn solve(problem: &Problem, ties: TieOrder) -> Plan {
     let mut greedy = Greedy::new(problem, ties);
     while let Some(choice) = greedy.choose() {
@@ -156,6 +157,11 @@ struct Greedy<'p> {
     slot: Vec<usize>,
     /// `[start, end, candidate, top]` of `unplaced[k]`, packed for the scan in `place`.
     packed: Vec<[u64; 4]>,
+    /// Candidates that a placement overlapped and that have not been refitted yet. Their entries
+    /// in `by_top`, `under` and `packed` are lower bounds; `resume[i]` is the offset their refit
+    /// starts from (no lower offset is free any more).
+    stale: Vec<bool>,
+    resume: Vec<u64>,
     /// `(candidate + size, rank)` of every unplaced buffer.
     by_top: BTreeSet<(u64, u32)>,
     /// Ranks of the unplaced buffers whose candidate top is at most `height`.
@@ -183,6 +189,8 @@ impl<'p> Greedy<'p> {
             unplaced: Vec::with_capacity(n),
             slot: vec![usize::MAX; n],
             packed: Vec::with_capacity(n),
+            stale: vec![false; n],
+            resume: vec![0; n],
             by_top: BTreeSet::new(),
             under: BTreeSet::new(),
             height: 0,
@@ -197,6 +205,7 @@ impl<'p> Greedy<'p> {
         for (i, buffer) in buffers.iter().enumerate() {
             if greedy.offset[i].is_none() {
                 greedy.candidate[i] = greedy.fit(i, 0, 0);
+                greedy.resume[i] = greedy.candidate[i];
                 greedy.slot[i] = greedy.unplaced.len();
                 greedy.unplaced.push(i);
                 let top = greedy.top(i);
@@ -260,34 +269,78 @@ impl<'p> Greedy<'p> {
         peak.max(top)
     }
 
+    /// Brings stale candidate `i` up to date: its lowest fit, resumed from where the placements
+    /// that disturbed it showed it cannot be lower.
+    fn refresh(&mut self, i: usize) {
+        let old_top = self.top(i);
+        let offset = self.fit(i, self.candidate[i], self.resume[i]);
+        self.stale[i] = false;
+        self.resume[i] = offset;
+        if offset == self.candidate[i] {
+            return;
+        }
+        let k = self.rank[i];
+        self.by_top.remove(&(old_top, k));
+        self.candidate[i] = offset;
+        let new_top = self.top(i);
+        self.by_top.insert((new_top, k));
+        let packed = &mut self.packed[self.slot[i]];
+        packed[2] = offset;
+        packed[3] = new_top;
+        if old_top <= self.height && new_top > self.height {
+            self.under.remove(&k);
+        }
+    }
+
+    /// The first entry of `by_top` at or after `from` whose candidate is up to date.
+    fn next_by_top(&mut self, from: (u64, u32)) -> Option<(u64, u32)> {
+        loop {
+            let &(top, k) = self.by_top.range(from..).next()?;
+            let i = self.by_rank[k as usize];
+            if !self.stale[i] {
+                return Some((top, k));
+            }
+            self.refresh(i);
+        }
+    }
+
+    /// The next first rectangle at or after tie rank `from`, up to date: one that fits under the
+    /// height (`room`) or one whose top is `peak`.
+    fn next_tied(&mut self, room: bool, peak: u64, from: u32) -> Option<(usize, u32)> {
+        loop {
+            let k = if room {
+                *self.under.range(from..).next()?
+            } else {
+                self.by_top.range((peak, from)..=(peak, u32::MAX)).next()?.1
+            };
+            let i = self.by_rank[k as usize];
+            if !self.stale[i] {
+                return Some((i, k + 1));
+            }
+            self.refresh(i);
+        }
+    }
+
     /// The rectangle(s) the next round places, or `None` when all are placed.
-    fn choose(&self) -> Option<Choice> {
-        let &(min_top, first) = self.by_top.first()?;
+    fn choose(&mut self) -> Option<Choice> {
+        let (min_top, first) = self.next_by_top((0, 0))?;
         let peak = self.height.max(min_top);
         let room = min_top <= self.height;
-        // The first rectangles, in tie order: all that fit under the height, or those whose top
-        // is the smallest.
-        let mut tied: Box<dyn Iterator<Item = usize> + '_> = if room {
-            Box::new(self.under.iter().map(|&k| self.by_rank[k as usize]))
-        } else {
-            Box::new(
-                self.by_top
-                    .range((peak, 0)..=(peak, u32::MAX))
-                    .map(|&(_, k)| self.by_rank[k as usize]),
-            )
-        };
         if self.unplaced.len() == 1 {
             return Some(Choice::One(self.by_rank[first as usize]));
         }
-        let mut lookahead: Option<(u64, usize)> = None;
-        let first_tied = tied
-            .next()
+        // The first rectangles, in tie order: all that fit under the height, or those whose top
+        // is the smallest.
+        let (first_tied, after) = self
+            .next_tied(room, peak, 0)
             .expect("the smallest top is among the first rectangles");
-        let mut rest = tied.peekable();
-        if rest.peek().is_none() {
+        let Some(second_tied) = self.next_tied(room, peak, after) else {
             return Some(Choice::One(first_tied));
-        }
-        for r in std::iter::once(first_tied).chain(rest) {
+        };
+        let mut lookahead: Option<(u64, usize)> = None;
+        let mut next = Some(second_tied);
+        let mut r = first_tied;
+        loop {
             let bound = lookahead.map_or(u64::MAX, |(length, _)| length);
             if let Some(length) = self.best_second_length(r, peak, bound) {
                 lookahead = Some((length, r));
@@ -295,6 +348,11 @@ impl<'p> Greedy<'p> {
                     break; // no pair can do better, and earlier first rectangles did worse
                 }
             }
+            let Some((candidate, after)) = next else {
+                break;
+            };
+            r = candidate;
+            next = self.next_tied(room, peak, after);
         }
         let (length, r) = lookahead.expect("some pair has a finite second length");
         Some(Choice::Pair(r, self.partner(r, peak, length, room)))
@@ -304,10 +362,12 @@ impl<'p> Greedy<'p> {
     ///
     /// Walks the other candidates by top: one that `r` does not disturb keeps its top, and every
     /// later one has a top at least as high, so the walk ends there.
-    fn best_second_length(&self, r: usize, peak: u64, bound: u64) -> Option<u64> {
+    fn best_second_length(&mut self, r: usize, peak: u64, bound: u64) -> Option<u64> {
         let mut best = bound;
         let r_top = self.top(r);
-        for &(top, k) in &self.by_top {
+        let mut from = (0, 0);
+        while let Some((top, k)) = self.next_by_top(from) {
+            from = (top, k + 1);
             if peak.max(top) >= best {
                 break;
             }
@@ -333,18 +393,22 @@ impl<'p> Greedy<'p> {
 
     /// The partner `s` of first rectangle `r` with second length `length` (the smallest), first
     /// in tie order.
-    fn partner(&self, r: usize, peak: u64, length: u64, room: bool) -> usize {
+    fn partner(&mut self, r: usize, peak: u64, length: u64, room: bool) -> usize {
         if room && length == peak {
             // Every partner reaching the height fits under it now: walk those in tie order.
-            return self
-                .under
-                .iter()
-                .map(|&k| self.by_rank[k as usize])
-                .find(|&s| s != r && self.second_length(r, s, peak) == length)
-                .expect("a partner reaches the smallest second length");
+            let mut from = 0;
+            while let Some((s, after)) = self.next_tied(true, peak, from) {
+                from = after;
+                if s != r && self.second_length(r, s, peak) == length {
+                    return s;
+                }
+            }
+            unreachable!("a partner reaches the smallest second length");
         }
         let mut pick: Option<(u32, usize)> = None;
-        for &(top, k) in &self.by_top {
+        let mut from = (0, 0);
+        while let Some((top, k)) = self.next_by_top(from) {
+            from = (top, k + 1);
             if top > length {
                 break;
             }
@@ -362,6 +426,9 @@ impl<'p> Greedy<'p> {
 
     /// Places unplaced buffer `p` at its candidate and refits the candidates it now overlaps.
     fn place(&mut self, p: usize) {
+        if self.stale[p] {
+            self.refresh(p); // the second of a pair, disturbed by the first
+        }
         let offset = self.candidate[p];
         let top = self.top(p);
         self.by_top.remove(&(top, self.rank[p]));
@@ -396,19 +463,10 @@ impl<'p> Greedy<'p> {
             .map(|(_, &s)| s)
             .collect();
         for s in disturbed {
-            let old_top = self.top(s);
-            let new_offset = self.fit(s, self.candidate[s], top);
-            let k = self.rank[s];
-            self.by_top.remove(&(old_top, k));
-            self.candidate[s] = new_offset;
-            let new_top = self.top(s);
-            let packed = &mut self.packed[self.slot[s]];
-            packed[2] = new_offset;
-            packed[3] = new_top;
-            self.by_top.insert((new_top, k));
-            if old_top <= self.height && new_top > self.height {
-                self.under.remove(&k);
-            }
+            // Every offset from its candidate up to `top` now overlaps `p`; the refit waits
+            // until the candidate is looked at.
+            self.resume[s] = self.resume[s].max(top);
+            self.stale[s] = true;
         }
     }
 }
@@ -505,7 +563,7 @@ mod tests {
         // Placing b0 first lets b2 sit beside it at 0 (second length 4); placing b1 first pushes
         // both others above it (8). The lookahead places b0, then b2; b1 goes on top.
         let p = problem(&[(4, 0, 2), (4, 1, 4), (4, 2, 4)]);
-        let greedy = Greedy::new(&p, TieOrder::Size);
+        let mut greedy = Greedy::new(&p, TieOrder::Size);
         assert_eq!(greedy.choose(), Some(Choice::Pair(0, 2)));
         let plan = solve(&p, TieOrder::Size);
         assert_eq!(plan.offsets, vec![0, 4, 0]);
