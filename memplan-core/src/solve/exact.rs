@@ -54,7 +54,7 @@ use subproblem::Subproblem;
 
 /// Parts with more free buffers than this are not searched (a node costs `O(n)` there, and a
 /// single dive `O(n^2)`); they keep the best of the seeds.
-pub(crate) const MAX_SEARCHED_BUFFERS: usize = 4000;
+pub(crate) const MAX_SEARCHED_BUFFERS: usize = 2000;
 
 /// Branch and bound from the best heuristic plan (see the module docs).
 ///
@@ -128,7 +128,9 @@ pub(crate) fn improve(
             proven[k] = true;
         } else if sub.len() <= MAX_SEARCHED_BUFFERS {
             let decision = options.capacity.is_some();
-            let outcome = minimise(&sub, heights[k], settled, decision, &mut budget);
+            let outcome = with_deep_stack(sub.len(), || {
+                minimise(&sub, heights[k], settled, decision, &mut budget)
+            });
             if let Some((local, height)) = outcome.improved {
                 for (u, &offset) in local.iter().enumerate() {
                     offsets[sub.global[u]] = offset;
@@ -146,6 +148,28 @@ pub(crate) fn improve(
     let optimal = plan.arena_size <= bound
         || (0..parts.len()).any(|k| proven[k] && heights[k] == plan.arena_size);
     (plan, optimal, budget.used, improved)
+}
+
+/// Runs `job` on a thread whose stack fits a search over `buffers` buffers (the search recurses
+/// once per placement; the caller may be a proc macro on rustc's stack, or a test thread). If
+/// no thread can be made, runs it here.
+fn with_deep_stack<T: Send>(buffers: usize, job: impl FnOnce() -> T + Send) -> T {
+    let stack = (1 << 20) + buffers * (16 << 10);
+    let mut job = Some(job);
+    let slot = &mut job;
+    let ran = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("memplan-exact".into())
+            .stack_size(stack)
+            .spawn_scoped(scope, move || slot.take().map(|job| job()))
+            .ok()
+            .map(|handle| handle.join())
+    });
+    match ran {
+        Some(Ok(Some(result))) => result,
+        Some(Err(panic)) => std::panic::resume_unwind(panic),
+        _ => (job.take().expect("the thread never started the job"))(),
+    }
 }
 
 #[cfg(test)]
@@ -204,6 +228,28 @@ mod tests {
         let (plan, _, _, _) = improve(&p, naive, &options(Some(capacity), 10_000));
         assert!(plan.arena_size <= capacity);
         assert!(validate(&p, &plan).is_empty());
+    }
+
+    #[test]
+    fn the_largest_searched_part_fits_a_small_stack() {
+        // A staircase the greedies get wrong at every step forces a deep search; it must run
+        // on a 1 MiB thread stack (spawned threads get 2 MiB; the macro runs inside rustc).
+        let n = MAX_SEARCHED_BUFFERS as u64;
+        let buffers = (0..n)
+            .map(|i| Buffer::new(format!("b{i}"), 1 + (i * 37) % 11, i / 3, i / 3 + 2 + i % 5))
+            .collect();
+        let p = Problem::new(buffers).unwrap();
+        let handle = std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(move || {
+                let naive = crate::solve::naive::solve(&p);
+                let (plan, _, nodes, _) = improve(&p, naive, &options(None, 20_000));
+                (validate(&p, &plan).is_empty(), nodes)
+            })
+            .unwrap();
+        let (valid, nodes) = handle.join().expect("no stack overflow");
+        assert!(valid);
+        assert!(nodes <= 20_000);
     }
 
     #[test]

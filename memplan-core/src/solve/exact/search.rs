@@ -262,135 +262,137 @@ impl Search<'_, '_> {
 
     fn branch(&mut self, group: &[u32]) -> bool {
         let sub = self.sub;
-        // The lowest offset of every buffer, and the lowest among those not barred from it:
-        // every buffer of the group ends at or above that `next` offset.
-        let mut next = UNPLACED;
-        for &u in group {
-            let u = u as usize;
-            let at = sub.lowest_offset(u, self.base[u]);
-            if at + sub.size[u] > self.target {
-                return false; // it can only rise from here
-            }
-            self.lowest[u] = at;
-            if at != self.barred[u] {
-                next = next.min(at);
-            }
-        }
-        if next == UNPLACED {
-            return false; // all barred from their lowest offsets, and none can rise
-        }
-        for &u in group {
-            let u = u as usize;
-            let at = self.lowest[u];
-            if at != self.barred[u] {
-                continue;
-            }
-            // `u` is barred from `at`, so a buffer placed later (at `next` or above) must
-            // block it there; if `u` fits below `next`, or no buffer can block it, every plan
-            // below this node leaves `u` free to drop: none is canonical.
-            // It then rests on such a blocker: at least as high as the lowest blocker's top.
-            let top = at + sub.size[u];
-            let mut resting = UNPLACED;
-            for &v in &sub.neighbours[u] {
-                let v = v as usize;
-                if self.offset[v] == UNPLACED && self.lowest[v] < top {
-                    resting = resting.min(self.lowest[v].max(next) + sub.size[v]);
+        // Barring loops back here rather than recursing, so the stack grows with placements only.
+        loop {
+            // The lowest offset of every buffer, and the lowest among those not barred from it:
+            // every buffer of the group ends at or above that `next` offset.
+            let mut next = UNPLACED;
+            for &u in group {
+                let u = u as usize;
+                let at = sub.lowest_offset(u, self.base[u]);
+                if at + sub.size[u] > self.target {
+                    return false; // it can only rise from here
+                }
+                self.lowest[u] = at;
+                if at != self.barred[u] {
+                    next = next.min(at);
                 }
             }
-            if top <= next || resting == UNPLACED || resting + sub.size[u] > self.target {
+            if next == UNPLACED {
+                return false; // all barred from their lowest offsets, and none can rise
+            }
+            for &u in group {
+                let u = u as usize;
+                let at = self.lowest[u];
+                if at != self.barred[u] {
+                    continue;
+                }
+                // `u` is barred from `at`, so a buffer placed later (at `next` or above) must
+                // block it there; if `u` fits below `next`, or no buffer can block it, every plan
+                // below this node leaves `u` free to drop: none is canonical.
+                // It then rests on such a blocker: at least as high as the lowest blocker's top.
+                let top = at + sub.size[u];
+                let mut resting = UNPLACED;
+                for &v in &sub.neighbours[u] {
+                    let v = v as usize;
+                    if self.offset[v] == UNPLACED && self.lowest[v] < top {
+                        resting = resting.min(self.lowest[v].max(next) + sub.size[v]);
+                    }
+                }
+                if top <= next || resting == UNPLACED || resting + sub.size[u] > self.target {
+                    return false;
+                }
+                self.raised[u] = resting;
+            }
+            // Per-section load: what is left in a section stacks above the lowest offset any of its
+            // buffers can still take (and `next`): gaps below that stay empty.
+            let (first, end) = group.iter().fold((u32::MAX, 0), |(f, e), &u| {
+                let (a, b) = sub.sections[u as usize];
+                (f.min(a), e.max(b))
+            });
+            let (first, end) = (first as usize, end as usize);
+            self.section_floor[first..end].fill(UNPLACED);
+            self.crossing[first..=end].fill(0);
+            let mut spanned = 0usize;
+            let mut floors: Vec<(u64, u32)> = Vec::with_capacity(group.len());
+            for &u in group {
+                let u = u as usize;
+                let mut at = self.lowest[u];
+                if at == self.barred[u] {
+                    at = self.raised[u];
+                }
+                floors.push((at.max(next), u as u32));
+                let (a, b) = sub.sections[u];
+                spanned += (b - a) as usize;
+                self.crossing[a as usize + 1] += 1;
+                self.crossing[b as usize] -= 1;
+            }
+            if spanned <= 8 * group.len() + (end - first) {
+                for &(at, u) in &floors {
+                    let (a, b) = sub.sections[u as usize];
+                    for slot in &mut self.section_floor[a as usize..b as usize] {
+                        *slot = (*slot).min(at);
+                    }
+                }
+            } else {
+                // Long lifetimes: paint each section once, lowest buffers first, skipping painted
+                // runs (`skip[s]` leads to the first unpainted section at or after `s`).
+                floors.sort_unstable();
+                let skip = &mut self.skip;
+                for (s, slot) in skip[first..=end].iter_mut().enumerate() {
+                    *slot = (first + s) as u32;
+                }
+                for &(at, u) in &floors {
+                    let (a, b) = sub.sections[u as usize];
+                    let mut s = find_unpainted(skip, a as usize);
+                    while s < b as usize {
+                        self.section_floor[s] = at;
+                        skip[s] = s as u32 + 1;
+                        s = find_unpainted(skip, s + 1);
+                    }
+                }
+            }
+            for s in first..end {
+                let floor = self.section_floor[s];
+                if floor != UNPLACED && floor + self.load[s] > self.target {
+                    return false;
+                }
+            }
+            // Time cuts: where no buffer of the group is live across a section boundary, the two
+            // sides are independent; solve each alone, and fail at once if one fails.
+            let mut live = 0i64;
+            let mut cuts: Vec<usize> = Vec::new();
+            for s in first + 1..end {
+                live += self.crossing[s];
+                if live == 0 {
+                    cuts.push(s);
+                }
+            }
+            if !cuts.is_empty() {
+                return self.solve_apart(group, &cuts);
+            }
+            // Branch on the preferred buffer that can take `next`: there, or barred from it.
+            let b = group
+                .iter()
+                .map(|&u| u as usize)
+                .filter(|&u| self.lowest[u] == next && self.barred[u] != next)
+                .max_by_key(|&u| (self.preference(u), std::cmp::Reverse(u)))
+                .expect("some buffer takes `next`");
+            if !self.spend_node() {
                 return false;
             }
-            self.raised[u] = resting;
-        }
-        // Per-section load: what is left in a section stacks above the lowest offset any of its
-        // buffers can still take (and `next`): gaps below that stay empty.
-        let (first, end) = group.iter().fold((u32::MAX, 0), |(f, e), &u| {
-            let (a, b) = sub.sections[u as usize];
-            (f.min(a), e.max(b))
-        });
-        let (first, end) = (first as usize, end as usize);
-        self.section_floor[first..end].fill(UNPLACED);
-        self.crossing[first..=end].fill(0);
-        let mut spanned = 0usize;
-        let mut floors: Vec<(u64, u32)> = Vec::with_capacity(group.len());
-        for &u in group {
-            let u = u as usize;
-            let mut at = self.lowest[u];
-            if at == self.barred[u] {
-                at = self.raised[u];
+            let mark = self.mark();
+            self.place(b, next);
+            let rest: Vec<u32> = group.iter().copied().filter(|&u| u as usize != b).collect();
+            if self.solve(&rest) {
+                return true;
             }
-            floors.push((at.max(next), u as u32));
-            let (a, b) = sub.sections[u];
-            spanned += (b - a) as usize;
-            self.crossing[a as usize + 1] += 1;
-            self.crossing[b as usize] -= 1;
-        }
-        if spanned <= 8 * group.len() + (end - first) {
-            for &(at, u) in &floors {
-                let (a, b) = sub.sections[u as usize];
-                for slot in &mut self.section_floor[a as usize..b as usize] {
-                    *slot = (*slot).min(at);
-                }
-            }
-        } else {
-            // Long lifetimes: paint each section once, lowest buffers first, skipping painted
-            // runs (`skip[s]` leads to the first unpainted section at or after `s`).
-            floors.sort_unstable();
-            let skip = &mut self.skip;
-            for (s, slot) in skip[first..=end].iter_mut().enumerate() {
-                *slot = (first + s) as u32;
-            }
-            for &(at, u) in &floors {
-                let (a, b) = sub.sections[u as usize];
-                let mut s = find_unpainted(skip, a as usize);
-                while s < b as usize {
-                    self.section_floor[s] = at;
-                    skip[s] = s as u32 + 1;
-                    s = find_unpainted(skip, s + 1);
-                }
-            }
-        }
-        for s in first..end {
-            let floor = self.section_floor[s];
-            if floor != UNPLACED && floor + self.load[s] > self.target {
+            self.undo(mark);
+            if self.out_of_budget || !self.spend_node() {
                 return false;
             }
+            self.bar(b, next);
         }
-        // Time cuts: where no buffer of the group is live across a section boundary, the two
-        // sides are independent; solve each alone, and fail at once if one fails.
-        let mut live = 0i64;
-        let mut cuts: Vec<usize> = Vec::new();
-        for s in first + 1..end {
-            live += self.crossing[s];
-            if live == 0 {
-                cuts.push(s);
-            }
-        }
-        if !cuts.is_empty() {
-            return self.solve_apart(group, &cuts);
-        }
-        // Branch on the preferred buffer that can take `next`: there, or barred from it.
-        let b = group
-            .iter()
-            .map(|&u| u as usize)
-            .filter(|&u| self.lowest[u] == next && self.barred[u] != next)
-            .max_by_key(|&u| (self.preference(u), std::cmp::Reverse(u)))
-            .expect("some buffer takes `next`");
-        if !self.spend_node() {
-            return false;
-        }
-        let mark = self.mark();
-        self.place(b, next);
-        let rest: Vec<u32> = group.iter().copied().filter(|&u| u as usize != b).collect();
-        if self.solve(&rest) {
-            return true;
-        }
-        self.undo(mark);
-        if self.out_of_budget || !self.spend_node() {
-            return false;
-        }
-        self.bar(b, next);
-        self.solve(group)
     }
 
     /// Solves the pieces of `group` between the section boundaries `cuts`, the tightest first.
