@@ -7,8 +7,8 @@
 //! | `best-fit` | TFLite: size descending, smallest gap that fits | near LB on models | `O(n^2)` |
 //! | `patent` | CN113886090A claims 3–6: smallest tentative peak, one-step lookahead on ties | 1.2–1.6x LB on hard sets | `O(n^2)` typical, incremental |
 //! | `enumerate` | claim 7: every stacking order (n ≤ 10), pruned by bound and offset order | optimal | `O(n!)` worst |
-//! | `exact` | branch and bound over canonical placements, node budget | optimal when proven | budgeted |
-//! | `auto` | heuristics, then `exact` unless one reached the lower bound | best of all | budgeted |
+//! | `exact` | branch and bound over canonical placements (MiniMalloc-style pruning, time-cut splits, restarts), node budget | LB on MiniMalloc A–F in < 300k nodes; optimal when proven | budgeted |
+//! | `auto` | best-fit, first-fit; `exact` unless one reached the LB; the patent greedy unless proven optimal | best of all | budgeted |
 //!
 //! Every solver honours alignment and pinned offsets ([`crate::Buffer::fixed_offset`]).
 
@@ -44,7 +44,8 @@ pub enum Solver {
     Enumerate,
     /// Branch and bound within a node budget; proves optimality when it can.
     Exact,
-    /// Fast heuristics, then `exact` unless one of them reached the lower bound.
+    /// Best-fit and first-fit, then `exact` unless one of them reached the lower bound, then the
+    /// patent's greedy unless the search proved its plan optimal.
     Auto,
 }
 
