@@ -340,9 +340,23 @@ impl<'p> Greedy<'p> {
         let mut lookahead: Option<(u64, usize)> = None;
         let mut next = Some(second_tied);
         let mut r = first_tied;
+        // A first rectangle identical to an earlier one (same size, lifetime, alignment and
+        // candidate) has the same best second length, so it can only tie, and ties go to the
+        // earlier one: it is skipped. Many equal buffers live together would otherwise make each
+        // round quadratic.
+        let mut seen = std::collections::BTreeSet::new();
         loop {
             let bound = lookahead.map_or(u64::MAX, |(length, _)| length);
-            if let Some(length) = self.best_second_length(r, peak, bound) {
+            let buffer = &self.buffers[r];
+            let signature = (
+                self.candidate[r],
+                buffer.size,
+                buffer.lifetime,
+                buffer.alignment,
+            );
+            if !seen.insert(signature) {
+                // Skipped: see above.
+            } else if let Some(length) = self.best_second_length(r, peak, bound) {
                 lookahead = Some((length, r));
                 if length == peak {
                     break; // no pair can do better, and earlier first rectangles did worse
@@ -656,6 +670,20 @@ mod tests {
                 proptest::prop_assert_eq!(crate::validate(&problem, &fast), vec![]);
                 proptest::prop_assert_eq!(fast, literal(&problem, ties), "{}", ties);
             }
+        }
+    }
+
+    #[test]
+    fn identical_buffers_match_the_literal_rounds() {
+        // Equal buffers live together: the lookahead evaluates one of each kind per round.
+        let mut buffers: Vec<(u64, u64, u64)> = vec![(4, 0, 6); 12];
+        buffers.extend([(4, 3, 9); 8]);
+        buffers.extend([(2, 5, 7); 6]);
+        let p = problem(&buffers);
+        for &ties in TieOrder::ALL {
+            let plan = solve(&p, ties);
+            assert_eq!(crate::validate(&p, &plan), vec![]);
+            assert_eq!(plan, literal(&p, ties), "{ties}");
         }
     }
 
