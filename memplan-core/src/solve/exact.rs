@@ -37,7 +37,9 @@
 //! it. Otherwise it first asks for a plan at the lower bound (three quarters of the budget), then bisects between the highest
 //! height proven impossible (or not found within its share of the budget) and the best plan
 //! found, each probe taking half the remaining nodes. The budget counts nodes (branches taken),
-//! never time, so every machine finds the same plan. The plan is reported optimal only when it
+//! never time, so every machine finds the same plan; a part of more than 256 buffers gets a
+//! share of it inversely proportional to its size, and parts above 2,000 buffers are not
+//! searched (they keep the best seed). The plan is reported optimal only when it
 //! meets the lower bound or a probe one byte below it searched its whole tree.
 
 mod components;
@@ -55,6 +57,10 @@ use subproblem::Subproblem;
 /// Parts with more free buffers than this are not searched (a node costs `O(n)` there, and a
 /// single dive `O(n^2)`); they keep the best of the seeds.
 pub(crate) const MAX_SEARCHED_BUFFERS: usize = 2000;
+
+/// Parts of up to this many free buffers may use the whole node budget; a part `k` times larger
+/// gets a `k`-th of it.
+pub(crate) const FULL_BUDGET_BUFFERS: u64 = 256;
 
 /// Branch and bound from the best heuristic plan (see the module docs).
 ///
@@ -128,9 +134,18 @@ pub(crate) fn improve(
             proven[k] = true;
         } else if sub.len() <= MAX_SEARCHED_BUFFERS {
             let decision = options.capacity.is_some();
+            // A node costs `O(n)`: large parts get proportionally fewer, so the search's time
+            // stays bounded whatever the size.
+            let share =
+                budget.remaining() / (sub.len() as u64).div_ceil(FULL_BUDGET_BUFFERS).max(1);
+            let mut part_budget = Budget {
+                used: 0,
+                limit: share,
+            };
             let outcome = with_deep_stack(sub.len(), || {
-                minimise(&sub, heights[k], settled, decision, &mut budget)
+                minimise(&sub, heights[k], settled, decision, &mut part_budget)
             });
+            budget.used += part_budget.used;
             if let Some((local, height)) = outcome.improved {
                 for (u, &offset) in local.iter().enumerate() {
                     offsets[sub.global[u]] = offset;

@@ -23,7 +23,8 @@ impl Budget {
         self.used >= self.limit
     }
 
-    fn remaining(&self) -> u64 {
+    /// Nodes left.
+    pub(crate) fn remaining(&self) -> u64 {
         self.limit.saturating_sub(self.used)
     }
 }
