@@ -19,7 +19,7 @@ pub(crate) struct BenchArgs {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "best-fit,first-fit,patent,patent:lifetime,auto"
+        default_value = "best-fit,first-fit,patent,patent:lifetime,patent-literal,auto"
     )]
     solver: Vec<Solver>,
     /// Most nodes the exact search may expand.

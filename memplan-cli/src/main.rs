@@ -41,7 +41,7 @@ enum Command {
 struct PlanArgs {
     /// The problem: a MiniMalloc CSV (`id,lower,upper,size[,alignment]`) or a model TOML.
     input: PathBuf,
-    /// The solver (see `memplan-core` docs): naive, first-fit, best-fit, patent, patent:TIES,
+    /// The solver (see `memplan-core` docs): naive, first-fit, best-fit, patent, patent:TIES, patent-literal, patent-literal:TIES,
     /// enumerate, exact, auto. Default: the model's `solver`, else auto.
     #[arg(long)]
     solver: Option<Solver>,

@@ -3,12 +3,13 @@
 
 use crate::bounds::lower_bound;
 use crate::model::{Plan, Problem};
-use crate::solve::{Solution, SolveOptions, Solver, TieOrder, best_fit, exact, first_fit, patent};
+use crate::solve::patent::StartHeight;
+use crate::solve::{Solution, SolveOptions, Solver, best_fit, exact, first_fit, patent};
 
 /// Runs best-fit and first-fit, and stops if one reaches the lower bound. Otherwise it hands
 /// the better plan to [`exact`](super::exact) as the incumbent, within `options.node_budget`
 /// nodes (and `options.capacity`, if given). Unless the search proves its plan optimal (then
-/// no heuristic can beat it), the patent's greedy runs with every [`TieOrder`] and a lower plan
+/// no heuristic can beat it), the patent's greedy runs with every tie order, from the lower bound and literally, and a lower plan
 /// of it is kept. So the result is never higher than any heuristic's plan, except that the
 /// patent's greedy (seconds on tens of thousands of buffers) is skipped above
 /// [`PATENT_MAX_BUFFERS`] buffers. [`Solution::solver`] names the solver whose plan was kept.
@@ -31,8 +32,7 @@ pub(crate) fn solve(problem: &Problem, options: &SolveOptions) -> Solution {
         solver = Solver::Exact;
     }
     if !optimal && problem.len() <= PATENT_MAX_BUFFERS {
-        let patents: Vec<Solver> = TieOrder::ALL.iter().map(|&t| Solver::Patent(t)).collect();
-        let (patent, patent_plan) = best_of(problem, &patents, bound);
+        let (patent, patent_plan) = best_of(problem, &Solver::patents(), bound);
         if patent_plan.arena_size < plan.arena_size {
             optimal = patent_plan.arena_size <= bound;
             plan = patent_plan;
@@ -70,20 +70,22 @@ fn best_of(problem: &Problem, solvers: &[Solver], bound: u64) -> (Solver, Plan) 
     best.expect("at least one heuristic runs")
 }
 
-fn run_heuristic(problem: &Problem, solver: Solver) -> Plan {
+/// The plan of one heuristic solver.
+pub(crate) fn run_heuristic(problem: &Problem, solver: Solver) -> Plan {
     match solver {
         Solver::BestFit => best_fit::solve(problem),
         Solver::FirstFit => first_fit::solve(problem),
-        Solver::Patent(ties) => patent::solve(problem, ties),
+        Solver::Patent(ties) => patent::solve(problem, ties, StartHeight::LowerBound),
+        Solver::PatentLiteral(ties) => patent::solve(problem, ties, StartHeight::Empty),
         _ => unreachable!("only heuristics are run here"),
     }
 }
 
 /// The lowest plan of the fast heuristics (the first one on ties, in the order best-fit,
-/// first-fit, patent by [`TieOrder::ALL`]); stops early at a plan that reaches the lower bound.
+/// first-fit, then [`Solver::patents`]); stops early at a plan that reaches the lower bound.
 pub(crate) fn best_heuristic(problem: &Problem) -> (Solver, Plan) {
     let mut all = vec![Solver::BestFit, Solver::FirstFit];
-    all.extend(TieOrder::ALL.iter().map(|&t| Solver::Patent(t)));
+    all.extend(Solver::patents());
     best_of(problem, &all, lower_bound(problem))
 }
 

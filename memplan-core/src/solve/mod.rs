@@ -37,8 +37,11 @@ pub enum Solver {
     FirstFit,
     /// TFLite's greedy by size: size descending, smallest gap that fits.
     BestFit,
-    /// The patent's greedy (claims 3–6) with the given order among remaining ties.
+    /// The patent's greedy (claims 3–6) with the given order among remaining ties, its rounds
+    /// measured from the lower-bound height (memplan's addition; see `patent.rs`).
     Patent(TieOrder),
+    /// The patent's greedy read literally: the rounds start from an empty arena.
+    PatentLiteral(TieOrder),
     /// The patent's exhaustive mode (claim 7): every stacking order, for at most
     /// [`ENUMERATE_MAX_BUFFERS`] buffers.
     Enumerate,
@@ -56,9 +59,16 @@ impl Solver {
     /// Every solver, each once, in the order of the table in this module's docs.
     pub fn all() -> Vec<Solver> {
         let mut all = vec![Solver::Naive, Solver::FirstFit, Solver::BestFit];
-        all.extend(TieOrder::ALL.iter().map(|&t| Solver::Patent(t)));
+        all.extend(Solver::patents());
         all.extend([Solver::Enumerate, Solver::Exact, Solver::Auto]);
         all
+    }
+
+    /// The patent's greedy with every tie order, from the lower bound and then read literally.
+    pub fn patents() -> Vec<Solver> {
+        let floored = TieOrder::ALL.iter().map(|&t| Solver::Patent(t));
+        let literal = TieOrder::ALL.iter().map(|&t| Solver::PatentLiteral(t));
+        floored.chain(literal).collect()
     }
 
     /// The name the CLI and the model file use for it.
@@ -75,6 +85,10 @@ impl fmt::Display for Solver {
             Solver::BestFit => f.write_str("best-fit"),
             Solver::Patent(ties) if *ties == TieOrder::default() => f.write_str("patent"),
             Solver::Patent(ties) => write!(f, "patent:{ties}"),
+            Solver::PatentLiteral(ties) if *ties == TieOrder::default() => {
+                f.write_str("patent-literal")
+            }
+            Solver::PatentLiteral(ties) => write!(f, "patent-literal:{ties}"),
             Solver::Enumerate => f.write_str("enumerate"),
             Solver::Exact => f.write_str("exact"),
             Solver::Auto => f.write_str("auto"),
@@ -109,13 +123,19 @@ impl FromStr for Solver {
             "first-fit" => Solver::FirstFit,
             "best-fit" => Solver::BestFit,
             "patent" => Solver::Patent(TieOrder::default()),
+            "patent-literal" => Solver::PatentLiteral(TieOrder::default()),
             "enumerate" => Solver::Enumerate,
             "exact" => Solver::Exact,
             "auto" => Solver::Auto,
-            _ => match name.strip_prefix("patent:") {
-                Some(ties) => Solver::Patent(ties.parse().map_err(|_| unknown())?),
-                None => return Err(unknown()),
-            },
+            _ => {
+                if let Some(ties) = name.strip_prefix("patent:") {
+                    Solver::Patent(ties.parse().map_err(|_| unknown())?)
+                } else if let Some(ties) = name.strip_prefix("patent-literal:") {
+                    Solver::PatentLiteral(ties.parse().map_err(|_| unknown())?)
+                } else {
+                    return Err(unknown());
+                }
+            }
         })
     }
 }
@@ -198,7 +218,11 @@ pub fn solve(problem: &Problem, options: &SolveOptions) -> Result<Solution, Solv
         Solver::Naive => heuristic(problem, Solver::Naive, naive::solve(problem)),
         Solver::FirstFit => heuristic(problem, Solver::FirstFit, first_fit::solve(problem)),
         Solver::BestFit => heuristic(problem, Solver::BestFit, best_fit::solve(problem)),
-        Solver::Patent(ties) => heuristic(problem, options.solver, patent::solve(problem, ties)),
+        Solver::Patent(_) | Solver::PatentLiteral(_) => heuristic(
+            problem,
+            options.solver,
+            auto::run_heuristic(problem, options.solver),
+        ),
         Solver::Enumerate => enumerate::solve(problem)?,
         Solver::Exact => exact::solve(problem, options),
         Solver::Auto => auto::solve(problem, options),

@@ -85,6 +85,24 @@ impl FromStr for TieOrder {
     }
 }
 
+/// The arena height the greedy's rounds start from.
+///
+/// Read literally, the claims start from an empty arrangement (height 0), so in the first rounds
+/// the smallest rectangle always has the smallest tentative peak and small tensors are laid at
+/// the bottom before the large ones they live beside. Every arrangement ends at least as high as
+/// the lower bound, so measuring tentative peaks against a height that starts there changes no
+/// comparison above it; below it, every rectangle that fits ties, and claim 6's lookahead and the
+/// tie order choose among them. This is memplan's addition, and the default (`patent`); the
+/// literal reading is `patent-literal`. Measured side by side in docs/benchmarks.md.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) enum StartHeight {
+    /// The lower bound (peak live bytes): memplan's default.
+    #[default]
+    LowerBound,
+    /// Zero: the claims read literally.
+    Empty,
+}
+
 /// Plans with the patent's greedy (claims 3–6). Pinned buffers are placed first, at their pins.
 ///
 /// Each round places the rectangle whose lowest fit raises the arena least. Ties go to the
@@ -111,8 +129,8 @@ impl FromStr for TieOrder {
 /// so it rarely looks past a handful. A round costs `O(n)` for the scan for overlapped
 /// candidates plus the refits, each a walk over the placed rectangles in the address range it
 /// crosses. 18,692 buffers (`somas_pangu_2.6B`) take about a second.
-pub(crate) fn solve(problem: &Problem, ties: TieOrder) -> Plan {
-    let mut greedy = Greedy::new(problem, ties);
+pub(crate) fn solve(problem: &Problem, ties: TieOrder, start: StartHeight) -> Plan {
+    let mut greedy = Greedy::new(problem, ties, start);
     while let Some(choice) = greedy.choose() {
         match choice {
             Choice::One(r) => greedy.place(r),
@@ -171,7 +189,7 @@ struct Greedy<'p> {
 }
 
 impl<'p> Greedy<'p> {
-    fn new(problem: &'p Problem, ties: TieOrder) -> Self {
+    fn new(problem: &'p Problem, ties: TieOrder, start: StartHeight) -> Self {
         let buffers = problem.buffers();
         let n = buffers.len();
         let by_rank = ties.rank(buffers);
@@ -193,7 +211,10 @@ impl<'p> Greedy<'p> {
             resume: vec![0; n],
             by_top: BTreeSet::new(),
             under: BTreeSet::new(),
-            height: 0,
+            height: match start {
+                StartHeight::LowerBound => crate::bounds::lower_bound(problem),
+                StartHeight::Empty => 0,
+            },
         };
         for (i, buffer) in buffers.iter().enumerate() {
             if let Some(pin) = buffer.fixed_offset {
@@ -502,18 +523,23 @@ mod tests {
 
     /// The patent's rounds written out literally (`O(n^3)` lowest fits and more): the reference
     /// the fast solver must match exactly.
-    fn literal(problem: &Problem, ties: TieOrder) -> Plan {
+    fn literal(problem: &Problem, ties: TieOrder, start: StartHeight) -> Plan {
         use crate::solve::placements::Placements;
         let order = ties.rank(problem.buffers());
         let mut placed = Placements::with_pins(problem);
         let top =
             |placed: &Placements<'_>, i: usize| placed.lowest_fit(i) + problem.buffers()[i].size;
+        let floor = match start {
+            StartHeight::LowerBound => crate::bounds::lower_bound(problem),
+            StartHeight::Empty => 0,
+        };
         let mut height = problem
             .buffers()
             .iter()
             .filter_map(|b| b.fixed_offset.map(|o| o + b.size))
             .max()
-            .unwrap_or(0);
+            .unwrap_or(0)
+            .max(floor);
         loop {
             let unplaced: Vec<usize> = order
                 .iter()
@@ -556,9 +582,20 @@ mod tests {
     }
 
     fn offsets(problem: &Problem, ties: TieOrder) -> Vec<u64> {
-        let plan = solve(problem, ties);
+        let plan = solve(problem, ties, StartHeight::Empty);
         assert_eq!(crate::validate(problem, &plan), vec![]);
         plan.offsets
+    }
+
+    #[test]
+    fn starting_at_the_lower_bound_lets_large_rectangles_go_first() {
+        // All three are live together (lower bound 10). From the lower bound every one fits
+        // under the height, so all tie and the size order places the largest lowest; read
+        // literally, the smallest goes first (see the next test).
+        let p = problem(&[(5, 0, 3), (2, 0, 3), (3, 0, 3)]);
+        let plan = solve(&p, TieOrder::Size, StartHeight::LowerBound);
+        assert_eq!(plan.offsets, vec![0, 8, 5]);
+        assert_eq!(plan.arena_size, 10);
     }
 
     #[test]
@@ -577,9 +614,9 @@ mod tests {
         // Placing b0 first lets b2 sit beside it at 0 (second length 4); placing b1 first pushes
         // both others above it (8). The lookahead places b0, then b2; b1 goes on top.
         let p = problem(&[(4, 0, 2), (4, 1, 4), (4, 2, 4)]);
-        let mut greedy = Greedy::new(&p, TieOrder::Size);
+        let mut greedy = Greedy::new(&p, TieOrder::Size, StartHeight::Empty);
         assert_eq!(greedy.choose(), Some(Choice::Pair(0, 2)));
-        let plan = solve(&p, TieOrder::Size);
+        let plan = solve(&p, TieOrder::Size, StartHeight::Empty);
         assert_eq!(plan.offsets, vec![0, 4, 0]);
         assert_eq!(plan.arena_size, 8);
     }
@@ -597,12 +634,12 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(
-            Greedy::new(&p, TieOrder::Size).choose(),
+            Greedy::new(&p, TieOrder::Size, StartHeight::Empty).choose(),
             Some(Choice::Pair(1, 2))
         );
         assert_eq!(offsets(&p, TieOrder::Size), vec![0, 0, 4, 0]);
         assert_eq!(
-            Greedy::new(&p, TieOrder::Lifetime).choose(),
+            Greedy::new(&p, TieOrder::Lifetime, StartHeight::Empty).choose(),
             Some(Choice::Pair(2, 1))
         );
         assert_eq!(offsets(&p, TieOrder::Lifetime), vec![0, 2, 0, 2]);
@@ -616,7 +653,7 @@ mod tests {
             Buffer::new("b", 4, 0, 10),
         ])
         .unwrap();
-        let plan = solve(&p, TieOrder::Size);
+        let plan = solve(&p, TieOrder::Size, StartHeight::Empty);
         assert_eq!(crate::validate(&p, &plan), vec![]);
         assert_eq!(plan.offsets[0], 4);
         assert_eq!(plan.arena_size, 12);
@@ -630,7 +667,7 @@ mod tests {
             Buffer::new("c", 5, 0, 10).with_alignment(4),
         ])
         .unwrap();
-        let plan = solve(&p, TieOrder::Size);
+        let plan = solve(&p, TieOrder::Size, StartHeight::Empty);
         assert_eq!(crate::validate(&p, &plan), vec![]);
         assert_eq!(plan.offsets[1] % 8, 0);
         assert_eq!(plan.offsets[2] % 4, 0);
@@ -666,9 +703,11 @@ mod tests {
                 .collect();
             let problem = Problem::new(buffers).unwrap();
             for &ties in TieOrder::ALL {
-                let fast = solve(&problem, ties);
-                proptest::prop_assert_eq!(crate::validate(&problem, &fast), vec![]);
-                proptest::prop_assert_eq!(fast, literal(&problem, ties), "{}", ties);
+                for start in [StartHeight::LowerBound, StartHeight::Empty] {
+                    let fast = solve(&problem, ties, start);
+                    proptest::prop_assert_eq!(crate::validate(&problem, &fast), vec![]);
+                    proptest::prop_assert_eq!(fast, literal(&problem, ties, start), "{} {:?}", ties, start);
+                }
             }
         }
     }
@@ -681,9 +720,11 @@ mod tests {
         buffers.extend([(2, 5, 7); 6]);
         let p = problem(&buffers);
         for &ties in TieOrder::ALL {
-            let plan = solve(&p, ties);
-            assert_eq!(crate::validate(&p, &plan), vec![]);
-            assert_eq!(plan, literal(&p, ties), "{ties}");
+            for start in [StartHeight::LowerBound, StartHeight::Empty] {
+                let plan = solve(&p, ties, start);
+                assert_eq!(crate::validate(&p, &plan), vec![]);
+                assert_eq!(plan, literal(&p, ties, start), "{ties} {start:?}");
+            }
         }
     }
 
