@@ -105,14 +105,16 @@ pub(crate) enum StartHeight {
 
 /// Plans with the patent's greedy (claims 3–6). Pinned buffers are placed first, at their pins.
 ///
-/// Each round places the rectangle whose lowest fit raises the arena least. Ties go to the
+/// Each round places the rectangle whose lowest fit raises the arena least, the arena's height
+/// starting at `start` (see [`StartHeight`]). Ties go to the
 /// one-step lookahead of claim 6; what still ties after it is settled by `ties`:
 /// the pair with the smallest second length wins, then the pair whose first rectangle comes
 /// first in `ties`, then the pair whose second rectangle does.
 ///
-/// Measured (docs/benchmarks.md, "Heuristics"): no tie order wins everywhere. On minimalloc A–F
-/// the means are 1.386x (`size`), 1.367x (`lifetime`), 1.376x (`area`) the lower bound; on random
-/// problems `area` and `size` do slightly better. `size` is the default.
+/// Measured (docs/benchmarks.md, "Heuristics"): from the lower bound with `size` ties (the
+/// default, `patent`) every shared model reaches its lower bound and minimalloc A–F average
+/// 1.346x; read literally (`patent-literal`) the means are 1.386x (`size`), 1.367x (`lifetime`),
+/// 1.376x (`area`) and five models end 8–12.5% above their bound. No tie order wins everywhere.
 ///
 /// Note that while rectangles fit under the current height, they all tie at that height, and a
 /// pair of two of them that still fit under it reaches the smallest possible second length; the
