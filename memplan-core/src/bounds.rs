@@ -71,18 +71,8 @@ pub fn live_at(problem: &Problem, step: u64) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Buffer;
 
-    fn problem(buffers: &[(u64, u64, u64)]) -> Problem {
-        Problem::new(
-            buffers
-                .iter()
-                .enumerate()
-                .map(|(i, &(size, start, end))| Buffer::new(format!("b{i}"), size, start, end))
-                .collect(),
-        )
-        .unwrap()
-    }
+    use crate::test_utils::problem;
 
     #[test]
     fn touching_buffers_are_not_counted_together() {

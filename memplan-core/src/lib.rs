@@ -74,6 +74,8 @@ pub mod model_file;
 mod pools;
 pub mod render;
 pub mod solve;
+#[cfg(test)]
+mod test_utils;
 mod validate;
 
 pub use aliasing::{AliasError, AliasGroups};

@@ -15,8 +15,15 @@ use crate::solve::placements::{Placements, by_size_descending};
 /// # Runtime
 /// `O(n^2)`: one pass over the placed buffers (kept in offset order) per buffer.
 pub(crate) fn solve(problem: &Problem) -> Plan {
+    solve_in_order(problem, &by_size_descending(problem))
+}
+
+/// Best-fit placement of the buffers in `order` (pinned buffers first, at their pins): each in
+/// the smallest gap that holds it (lowest on ties), or on top. Buffers not in `order` stay
+/// unplaced, so `order` lists every unpinned buffer.
+pub(crate) fn solve_in_order(problem: &Problem, order: &[usize]) -> Plan {
     let mut placed = Placements::with_pins(problem);
-    for i in by_size_descending(problem) {
+    for &i in order {
         if placed.is_placed(i) {
             continue;
         }
@@ -35,8 +42,7 @@ pub(crate) fn solve(problem: &Problem) -> Plan {
             }
             ControlFlow::Continue(())
         });
-        let offset = best.map_or(top, |(_, offset)| offset);
-        placed.place(i, offset);
+        placed.place(i, best.map_or(top, |(_, offset)| offset));
     }
     placed.into_plan()
 }

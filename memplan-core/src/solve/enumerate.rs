@@ -146,16 +146,7 @@ mod tests {
     use super::*;
     use crate::model::Buffer;
 
-    fn problem(buffers: &[(u64, u64, u64)]) -> Problem {
-        Problem::new(
-            buffers
-                .iter()
-                .enumerate()
-                .map(|(i, &(size, start, end))| Buffer::new(format!("b{i}"), size, start, end))
-                .collect(),
-        )
-        .unwrap()
-    }
+    use crate::test_utils::problem;
 
     #[test]
     fn refuses_more_than_the_limit() {

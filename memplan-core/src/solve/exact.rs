@@ -95,7 +95,7 @@ pub(crate) fn improve(
         if incumbent.arena_size <= good_enough {
             break;
         }
-        let plan = orderings::best_fit_in_order(problem, &order);
+        let plan = crate::solve::best_fit::solve_in_order(problem, &order);
         if plan.arena_size < incumbent.arena_size {
             incumbent = plan;
             improved = true;

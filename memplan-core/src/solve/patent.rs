@@ -512,16 +512,7 @@ impl<'p> Greedy<'p> {
 mod tests {
     use super::*;
 
-    fn problem(buffers: &[(u64, u64, u64)]) -> Problem {
-        Problem::new(
-            buffers
-                .iter()
-                .enumerate()
-                .map(|(i, &(size, start, end))| Buffer::new(format!("b{i}"), size, start, end))
-                .collect(),
-        )
-        .unwrap()
-    }
+    use crate::test_utils::problem;
 
     /// The patent's rounds written out literally (`O(n^3)` lowest fits and more): the reference
     /// the fast solver must match exactly.
