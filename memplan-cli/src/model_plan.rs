@@ -28,11 +28,7 @@ pub(crate) fn plan(path: &Path, solver: Option<Solver>) -> anyhow::Result<(Model
 pub(crate) fn describe(model: &Model, plan: &ModelPlan) -> String {
     let mut out = String::new();
     for pool in &plan.pools {
-        let pinned = pool
-            .tensors
-            .iter()
-            .filter(|&&i| model.tensors[i].memory.offset.is_some())
-            .count();
+        let pinned = pool.pinned_count(model);
         let limit = pool
             .capacity
             .map_or(String::new(), |c| format!(" of {c} allowed"));

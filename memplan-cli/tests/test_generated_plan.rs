@@ -2,25 +2,13 @@
 //! pools, pinned tensors, app-owned tensors and in-place chains; and on every bench model imported
 //! from ONNX (with op kinds), in-place sharing brings the arena below the no-sharing lower bound.
 
+mod common;
+
+use common::{memplan, text};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn memplan(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_memplan"))
-        .args(args)
-        .output()
-        .expect("the memplan binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("generated_plan_{name}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("generated_plan", name)
 }
 
 fn golden(case: &str) -> String {

@@ -1,25 +1,14 @@
 //! End-to-end tests of `memplan import`, `memplan render`, and model TOML input to `plan`,
 //! `check` and `bench`: exit codes, messages, figures, and no partial output.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn memplan(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_memplan"))
-        .args(args)
-        .output()
-        .expect("the memplan binary runs")
-}
+use common::{memplan, text};
+use std::path::{Path, PathBuf};
+use std::process::Output;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("import_render_{name}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    common::scratch("import_render", name)
 }
 
 fn fixture(name: &str) -> String {

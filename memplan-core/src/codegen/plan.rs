@@ -63,6 +63,16 @@ pub struct TensorPlace {
     pub offset: u64,
 }
 
+impl PlannedPool {
+    /// How many of its tensors are pinned at a fixed `offset`.
+    pub fn pinned_count(&self, model: &Model) -> usize {
+        self.tensors
+            .iter()
+            .filter(|&&i| model.tensors[i].memory.offset.is_some())
+            .count()
+    }
+}
+
 impl ModelPlan {
     /// The offset of tensor `i` in its pool (0 for an external tensor).
     pub fn offset(&self, i: usize) -> u64 {

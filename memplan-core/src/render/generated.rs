@@ -85,11 +85,7 @@ pub fn generated_svg(model: &Model, plan: &ModelPlan, options: &RenderOptions<'_
             .iter()
             .filter(|c| pool.tensors.contains(&c[0]))
             .count();
-        let pinned = pool
-            .tensors
-            .iter()
-            .filter(|&&i| model.tensors[i].memory.offset.is_some())
-            .count();
+        let pinned = pool.pinned_count(model);
         let limit = pool
             .capacity
             .map_or(String::new(), |c| format!(" of {}", format_byte_size(c)));
