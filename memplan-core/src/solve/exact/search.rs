@@ -7,6 +7,8 @@
 //! later must block it). Every canonical plan (no buffer can move to a lower free spot) is
 //! reached, so the search is exact. See the module docs of [`super`] for the pruning rules.
 
+use std::collections::BTreeMap;
+
 use super::subproblem::Subproblem;
 
 /// Nodes the search may still expand; shared by the parts of one problem.
@@ -45,20 +47,48 @@ pub(crate) enum Decision {
 /// Searches restart with each branching rule in turn, the budget of an attempt doubling every
 /// round: a search that went wrong early gets no chance to waste the whole budget.
 pub(crate) fn decide(sub: &Subproblem, target: u64, budget: &mut Budget) -> Decision {
-    let mut round = 0u32;
-    loop {
-        for &rule in Preference::ALL {
-            let limit = budget.remaining().min(FIRST_ATTEMPT << round.min(40));
-            let mut slice = Budget { used: 0, limit };
-            let decision = attempt(sub, target, &mut slice, rule);
-            budget.used += slice.used;
-            match decision {
-                Decision::OutOfBudget if !budget.exhausted() => {}
-                decision => return decision,
-            }
+    // Ends when a round decides or the budget is spent (every round spends nodes).
+    decide_rounds(sub, target, 0..=u32::MAX, budget)
+}
+
+/// Round `round` of [`decide`]: one attempt per branching rule, each with
+/// `FIRST_ATTEMPT << round` nodes (less if `budget` runs out first). Attempts are deterministic,
+/// so a round that ran out of nodes fails again if repeated: [`minimise`] resumes a target at
+/// its next round.
+fn decide_round(sub: &Subproblem, target: u64, round: u32, budget: &mut Budget) -> Decision {
+    for &rule in Preference::ALL {
+        let limit = budget.remaining().min(FIRST_ATTEMPT << round.min(40));
+        let mut slice = Budget { used: 0, limit };
+        let decision = attempt(sub, target, &mut slice, rule);
+        budget.used += slice.used;
+        match decision {
+            Decision::OutOfBudget if !budget.exhausted() => {}
+            decision => return decision,
         }
-        round += 1;
     }
+    Decision::OutOfBudget
+}
+
+/// Runs the rounds `rounds` of [`decide`] (see [`decide_round`]) until one decides.
+fn decide_rounds(
+    sub: &Subproblem,
+    target: u64,
+    rounds: std::ops::RangeInclusive<u32>,
+    budget: &mut Budget,
+) -> Decision {
+    for round in rounds {
+        match decide_round(sub, target, round, budget) {
+            Decision::OutOfBudget if !budget.exhausted() => {}
+            decision => return decision,
+        }
+    }
+    Decision::OutOfBudget
+}
+
+/// The most nodes [`decide`] spends in its rounds `0..=last`.
+fn rounds_cost(last: u32) -> u64 {
+    let rules = Preference::ALL.len() as u64;
+    rules * FIRST_ATTEMPT * ((2u64 << last.min(40)) - 1)
 }
 
 /// Nodes of each rule's first attempt in [`decide`].
@@ -134,10 +164,32 @@ pub(crate) struct Outcome {
 /// Looks for plans of `sub` lower than `height` (the incumbent's), stopping at one no higher
 /// than `good_enough`, within `budget`.
 ///
-/// With `decision`, it only asks for a plan no higher than `good_enough`, with the whole budget.
-/// Otherwise it probes the lowest possible height first (with three quarters of the budget),
-/// then bisects between the highest height known impossible (or not found within its share of
-/// the budget) and the best plan, each probe with half the remaining budget.
+/// With `decision`, it asks [`decide`] once for a plan no higher than `good_enough`, with the
+/// whole budget (if that height is proven impossible, it goes on minimising with what is left).
+/// Otherwise two searches take turns on the budget. Heights are counted in multiples of the
+/// [`granularity`] (every plan's lowest height is one), and no restart round of [`decide`] is
+/// repeated for the same target: rounds are deterministic, so one that ran out of nodes would
+/// again.
+/// - The **floor probe** asks for the lowest height not proven impossible (the lower bound, or
+///   `good_enough` if higher), one restart round per turn, resuming at its next round. It goes
+///   first, so an instance whose lower bound is easy to reach (most models) ends in one short
+///   round.
+/// - The **descent** gallops down from the best plan: it asks for `best - step` with the restart
+///   rounds `0..=level`; the step doubles after a plan is found and halves after a failure,
+///   always asking for more than the floor. When the probe one grain below the best plan runs
+///   out of nodes, `level` rises by one (doubling what a probe may spend) and the step starts
+///   again from the widest, so every level sweeps from near the floor up to the best plan. A
+///   height that decision mode reaches within `k` rounds is thus asked for with enough nodes
+///   by level `k` at the latest, unless a lower plan was found first.
+///
+/// The descent starts a probe only if, even spending all it may, it will not have used more
+/// nodes than the floor probe, so each gets about half the budget: at most about twice what
+/// the better of the two needs alone. A height proven impossible (a search that covered its
+/// whole tree) raises the floor; the result is proven optimal when the best plan meets the
+/// floor. Neither search discards the best plan, so the loop is anytime.
+///
+/// # Runtime
+/// At most `budget.remaining()` nodes, each `O(n + L + S)` (see [`super`]).
 pub(crate) fn minimise(
     sub: &Subproblem,
     height: u64,
@@ -145,32 +197,78 @@ pub(crate) fn minimise(
     decision: bool,
     budget: &mut Budget,
 ) -> Outcome {
+    let grain = granularity(sub);
+    // The lowest multiple of `grain` above `h`.
+    let lattice_above = |h: u64| (h / grain + 1) * grain;
     let mut best: Option<(Vec<u64>, u64)> = None;
     let mut best_height = height;
     let mut impossible_below = sub.lower_bound; // proven: no plan is lower
-    let mut low = good_enough.max(sub.lower_bound); // the lowest height still worth a probe
-    let mut first = true;
-    while low < best_height && !budget.exhausted() {
-        let target = if first {
-            low
+    let mut floor = good_enough.max(sub.lower_bound); // the lowest height still worth a probe
+    if decision && floor < best_height {
+        match decide(sub, floor, budget) {
+            Decision::Found(offsets, found) => {
+                best_height = found;
+                best = Some((offsets, found));
+            }
+            Decision::Infeasible => {
+                impossible_below = lattice_above(floor);
+                floor = impossible_below;
+            }
+            Decision::OutOfBudget => {}
+        }
+        if best.is_some() || budget.exhausted() {
+            return Outcome {
+                proven_optimal: best_height <= impossible_below,
+                improved: best,
+            };
+        }
+    }
+    // Restart rounds that ran out of nodes, per target: `failed_rounds[t]` is the first not run.
+    let mut failed_rounds: BTreeMap<u64, u32> = BTreeMap::new();
+    let (mut floor_used, mut descent_used) = (0u64, 0u64);
+    let mut step = grain;
+    let mut widen = false; // start the next probe with the widest step
+    let mut level = 0u32;
+    while floor < best_height && !budget.exhausted() {
+        // Plans are multiples of `grain` high: `below` is the highest that beats the best plan.
+        let below = (best_height - 1) / grain * grain;
+        let mut descent = None;
+        if lattice_above(floor) <= below {
+            let asks_above_floor = |step: u64| (below + grain).saturating_sub(step) > floor;
+            while widen && step.checked_mul(2).is_some_and(asks_above_floor) {
+                step *= 2;
+            }
+            widen = false;
+            while step > grain && !asks_above_floor(step) {
+                step /= 2;
+            }
+            let target = below + grain - step;
+            let first = failed_rounds.get(&target).copied().unwrap_or(0);
+            let most = rounds_cost(level).saturating_sub(first.checked_sub(1).map_or(0, rounds_cost));
+            if descent_used + most <= floor_used {
+                descent = Some((target, first..=level));
+            }
+        }
+        let descend = descent.is_some();
+        let (target, rounds) = descent.unwrap_or_else(|| {
+            let round = failed_rounds.get(&floor).copied().unwrap_or(0);
+            (floor, round..=round)
+        });
+        let next_round = *rounds.end() + 1;
+        let used_before = budget.used;
+        // An empty range (every round up to `level` already failed there) decides nothing.
+        let outcome = decide_rounds(sub, target, rounds, budget);
+        let used = budget.used - used_before;
+        if descend {
+            descent_used += used;
         } else {
-            low + (best_height - 1 - low) / 2
-        };
-        let share = if decision {
-            budget.remaining()
-        } else if first {
-            budget.remaining() - budget.remaining() / 4
-        } else {
-            budget.remaining().div_ceil(2)
-        };
-        let mut slice = Budget {
-            used: 0,
-            limit: share,
-        };
-        first = false;
-        let decision_made = decide(sub, target, &mut slice);
-        budget.used += slice.used;
-        match decision_made {
+            floor_used += used;
+        }
+        let (found_one, proven) = (
+            matches!(outcome, Decision::Found(..)),
+            matches!(outcome, Decision::Infeasible),
+        );
+        match outcome {
             Decision::Found(offsets, found) => {
                 best_height = found;
                 best = Some((offsets, found));
@@ -179,14 +277,24 @@ pub(crate) fn minimise(
                 }
             }
             Decision::Infeasible => {
-                impossible_below = impossible_below.max(target + 1);
-                low = target + 1;
+                // No plan is `target` high or lower, so none is below the next multiple of
+                // `grain` above it.
+                impossible_below = impossible_below.max(lattice_above(target));
+                floor = floor.max(impossible_below);
             }
             Decision::OutOfBudget => {
-                low = target + 1;
-                if decision {
-                    break;
-                }
+                let failed = failed_rounds.entry(target).or_insert(0);
+                *failed = (*failed).max(next_round);
+            }
+        }
+        if descend {
+            if found_one {
+                step = step.checked_mul(2).unwrap_or(step);
+            } else if step > grain {
+                step /= 2;
+            } else if !proven {
+                level += 1;
+                widen = true;
             }
         }
     }
@@ -194,6 +302,25 @@ pub(crate) fn minimise(
         improved: best,
         proven_optimal: best_height <= impossible_below,
     }
+}
+
+/// The largest number dividing every size, alignment (above 1) and pin edge of `sub`. A
+/// canonical plan puts every offset and top on its multiples (each offset is 0, a top or a
+/// pin's top, aligned up), and every plan can be made canonical without rising, so the lowest
+/// height is one too.
+fn granularity(sub: &Subproblem) -> u64 {
+    fn gcd(a: u64, b: u64) -> u64 {
+        if b == 0 { a } else { gcd(b, a % b) }
+    }
+    let alignments = sub.alignment.iter().copied().filter(|&a| a > 1);
+    let pin_edges = sub.pins.iter().flatten().flat_map(|&(offset, top)| [offset, top]);
+    sub.size
+        .iter()
+        .copied()
+        .chain(alignments)
+        .chain(pin_edges)
+        .fold(sub.pin_top, gcd)
+        .max(1)
 }
 
 const UNPLACED: u64 = u64::MAX;
