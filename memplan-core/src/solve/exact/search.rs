@@ -48,16 +48,23 @@ pub(crate) enum Decision {
 /// round: a search that went wrong early gets no chance to waste the whole budget.
 pub(crate) fn decide(sub: &Subproblem, target: u64, budget: &mut Budget) -> Decision {
     // Ends when a round decides or the budget is spent (every round spends nodes).
-    decide_rounds(sub, target, 0..=u32::MAX, budget)
+    decide_rounds(sub, target, 0..=u32::MAX, FIRST_ATTEMPT, budget)
 }
 
 /// Round `round` of [`decide`]: one attempt per branching rule, each with
-/// `FIRST_ATTEMPT << round` nodes (less if `budget` runs out first). Attempts are deterministic,
+/// `first_attempt << round` nodes (less if `budget` runs out first; [`decide`] starts at
+/// [`FIRST_ATTEMPT`]). Attempts are deterministic,
 /// so a round that ran out of nodes fails again if repeated: [`minimise`] resumes a target at
 /// its next round.
-fn decide_round(sub: &Subproblem, target: u64, round: u32, budget: &mut Budget) -> Decision {
+fn decide_round(
+    sub: &Subproblem,
+    target: u64,
+    round: u32,
+    first_attempt: u64,
+    budget: &mut Budget,
+) -> Decision {
     for &rule in Preference::ALL {
-        let limit = budget.remaining().min(FIRST_ATTEMPT << round.min(40));
+        let limit = budget.remaining().min(first_attempt << round.min(40));
         let mut slice = Budget { used: 0, limit };
         let decision = attempt(sub, target, &mut slice, rule);
         budget.used += slice.used;
@@ -74,10 +81,11 @@ fn decide_rounds(
     sub: &Subproblem,
     target: u64,
     rounds: std::ops::RangeInclusive<u32>,
+    first_attempt: u64,
     budget: &mut Budget,
 ) -> Decision {
     for round in rounds {
-        match decide_round(sub, target, round, budget) {
+        match decide_round(sub, target, round, first_attempt, budget) {
             Decision::OutOfBudget if !budget.exhausted() => {}
             decision => return decision,
         }
@@ -85,14 +93,17 @@ fn decide_rounds(
     Decision::OutOfBudget
 }
 
-/// The most nodes [`decide`] spends in its rounds `0..=last`.
-fn rounds_cost(last: u32) -> u64 {
+/// The most nodes the rounds `0..=last` of [`decide_round`] spend.
+fn rounds_cost(last: u32, first_attempt: u64) -> u64 {
     let rules = Preference::ALL.len() as u64;
-    rules * FIRST_ATTEMPT * ((2u64 << last.min(40)) - 1)
+    rules * first_attempt * ((2u64 << last.min(40)) - 1)
 }
 
 /// Nodes of each rule's first attempt in [`decide`].
 const FIRST_ATTEMPT: u64 = 4000;
+
+/// [`minimise`] makes its restart rounds small enough that this many fit in its budget.
+const ROUNDS_IN_BUDGET: u32 = 4;
 
 /// Which buffer to branch on first among those that can take the lowest offset. Each rule
 /// fails fast on different instances, so [`decide`] takes turns.
@@ -188,6 +199,10 @@ pub(crate) struct Outcome {
 /// whole tree) raises the floor; the result is proven optimal when the best plan meets the
 /// floor. Neither search discards the best plan, so the loop is anytime.
 ///
+/// The restart rounds are [`decide`]'s, except that a budget too small for the floor probe's
+/// first [`ROUNDS_IN_BUDGET`] rounds shrinks them (every attempt proportionally), so both
+/// searches still get several turns.
+///
 /// # Runtime
 /// At most `budget.remaining()` nodes, each `O(n + L + S)` (see [`super`]).
 pub(crate) fn minimise(
@@ -198,6 +213,11 @@ pub(crate) fn minimise(
     budget: &mut Budget,
 ) -> Outcome {
     let grain = granularity(sub);
+    // Rounds as [`decide`]'s, but small enough that the floor probe's first
+    // `ROUNDS_IN_BUDGET` fit in the budget, so both searches get several turns.
+    let first_attempt = FIRST_ATTEMPT
+        .min(budget.remaining() / rounds_cost(ROUNDS_IN_BUDGET - 1, 1))
+        .max(1);
     // The lowest multiple of `grain` above `h`.
     let lattice_above = |h: u64| (h / grain + 1) * grain;
     let mut best: Option<(Vec<u64>, u64)> = None;
@@ -244,7 +264,10 @@ pub(crate) fn minimise(
             }
             let target = below + grain - step;
             let first = failed_rounds.get(&target).copied().unwrap_or(0);
-            let most = rounds_cost(level).saturating_sub(first.checked_sub(1).map_or(0, rounds_cost));
+            let done = first
+                .checked_sub(1)
+                .map_or(0, |r| rounds_cost(r, first_attempt));
+            let most = rounds_cost(level, first_attempt).saturating_sub(done);
             if descent_used + most <= floor_used {
                 descent = Some((target, first..=level));
             }
@@ -257,7 +280,7 @@ pub(crate) fn minimise(
         let next_round = *rounds.end() + 1;
         let used_before = budget.used;
         // An empty range (every round up to `level` already failed there) decides nothing.
-        let outcome = decide_rounds(sub, target, rounds, budget);
+        let outcome = decide_rounds(sub, target, rounds, first_attempt, budget);
         let used = budget.used - used_before;
         if descend {
             descent_used += used;
@@ -313,7 +336,11 @@ fn granularity(sub: &Subproblem) -> u64 {
         if b == 0 { a } else { gcd(b, a % b) }
     }
     let alignments = sub.alignment.iter().copied().filter(|&a| a > 1);
-    let pin_edges = sub.pins.iter().flatten().flat_map(|&(offset, top)| [offset, top]);
+    let pin_edges = sub
+        .pins
+        .iter()
+        .flatten()
+        .flat_map(|&(offset, top)| [offset, top]);
     sub.size
         .iter()
         .copied()
@@ -699,5 +726,74 @@ mod tests {
         let outcome = minimise(&s, 14, 0, false, &mut budget(10_000));
         assert!(outcome.proven_optimal);
         assert_eq!(outcome.improved.map(|(_, h)| h), Some(6));
+    }
+
+    /// `n` buffers with pseudo-random lifetimes within `steps` steps and sizes 1 to 40
+    /// (a linear congruential generator: the same problem on every machine).
+    fn pseudo_random(seed: u64, n: u64, steps: u64) -> Problem {
+        let mut state = seed;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            state >> 33
+        };
+        let buffers = (0..n)
+            .map(|i| {
+                let start = next() % steps;
+                let end = (start + 1 + next() % (steps / 2)).min(steps);
+                Buffer::new(format!("b{i}"), 1 + next() % 40, start, end)
+            })
+            .collect();
+        Problem::new(buffers).unwrap()
+    }
+
+    #[test]
+    fn minimising_reaches_what_decision_mode_reaches_when_the_bound_is_out_of_reach() {
+        let p = pseudo_random(127, 57, 30);
+        let all: Vec<usize> = (0..p.len()).collect();
+        let s = Subproblem::new(&p, &all);
+        let incumbent = crate::solve::best_fit::solve(&p).arena_size;
+        assert_eq!((s.lower_bound, incumbent), (420, 499));
+        // Ten times the budget does not reach the lower bound...
+        let bound = decide(&s, s.lower_bound, &mut budget(50_000));
+        assert_eq!(bound, Decision::OutOfBudget);
+        // ... while decision mode finds 424 with the budget itself.
+        let Decision::Found(_, reachable) = decide(&s, 424, &mut budget(5_000)) else {
+            panic!("decision mode reaches 424 in 5,000 nodes");
+        };
+        assert_eq!(reachable, 424);
+        // Minimising must get there too. (Spending three quarters of the budget on the lower
+        // bound, then bisecting with halving shares, ended at 434.)
+        let mut spent = budget(5_000);
+        let outcome = minimise(&s, incumbent, 0, false, &mut spent);
+        let height = outcome.improved.map(|(_, h)| h).unwrap_or(incumbent);
+        assert!(height <= reachable, "minimising ended at {height}");
+        assert!(spent.used <= 5_000);
+        assert!(!outcome.proven_optimal || height == s.lower_bound);
+    }
+
+    #[test]
+    fn the_granularity_divides_sizes_alignments_and_pins() {
+        let sub_of = |buffers: Vec<Buffer>| {
+            let p = Problem::new(buffers).unwrap();
+            let all: Vec<usize> = (0..p.len()).collect();
+            Subproblem::new(&p, &all)
+        };
+        let plain = sub_of(vec![
+            Buffer::new("a", 1024, 0, 2),
+            Buffer::new("b", 3072, 1, 3),
+        ]);
+        assert_eq!(granularity(&plain), 1024);
+        let aligned = sub_of(vec![
+            Buffer::new("a", 1024, 0, 2).with_alignment(256),
+            Buffer::new("b", 3072, 1, 3),
+        ]);
+        assert_eq!(granularity(&aligned), 256);
+        let pinned = sub_of(vec![
+            Buffer::new("a", 1024, 0, 2),
+            Buffer::new("pin", 1024, 1, 3).with_fixed_offset(100),
+        ]);
+        assert_eq!(granularity(&pinned), 4);
     }
 }
