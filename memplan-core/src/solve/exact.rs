@@ -34,13 +34,19 @@
 //!
 //! # Anytime and budgeted
 //! `exact` starts from the best heuristic plan. With a capacity it asks once for a plan that fits
-//! it. Otherwise it first asks for a plan at the lower bound (three quarters of the budget), then bisects between the highest
-//! height proven impossible (or not found within its share of the budget) and the best plan
-//! found, each probe taking half the remaining nodes. The budget counts nodes (branches taken),
+//! it. Otherwise two searches take turns on the budget, each getting about half: a *floor probe*
+//! asks for the lowest height not proven impossible (the lower bound first), one restart round
+//! per turn, so instances whose bound is easy end at once; a *descent* gallops down from the best
+//! plan found, asking for `best - step` (the step doubling after a plan is found, halving after a
+//! failure); when the probe one grain below the best plan fails, its probes get twice the nodes
+//! and the step starts again from the widest. So heights just below the incumbent, which
+//! decision mode often reaches cheaply when the lower bound is out of reach, are always tried with
+//! enough nodes (details in `search::minimise`). The budget counts nodes (branches taken),
 //! never time, so every machine finds the same plan; a part of more than 256 buffers gets a
 //! share of it inversely proportional to its size, and parts above 2,000 buffers are not
 //! searched (they keep the best seed). The plan is reported optimal only when it
-//! meets the lower bound or a probe one byte below it searched its whole tree.
+//! meets the lower bound or a probe just below it (heights are multiples of the greatest
+//! common divisor of the sizes, alignments and pin edges) searched its whole tree.
 
 mod components;
 mod orderings;
