@@ -796,4 +796,21 @@ mod tests {
         ]);
         assert_eq!(granularity(&pinned), 4);
     }
+
+    #[test]
+    fn decision_mode_goes_on_minimising_when_the_capacity_is_proven_impossible() {
+        // Only 5 bytes are ever live, but the pin leaves 3 bytes below it, too few for `a`,
+        // which must rest on it: 8 high.
+        let s = sub(vec![
+            Buffer::new("pin", 1, 0, 2).with_fixed_offset(3),
+            Buffer::new("a", 4, 0, 2),
+        ]);
+        assert_eq!(s.lower_bound, 5);
+        assert_eq!(decide(&s, 7, &mut budget(1000)), Decision::Infeasible);
+        let mut spent = budget(1000);
+        let outcome = minimise(&s, 12, 6, true, &mut spent);
+        assert_eq!(outcome.improved.map(|(_, h)| h), Some(8));
+        assert!(outcome.proven_optimal);
+        assert!(spent.used <= 1000);
+    }
 }
