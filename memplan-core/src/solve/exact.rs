@@ -52,6 +52,7 @@ mod components;
 mod orderings;
 mod search;
 mod subproblem;
+mod outward;
 
 use crate::bounds::lower_bound;
 use crate::model::{Plan, Problem};
@@ -96,7 +97,20 @@ pub(crate) fn improve(
     let good_enough = bound.max(options.capacity.unwrap_or(0));
     let mut incumbent = incumbent;
     let mut improved = false;
-    // Cheap seeds first: best-fit with the busiest step's buffers stacked first.
+    let mut budget = Budget {
+        used: 0,
+        limit: options.node_budget,
+    };
+    // Seeds first: the plan built outward from the busiest step, window by window, then
+    // best-fit with the busiest step's buffers stacked first.
+    if incumbent.arena_size > good_enough {
+        if let Some(plan) = outward::plan_outward(problem, good_enough, &mut budget) {
+            if plan.arena_size < incumbent.arena_size {
+                incumbent = plan;
+                improved = true;
+            }
+        }
+    }
     for order in orderings::peak_first_orders(problem) {
         if incumbent.arena_size <= good_enough {
             break;
@@ -109,7 +123,7 @@ pub(crate) fn improve(
     }
     if incumbent.arena_size <= good_enough {
         let optimal = incumbent.arena_size <= bound;
-        return (incumbent, optimal, 0, improved);
+        return (incumbent, optimal, budget.used, improved);
     }
     let buffers = problem.buffers();
     let top_of = |plan: &Plan, part: &[usize]| {
@@ -125,10 +139,6 @@ pub(crate) fn improve(
 
     let mut offsets = incumbent.offsets;
     let mut proven = vec![false; parts.len()];
-    let mut budget = Budget {
-        used: 0,
-        limit: options.node_budget,
-    };
     // Every part must come down to this; parts already there are left alone.
     let mut settled = good_enough;
     for k in order {
@@ -174,7 +184,7 @@ pub(crate) fn improve(
 /// Runs `job` on a thread whose stack fits a search over `buffers` buffers (the search recurses
 /// once per placement; the caller may be a proc macro on rustc's stack, or a test thread). If
 /// no thread can be made, runs it here.
-fn with_deep_stack<T: Send>(buffers: usize, job: impl FnOnce() -> T + Send) -> T {
+pub(crate) fn with_deep_stack<T: Send>(buffers: usize, job: impl FnOnce() -> T + Send) -> T {
     let stack = (1 << 20) + buffers * (16 << 10);
     let mut job = Some(job);
     let slot = &mut job;

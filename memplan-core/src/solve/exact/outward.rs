@@ -1,0 +1,257 @@
+//! Planning huge problems outward from the busiest step, one window of time at a time, each
+//! window packed by the exact search with what is already placed pinned.
+//!
+//! # Why
+//! The exact search costs `O(n)` per node, and a single dive through `n` buffers `O(n^2)`
+//! nodes' worth of work: on a compiler trace of 20,000 buffers even one dive takes minutes.
+//! The greedies are fast, but on such traces they leave a hole or two in the busiest step's
+//! column of buffers, and the arena ends that much above the lower bound.
+//!
+//! # How
+//! The buffers live at the busiest step are packed first (they alone decide whether the lower
+//! bound is reachable there). Then the planned stretch of time `[left, right)` grows one window
+//! at a time, on the side whose next step holds more bytes: a window is the run of steps next to
+//! the stretch that holds at least [`WINDOW_BUFFERS`] buffers not yet placed. Those buffers are
+//! searched with their lifetimes clipped to the window, and every buffer already placed that is
+//! live in the window is a pin there.
+//!
+//! Clipping loses nothing. A new buffer of a right-hand window starts inside it (it was not
+//! live in the planned stretch), so whatever it meets after the window is either not placed yet
+//! (a later window works around it) or was placed earlier and is live across the whole window,
+//! so it is one of the pins. Two new buffers that meet after the window both live at its last
+//! step, so they meet inside it too. The left side is the mirror image. So the windows' plans
+//! together are a valid plan of the whole problem.
+//!
+//! A window that the search cannot fit under the target within its nodes ends the attempt:
+//! the caller keeps its other plans.
+
+use super::search::{Budget, Decision, decide};
+use super::subproblem::Subproblem;
+use crate::model::{Buffer, Lifetime, Plan, Problem};
+
+/// A window grows until it holds at least this many buffers not yet placed (or reaches the end
+/// of time): large enough that the search sees how the buffers of a stretch fit together, small
+/// enough that a node stays cheap.
+pub(crate) const WINDOW_BUFFERS: usize = 256;
+
+/// Nodes a window may use per buffer it places: a dive plus some backtracking.
+const NODES_PER_BUFFER: u64 = 8;
+
+/// Plans `problem` no higher than `target`, outward from its busiest step (see the module docs),
+/// or `None` when a window does not fit within its share of `budget`.
+///
+/// # Runtime
+/// `O(n log n)` to set up, plus per window of `w` buffers with `p` pins `O(w p + w log w)` and
+/// at most `8 w` search nodes of `O(w + p + S)` each (`S` the window's sections).
+pub(crate) fn plan_outward(problem: &Problem, target: u64, budget: &mut Budget) -> Option<Plan> {
+    let buffers = problem.buffers();
+    if buffers.is_empty() {
+        return None;
+    }
+    let time = Sections::of(problem);
+    let mut offsets: Vec<Option<u64>> = buffers.iter().map(|b| b.fixed_offset).collect();
+    // The planned stretch, in sections: every buffer live in it is placed.
+    let busiest = time.busiest();
+    let (mut left, mut right) = (busiest, busiest + 1);
+    let first: Vec<usize> = (0..buffers.len())
+        .filter(|&i| offsets[i].is_none() && time.run(i).0 <= busiest && busiest < time.run(i).1)
+        .collect();
+    pack_window(problem, &time, (left, right), &first, &mut offsets, target, budget)?;
+    while left > 0 || right < time.count() {
+        let go_right = left == 0 || (right < time.count() && time.load[right] >= time.load[left - 1]);
+        let (window, mut new) = if go_right {
+            let mut end = right;
+            let mut new = Vec::new();
+            while end < time.count() && new.len() < WINDOW_BUFFERS {
+                new.extend_from_slice(&time.starting[end]);
+                end += 1;
+            }
+            let window = (right, end);
+            right = end;
+            (window, new)
+        } else {
+            let mut start = left;
+            let mut new = Vec::new();
+            while start > 0 && new.len() < WINDOW_BUFFERS {
+                start -= 1;
+                new.extend_from_slice(&time.ending[start]);
+            }
+            let window = (start, left);
+            left = start;
+            (window, new)
+        };
+        new.retain(|&i| offsets[i].is_none());
+        new.sort_unstable();
+        pack_window(problem, &time, window, &new, &mut offsets, target, budget)?;
+    }
+    let offsets = offsets.into_iter().collect::<Option<Vec<u64>>>()?;
+    Some(Plan::from_offsets(problem, offsets))
+}
+
+/// Searches a plan of the buffers `new` (not placed yet) within the sections `window`, the
+/// placed buffers live there pinned, and records their offsets. `None` if it finds none.
+fn pack_window(
+    problem: &Problem,
+    time: &Sections,
+    window: (usize, usize),
+    new: &[usize],
+    offsets: &mut [Option<u64>],
+    target: u64,
+    budget: &mut Budget,
+) -> Option<()> {
+    if new.is_empty() {
+        return Some(());
+    }
+    let (from, to) = (time.steps[window.0], time.steps[window.1]);
+    let clip = |buffer: &Buffer| {
+        let mut clipped = buffer.clone();
+        let l = buffer.lifetime;
+        clipped.lifetime = Lifetime::new(l.start.max(from), l.end.min(to));
+        clipped
+    };
+    let buffers = problem.buffers();
+    let mut local: Vec<Buffer> = new.iter().map(|&i| clip(&buffers[i])).collect();
+    // Placed buffers live in the window: a sweep would be faster, but windows are few.
+    for (i, buffer) in buffers.iter().enumerate() {
+        let l = buffer.lifetime;
+        if let Some(offset) = offsets[i].filter(|_| l.start < to && from < l.end) {
+            let mut pin = clip(buffer);
+            pin.fixed_offset = Some(offset);
+            local.push(pin);
+        }
+    }
+    let local = Problem::new(local).ok()?;
+    let all: Vec<usize> = (0..local.len()).collect();
+    let sub = Subproblem::new(&local, &all);
+    let share = (NODES_PER_BUFFER * new.len() as u64).min(budget.remaining());
+    let mut slice = Budget {
+        used: 0,
+        limit: share,
+    };
+    let decision = super::with_deep_stack(sub.len(), || decide(&sub, target, &mut slice));
+    budget.used += slice.used;
+    let Decision::Found(found, _) = decision else {
+        return None;
+    };
+    for (u, &offset) in found.iter().enumerate() {
+        // The free buffers of `local` are `new`, in order (pins come after them).
+        offsets[new[sub.global[u]]] = Some(offset);
+    }
+    Some(())
+}
+
+/// Time cut into sections (between consecutive distinct start/end steps), with the bytes live
+/// in each and the buffers that start or end in each.
+struct Sections {
+    /// The distinct start and end steps, ascending; section `s` is `[steps[s], steps[s + 1])`.
+    steps: Vec<u64>,
+    /// Per section: bytes live.
+    load: Vec<u64>,
+    /// Per section: the buffers whose first section it is.
+    starting: Vec<Vec<usize>>,
+    /// Per section: the buffers whose last section it is.
+    ending: Vec<Vec<usize>>,
+    /// Per buffer: its sections `(first, end)`.
+    runs: Vec<(usize, usize)>,
+}
+
+impl Sections {
+    fn of(problem: &Problem) -> Self {
+        let buffers = problem.buffers();
+        let mut steps: Vec<u64> = buffers
+            .iter()
+            .flat_map(|b| [b.lifetime.start, b.lifetime.end])
+            .collect();
+        steps.sort_unstable();
+        steps.dedup();
+        let count = steps.len() - 1;
+        let section_of = |step: u64| steps.partition_point(|&s| s < step);
+        let runs: Vec<(usize, usize)> = buffers
+            .iter()
+            .map(|b| (section_of(b.lifetime.start), section_of(b.lifetime.end)))
+            .collect();
+        let mut delta = vec![0i128; count + 1];
+        let mut starting = vec![Vec::new(); count];
+        let mut ending = vec![Vec::new(); count];
+        for (i, (b, &(first, end))) in buffers.iter().zip(&runs).enumerate() {
+            delta[first] += i128::from(b.size);
+            delta[end] -= i128::from(b.size);
+            starting[first].push(i);
+            ending[end - 1].push(i);
+        }
+        let mut live = 0i128;
+        let load = delta[..count]
+            .iter()
+            .map(|d| {
+                live += d;
+                u64::try_from(live).unwrap_or(u64::MAX)
+            })
+            .collect();
+        Self {
+            steps,
+            load,
+            starting,
+            ending,
+            runs,
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.load.len()
+    }
+
+    fn run(&self, i: usize) -> (usize, usize) {
+        self.runs[i]
+    }
+
+    /// The first section holding the most bytes.
+    fn busiest(&self) -> usize {
+        let top = self.load.iter().copied().max().unwrap_or(0);
+        self.load.iter().position(|&l| l == top).unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bounds::lower_bound;
+    use crate::validate;
+
+    #[test]
+    fn a_staircase_is_planned_window_by_window_at_its_lower_bound() {
+        // Many more buffers than one window holds: overlapping pairs marching through time.
+        let buffers: Vec<Buffer> = (0..3 * WINDOW_BUFFERS as u64)
+            .map(|i| Buffer::new(format!("b{i}"), 1 + i % 7, i, i + 3))
+            .collect();
+        let p = Problem::new(buffers).unwrap();
+        let bound = lower_bound(&p);
+        let mut budget = Budget {
+            used: 0,
+            limit: 1_000_000,
+        };
+        let plan = plan_outward(&p, bound, &mut budget).expect("a plan at the bound");
+        assert!(validate(&p, &plan).is_empty());
+        assert_eq!(plan.arena_size, bound);
+        assert!(budget.used > 0 && budget.used <= 1_000_000);
+    }
+
+    #[test]
+    fn keeps_pins_and_gives_up_when_the_target_is_too_low() {
+        let p = Problem::new(vec![
+            Buffer::new("pin", 4, 0, 6).with_fixed_offset(2),
+            Buffer::new("a", 2, 0, 3),
+            Buffer::new("b", 3, 2, 8),
+            Buffer::new("c", 2, 5, 9),
+        ])
+        .unwrap();
+        let mut budget = Budget {
+            used: 0,
+            limit: 10_000,
+        };
+        let plan = plan_outward(&p, 9, &mut budget).expect("fits in 9");
+        assert!(validate(&p, &plan).is_empty());
+        assert_eq!(plan.offsets[0], 2);
+        assert!(plan.arena_size <= 9);
+        assert_eq!(plan_outward(&p, 8, &mut budget), None);
+    }
+}
