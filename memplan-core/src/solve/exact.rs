@@ -44,15 +44,26 @@
 //! enough nodes (details in `search::minimise`). The budget counts nodes (branches taken),
 //! never time, so every machine finds the same plan; a part of more than 256 buffers gets a
 //! share of it inversely proportional to its size, and parts above 2,000 buffers are not
-//! searched (they keep the best seed). The plan is reported optimal only when it
+//! searched (they keep the best seed).
+//!
+//! # Huge problems
+//! Above 256 buffers, before the search, one more seed is built outward from the busiest step,
+//! one window of time at a time, each window packed by this search with the buffers already
+//! placed pinned ([`outward`]). A window holds about 256 new buffers, so a node stays cheap
+//! however large the problem: it is what brings compiler traces of tens of thousands of buffers
+//! to their lower bound, where one dive of the search over the whole problem would take
+//! minutes.
+//!
+//! # Optimality
+//! The plan is reported optimal only when it
 //! meets the lower bound or a probe just below it (heights are multiples of the greatest
 //! common divisor of the sizes, alignments and pin edges) searched its whole tree.
 
 mod components;
 mod orderings;
+mod outward;
 mod search;
 mod subproblem;
-mod outward;
 
 use crate::bounds::lower_bound;
 use crate::model::{Plan, Problem};
@@ -101,10 +112,13 @@ pub(crate) fn improve(
         used: 0,
         limit: options.node_budget,
     };
-    // Seeds first: the plan built outward from the busiest step, window by window, then
+    // Seeds first. Problems too large for the whole budget get a plan built outward from the
+    // busiest step, window by window (the search alone makes little headway there); then
     // best-fit with the busiest step's buffers stacked first.
-    if incumbent.arena_size > good_enough {
-        if let Some(plan) = outward::plan_outward(problem, good_enough, &mut budget) {
+    if incumbent.arena_size > good_enough && problem.len() as u64 > FULL_BUDGET_BUFFERS {
+        if let Some(plan) =
+            outward::plan_outward(problem, good_enough, incumbent.arena_size, &mut budget)
+        {
             if plan.arena_size < incumbent.arena_size {
                 incumbent = plan;
                 improved = true;

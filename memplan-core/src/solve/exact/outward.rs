@@ -22,8 +22,11 @@
 //! step, so they meet inside it too. The left side is the mirror image. So the windows' plans
 //! together are a valid plan of the whole problem.
 //!
-//! A window that the search cannot fit under the target within its nodes ends the attempt:
-//! the caller keeps its other plans.
+//! Each window gets at most [`NODES_PER_BUFFER`] nodes per buffer it places. A window that the
+//! search cannot fit under the target within them is tried at a few heights up to just below
+//! the incumbent's, and the lowest that fits becomes the target of the windows after it (the
+//! arena is as high as its highest window anyway). If none fits, the attempt ends and the
+//! caller keeps its other plans.
 
 use super::search::{Budget, Decision, decide};
 use super::subproblem::Subproblem;
@@ -37,28 +40,81 @@ pub(crate) const WINDOW_BUFFERS: usize = 256;
 /// Nodes a window may use per buffer it places: a dive plus some backtracking.
 const NODES_PER_BUFFER: u64 = 8;
 
-/// Plans `problem` no higher than `target`, outward from its busiest step (see the module docs),
-/// or `None` when a window does not fit within its share of `budget`.
+/// Plans `problem` outward from its busiest step (see the module docs), as low as `target` if it
+/// can and always below `ceiling`, or `None` when a window does not fit below `ceiling` within
+/// its share of `budget`.
 ///
 /// # Runtime
 /// `O(n log n)` to set up, plus per window of `w` buffers with `p` pins `O(w p + w log w)` and
 /// at most `8 w` search nodes of `O(w + p + S)` each (`S` the window's sections).
-pub(crate) fn plan_outward(problem: &Problem, target: u64, budget: &mut Budget) -> Option<Plan> {
-    let buffers = problem.buffers();
-    if buffers.is_empty() {
+pub(crate) fn plan_outward(
+    problem: &Problem,
+    target: u64,
+    ceiling: u64,
+    budget: &mut Budget,
+) -> Option<Plan> {
+    if problem.buffers().is_empty() {
         return None;
     }
     let time = Sections::of(problem);
-    let mut offsets: Vec<Option<u64>> = buffers.iter().map(|b| b.fixed_offset).collect();
-    // The planned stretch, in sections: every buffer live in it is placed.
     let busiest = time.busiest();
-    let (mut left, mut right) = (busiest, busiest + 1);
-    let first: Vec<usize> = (0..buffers.len())
-        .filter(|&i| offsets[i].is_none() && time.run(i).0 <= busiest && busiest < time.run(i).1)
+    let mut first = (busiest, busiest + 1);
+    for _ in 0..=RESTARTS {
+        match plan_from(problem, &time, first, target, ceiling, budget) {
+            Ok(plan) => return Some(plan),
+            Err(failed) => {
+                let wider = (first.0.min(failed.0), first.1.max(failed.1));
+                let held = (0..problem.len())
+                    .filter(|&i| time.run(i).0 < wider.1 && wider.0 < time.run(i).1)
+                    .count();
+                if wider == first || held > MAX_FIRST_WINDOW || budget.remaining() == 0 {
+                    return None;
+                }
+                first = wider;
+            }
+        }
+    }
+    None
+}
+
+/// How many times [`plan_outward`] starts again with a wider first window.
+const RESTARTS: usize = 4;
+
+/// The most buffers a first window widened after a failure may hold (a window's search costs
+/// grow with the square of its buffers).
+const MAX_FIRST_WINDOW: usize = 4 * WINDOW_BUFFERS;
+
+/// One pass of [`plan_outward`] whose first window is the sections `first`. On failure, returns
+/// the window that did not fit.
+fn plan_from(
+    problem: &Problem,
+    time: &Sections,
+    first: (usize, usize),
+    target: u64,
+    ceiling: u64,
+    budget: &mut Budget,
+) -> Result<Plan, (usize, usize)> {
+    let buffers = problem.buffers();
+    let mut offsets: Vec<Option<u64>> = buffers.iter().map(|b| b.fixed_offset).collect();
+    let mut heights = Heights { target, ceiling };
+    // The planned stretch, in sections: every buffer live in it is placed.
+    let (mut left, mut right) = first;
+    let live_first: Vec<usize> = (0..buffers.len())
+        .filter(|&i| offsets[i].is_none() && time.run(i).0 < right && left < time.run(i).1)
         .collect();
-    pack_window(problem, &time, (left, right), &first, &mut offsets, target, budget)?;
+    pack_window(
+        problem,
+        time,
+        first,
+        &live_first,
+        &mut offsets,
+        &mut heights,
+        budget,
+    )
+    .ok_or(first)?;
     while left > 0 || right < time.count() {
-        let go_right = left == 0 || (right < time.count() && time.load[right] >= time.load[left - 1]);
+        let go_right =
+            left == 0 || (right < time.count() && time.load[right] >= time.load[left - 1]);
         let (window, mut new) = if go_right {
             let mut end = right;
             let mut new = Vec::new();
@@ -82,10 +138,19 @@ pub(crate) fn plan_outward(problem: &Problem, target: u64, budget: &mut Budget) 
         };
         new.retain(|&i| offsets[i].is_none());
         new.sort_unstable();
-        pack_window(problem, &time, window, &new, &mut offsets, target, budget)?;
+        pack_window(
+            problem,
+            time,
+            window,
+            &new,
+            &mut offsets,
+            &mut heights,
+            budget,
+        )
+        .ok_or(window)?;
     }
-    let offsets = offsets.into_iter().collect::<Option<Vec<u64>>>()?;
-    Some(Plan::from_offsets(problem, offsets))
+    let offsets: Vec<u64> = offsets.into_iter().map(|o| o.unwrap_or(0)).collect();
+    Ok(Plan::from_offsets(problem, offsets))
 }
 
 /// Searches a plan of the buffers `new` (not placed yet) within the sections `window`, the
@@ -96,7 +161,7 @@ fn pack_window(
     window: (usize, usize),
     new: &[usize],
     offsets: &mut [Option<u64>],
-    target: u64,
+    heights: &mut Heights,
     budget: &mut Budget,
 ) -> Option<()> {
     if new.is_empty() {
@@ -123,21 +188,49 @@ fn pack_window(
     let local = Problem::new(local).ok()?;
     let all: Vec<usize> = (0..local.len()).collect();
     let sub = Subproblem::new(&local, &all);
-    let share = (NODES_PER_BUFFER * new.len() as u64).min(budget.remaining());
-    let mut slice = Budget {
-        used: 0,
-        limit: share,
-    };
-    let decision = super::with_deep_stack(sub.len(), || decide(&sub, target, &mut slice));
-    budget.used += slice.used;
-    let Decision::Found(found, _) = decision else {
-        return None;
-    };
+    let found = super::with_deep_stack(sub.len(), || {
+        heights.targets().find_map(|target| {
+            let share = (NODES_PER_BUFFER * new.len() as u64).min(budget.remaining());
+            let mut slice = Budget {
+                used: 0,
+                limit: share,
+            };
+            let decision = decide(&sub, target, &mut slice);
+            budget.used += slice.used;
+            match decision {
+                Decision::Found(found, height) => Some((found, height)),
+                _ => None,
+            }
+        })
+    });
+    let (found, height) = found?;
+    heights.target = heights.target.max(height);
     for (u, &offset) in found.iter().enumerate() {
         // The free buffers of `local` are `new`, in order (pins come after them).
         offsets[new[sub.global[u]]] = Some(offset);
     }
     Some(())
+}
+
+/// The heights a window is asked to fit under.
+struct Heights {
+    /// What every window fits under so far: the goal, raised to the highest window planned.
+    target: u64,
+    /// No plan at or above this height is of use (the incumbent's height).
+    ceiling: u64,
+}
+
+impl Heights {
+    /// The heights to try, lowest first: the target, then four steps up to just below the
+    /// ceiling, each halving the distance left (a window that cannot fit the goal raises it only
+    /// as far as it must).
+    fn targets(&self) -> impl Iterator<Item = u64> + use<> {
+        let (target, top) = (self.target, self.ceiling.saturating_sub(1));
+        let gap = top.saturating_sub(target);
+        std::iter::once(target)
+            .chain([8, 4, 2, 1].map(|part| target + gap / part))
+            .filter(move |&height| height <= top)
+    }
 }
 
 /// Time cut into sections (between consecutive distinct start/end steps), with the bytes live
@@ -229,7 +322,7 @@ mod tests {
             used: 0,
             limit: 1_000_000,
         };
-        let plan = plan_outward(&p, bound, &mut budget).expect("a plan at the bound");
+        let plan = plan_outward(&p, bound, u64::MAX, &mut budget).expect("a plan at the bound");
         assert!(validate(&p, &plan).is_empty());
         assert_eq!(plan.arena_size, bound);
         assert!(budget.used > 0 && budget.used <= 1_000_000);
@@ -248,10 +341,15 @@ mod tests {
             used: 0,
             limit: 10_000,
         };
-        let plan = plan_outward(&p, 9, &mut budget).expect("fits in 9");
+        let plan = plan_outward(&p, 9, 10, &mut budget).expect("fits in 9");
         assert!(validate(&p, &plan).is_empty());
         assert_eq!(plan.offsets[0], 2);
         assert!(plan.arena_size <= 9);
-        assert_eq!(plan_outward(&p, 8, &mut budget), None);
+        // Nothing fits in 8, and a ceiling of 9 asks for plans of at most 8.
+        assert_eq!(plan_outward(&p, 8, 9, &mut budget), None);
+        // With room up to the ceiling, a window that cannot fit 8 raises the target.
+        let raised = plan_outward(&p, 8, 12, &mut budget).expect("fits below 12");
+        assert!(validate(&p, &raised).is_empty());
+        assert!(raised.arena_size <= 11);
     }
 }
