@@ -42,9 +42,12 @@
 //! and the step starts again from the widest. So heights just below the incumbent, which
 //! decision mode often reaches cheaply when the lower bound is out of reach, are always tried with
 //! enough nodes (details in `search::minimise`). The budget counts nodes (branches taken),
-//! never time, so every machine finds the same plan; a part of more than 256 buffers gets a
-//! share of it inversely proportional to its size, and parts above 2,000 buffers are not
-//! searched (they keep the best seed).
+//! never time, so every machine finds the same plan. Parts are searched tallest first, each
+//! keeping back one first round of the search (12,000 nodes) for every part after it, so a part
+//! whose bound is out of reach cannot starve the others; passes repeat while the budget lasts
+//! and the tallest part is unproven. A part of more than 256 buffers gets a share inversely
+//! proportional to its size, and parts above 2,000 buffers are not searched (they keep the best
+//! seed).
 //!
 //! # Huge problems
 //! Above 256 buffers, before the search, one more seed is built outward from the busiest step,
@@ -79,6 +82,9 @@ pub(crate) const MAX_SEARCHED_BUFFERS: usize = 2000;
 /// Parts of up to this many free buffers may use the whole node budget; a part `k` times larger
 /// gets a `k`-th of it.
 pub(crate) const FULL_BUDGET_BUFFERS: u64 = 256;
+
+/// The most passes [`improve`] makes over the parts (each pass shares out what is left).
+const MAX_PASSES: usize = 8;
 
 /// Branch and bound from the best heuristic plan (see the module docs).
 ///
@@ -148,45 +154,74 @@ pub(crate) fn improve(
     };
     let parts = components::split_at_time_cuts(problem);
     let mut heights: Vec<u64> = parts.iter().map(|p| top_of(&incumbent, p)).collect();
-    let mut order: Vec<usize> = (0..parts.len()).collect();
-    order.sort_by_key(|&k| (std::cmp::Reverse(heights[k]), k));
-
     let mut offsets = incumbent.offsets;
     let mut proven = vec![false; parts.len()];
+    // Parts the search can do no more for: proven, or too large.
+    let mut done = vec![false; parts.len()];
+    let mut subproblems: Vec<Option<Subproblem>> = vec![None; parts.len()];
+    let decision = options.capacity.is_some();
     // Every part must come down to this; parts already there are left alone.
     let mut settled = good_enough;
-    for k in order {
-        if heights[k] <= settled {
-            continue;
-        }
-        let sub = Subproblem::new(problem, &parts[k]);
-        if heights[k] <= sub.lower_bound {
-            proven[k] = true;
-        } else if sub.len() <= MAX_SEARCHED_BUFFERS {
-            let decision = options.capacity.is_some();
-            // A node costs `O(n)`: large parts get proportionally fewer, so the search's time
-            // stays bounded whatever the size.
-            let share =
-                budget.remaining() / (sub.len() as u64).div_ceil(FULL_BUDGET_BUFFERS).max(1);
-            let mut part_budget = Budget {
-                used: 0,
-                limit: share,
-            };
-            let outcome = with_deep_stack(sub.len(), || {
-                minimise(&sub, heights[k], settled, decision, &mut part_budget)
-            });
-            budget.used += part_budget.used;
-            if let Some((local, height)) = outcome.improved {
-                for (u, &offset) in local.iter().enumerate() {
-                    offsets[sub.global[u]] = offset;
-                }
-                heights[k] = height;
-                improved = true;
+    // Passes over the parts still above `settled`, tallest first. In a pass, each part may use
+    // what is left except one first round of the search for every part after it, so a part
+    // whose bound is out of reach cannot starve the others; what a part leaves unused goes to
+    // the parts after it, and a new pass hands what is left to the parts still deciding the
+    // arena.
+    for _ in 0..MAX_PASSES {
+        let used_before = budget.used;
+        let mut order: Vec<usize> = (0..parts.len())
+            .filter(|&k| !done[k] && heights[k] > settled)
+            .collect();
+        order.sort_by_key(|&k| (std::cmp::Reverse(heights[k]), k));
+        let arena_before = heights.iter().copied().max().unwrap_or(0);
+        for (position, &k) in order.iter().enumerate() {
+            if heights[k] <= settled || budget.remaining() == 0 {
+                continue;
             }
-            proven[k] = outcome.proven_optimal || heights[k] <= sub.lower_bound;
+            let sub = subproblems[k].get_or_insert_with(|| Subproblem::new(problem, &parts[k]));
+            if heights[k] <= sub.lower_bound {
+                proven[k] = true;
+            } else if sub.len() > MAX_SEARCHED_BUFFERS {
+                done[k] = true;
+            } else {
+                // Each part after this one keeps one first round of the search (enough for
+                // the easy ones), or an equal share if the budget is smaller.
+                let waiting = (order.len() - position - 1) as u64;
+                let remaining = budget.remaining();
+                let own = remaining
+                    .saturating_sub(waiting * search::first_round_nodes())
+                    .max(remaining / (waiting + 1));
+                // A node costs `O(n)`: large parts get proportionally fewer, so the search's time
+                // stays bounded whatever the size.
+                let share = own / (sub.len() as u64).div_ceil(FULL_BUDGET_BUFFERS).max(1);
+                let mut part_budget = Budget {
+                    used: 0,
+                    limit: share,
+                };
+                let sub = &*sub;
+                let outcome = with_deep_stack(sub.len(), || {
+                    minimise(sub, heights[k], settled, decision, &mut part_budget)
+                });
+                budget.used += part_budget.used;
+                if let Some((local, height)) = outcome.improved {
+                    for (u, &offset) in local.iter().enumerate() {
+                        offsets[sub.global[u]] = offset;
+                    }
+                    heights[k] = height;
+                    improved = true;
+                }
+                proven[k] = outcome.proven_optimal || heights[k] <= sub.lower_bound;
+            }
+            if proven[k] {
+                done[k] = true;
+                settled = settled.max(heights[k]);
+            }
         }
-        if proven[k] {
-            settled = settled.max(heights[k]);
+        let arena = heights.iter().copied().max().unwrap_or(0);
+        let tallest_open = (0..parts.len()).any(|k| !done[k] && heights[k] == arena);
+        let idle = budget.used == used_before || (arena == arena_before && order.len() <= 1);
+        if budget.remaining() == 0 || !tallest_open || idle {
+            break;
         }
     }
     let plan = Plan::from_offsets(problem, offsets);
@@ -295,6 +330,39 @@ mod tests {
         let (valid, nodes) = handle.join().expect("no stack overflow");
         assert!(valid);
         assert!(nodes <= 20_000);
+    }
+
+    #[test]
+    fn every_part_gets_searched_while_it_decides_the_arena() {
+        // Two parts apart in time. The first (57 buffers) is the taller with best-fit, and its
+        // lower bound is out of reach: minimising it alone would spend the whole budget. The
+        // second (40 buffers, best-fit 442) reaches its optimum 403 in under 100 nodes. The
+        // arena is the taller part's height, so the second must get its turn once the first is
+        // below it.
+        let mut buffers = crate::test_utils::pseudo_random_buffers(127, 57, 30, 0);
+        let late = crate::test_utils::pseudo_random_buffers(40, 40, 20, 30);
+        let late_count = late.len();
+        buffers.extend(late);
+        let p = Problem::new(buffers).unwrap();
+        let parts = components::split_at_time_cuts(&p);
+        assert_eq!(parts.len(), 2);
+        let best_fit = crate::solve::best_fit::solve(&p);
+        let top = |plan: &Plan, range: std::ops::Range<usize>| {
+            range
+                .map(|i| plan.offsets[i] + p.buffers()[i].size)
+                .max()
+                .unwrap()
+        };
+        let second = p.len() - late_count..p.len();
+        assert_eq!(top(&best_fit, second.clone()), 442);
+        assert!(top(&best_fit, 0..57) > 442);
+        let (plan, _, nodes, _) = improve(&p, best_fit, &options(None, 50_000));
+        assert!(validate(&p, &plan).is_empty());
+        assert!(nodes <= 50_000);
+        // Before parts kept a first round for the others, the first took all 50,000 nodes and
+        // the second stayed at 452.
+        assert!(top(&plan, second) < 442);
+        assert!(plan.arena_size < 442, "arena {}", plan.arena_size);
     }
 
     #[test]

@@ -99,6 +99,11 @@ fn rounds_cost(last: u32, first_attempt: u64) -> u64 {
     rules * first_attempt * ((2u64 << last.min(40)) - 1)
 }
 
+/// Nodes of one full first round of [`decide`] (every branching rule once).
+pub(crate) fn first_round_nodes() -> u64 {
+    rounds_cost(0, FIRST_ATTEMPT)
+}
+
 /// Nodes of each rule's first attempt in [`decide`].
 const FIRST_ATTEMPT: u64 = 4000;
 
@@ -728,24 +733,8 @@ mod tests {
         assert_eq!(outcome.improved.map(|(_, h)| h), Some(6));
     }
 
-    /// `n` buffers with pseudo-random lifetimes within `steps` steps and sizes 1 to 40
-    /// (a linear congruential generator: the same problem on every machine).
     fn pseudo_random(seed: u64, n: u64, steps: u64) -> Problem {
-        let mut state = seed;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            state >> 33
-        };
-        let buffers = (0..n)
-            .map(|i| {
-                let start = next() % steps;
-                let end = (start + 1 + next() % (steps / 2)).min(steps);
-                Buffer::new(format!("b{i}"), 1 + next() % 40, start, end)
-            })
-            .collect();
-        Problem::new(buffers).unwrap()
+        Problem::new(crate::test_utils::pseudo_random_buffers(seed, n, steps, 0)).unwrap()
     }
 
     #[test]
