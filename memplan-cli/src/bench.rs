@@ -25,6 +25,10 @@ pub(crate) struct BenchArgs {
     /// Most nodes the exact search may expand.
     #[arg(long, default_value_t = memplan_core::DEFAULT_NODE_BUDGET)]
     nodes: u64,
+    /// An arena size every plan should fit (decision mode for `exact` and `auto`: they stop at
+    /// the first plan that fits). Adds a `fits` column per solver and a count of fits.
+    #[arg(long)]
+    capacity: Option<u64>,
     /// Skips instances with more buffers than this for the named slow solvers (`enumerate`).
     #[arg(long, default_value_t = memplan_core::solve::ENUMERATE_MAX_BUFFERS)]
     enumerate_max: usize,
@@ -92,9 +96,14 @@ pub(crate) fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
     for solver in &args.solver {
         header.push_str(&format!(" {solver} ratio | {solver} ms |"));
         rule.push_str("---:|---:|");
+        if args.capacity.is_some() {
+            header.push_str(&format!(" {solver} fits |"));
+            rule.push_str(":---:|");
+        }
     }
     println!("{header}\n{rule}");
     let mut sums = vec![(0.0f64, 0usize); args.solver.len()];
+    let mut fits = vec![0usize; args.solver.len()];
     for file in &files {
         let problem = crate::input::read_problem(file)?;
         let lower_bound = memplan_core::lower_bound(&problem);
@@ -106,11 +115,14 @@ pub(crate) fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
         for (k, &solver) in args.solver.iter().enumerate() {
             if solver == Solver::Enumerate && problem.len() > args.enumerate_max {
                 row.push_str(" – | – |");
+                if args.capacity.is_some() {
+                    row.push_str(" – |");
+                }
                 continue;
             }
             let options = SolveOptions {
                 solver,
-                capacity: None,
+                capacity: args.capacity,
                 node_budget: args.nodes,
             };
             let run = run_solver(&problem, &options)?;
@@ -119,18 +131,31 @@ pub(crate) fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
             sums[k].1 += 1;
             let mark = if run.solution.optimal { "*" } else { "" };
             row.push_str(&format!(" {r:.4}{mark} | {:.1} |", run.seconds * 1e3));
+            if let Some(capacity) = args.capacity {
+                let fit = run.solution.plan.arena_size <= capacity;
+                fits[k] += usize::from(fit);
+                row.push_str(if fit { " yes |" } else { " no |" });
+            }
         }
         println!("{row}");
     }
     let mut mean = String::from("| **mean** | | |");
-    for (sum, count) in &sums {
+    for (k, (sum, count)) in sums.iter().enumerate() {
         if *count == 0 {
             mean.push_str(" – | |");
         } else {
             mean.push_str(&format!(" {:.4} | |", sum / *count as f64));
         }
+        if args.capacity.is_some() {
+            mean.push_str(&format!(" {}/{count} |", fits[k]));
+        }
     }
     println!("{mean}");
     println!("\n`*` = proven optimal (arena = lower bound, or search exhausted).");
+    if let Some(capacity) = args.capacity {
+        println!(
+            "`fits` = arena <= {capacity} bytes; `exact` and `auto` stop at the first plan that fits."
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

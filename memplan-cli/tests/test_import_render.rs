@@ -250,6 +250,29 @@ fn toml_models_work_in_plan_check_and_bench() {
     let out = memplan(&["bench", s(&dir), "--solver", "best-fit"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("tiny"), "{}", text(&out.stdout));
+    // With a capacity: a `fits` column per solver, and the count of fits in the mean row.
+    let arena = |capacity: &str| {
+        let out = memplan(&[
+            "bench",
+            s(&toml),
+            "--solver",
+            "naive,auto",
+            "--capacity",
+            capacity,
+        ]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let table = text(&out.stdout);
+        assert!(
+            table.contains("| naive fits |") && table.contains("| auto fits |"),
+            "{table}"
+        );
+        table
+    };
+    let roomy = arena("1000000");
+    assert!(roomy.contains("| 1/1 |"), "{roomy}");
+    let tight = arena("1");
+    let mean = tight.lines().find(|l| l.starts_with("| **mean**")).unwrap();
+    assert_eq!(mean.matches("| 0/1 |").count(), 2, "{tight}");
     // --format table|json|csv, and --json as an alias of json.
     let table = text(&memplan(&["plan", s(&toml), "--format", "table"]).stdout);
     assert!(
