@@ -1,12 +1,18 @@
-//! Checking at scale: `validate` and `lower_bound` on 1k to 100k buffers (fixed seed).
+//! Reading and checking at scale: `read_csv`, `validate` and `lower_bound` on 1k to 100k buffers
+//! (fixed seed).
 //!
-//! Both are `O(n log n)`; the figures show the time per buffer staying flat as `n` grows 100x.
+//! All three are `O(n log n)` (`read_csv` for its unique-id check); the figures show the time
+//! per buffer staying nearly flat as `n` grows 100x. The CSV reader was quadratic twice while it
+//! was written (15 s on 18,692 rows); this bench is where that would show.
 
 // `criterion_group!` generates an undocumented public function.
 #![allow(missing_docs)]
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use memplan_core::{Buffer, Problem, SolveOptions, Solver, lower_bound, solve, validate};
+use memplan_core::{
+    Buffer, Problem, SolveOptions, Solver, lower_bound, read_csv, solve, validate,
+    write_problem_csv,
+};
 
 /// A deterministic pseudo-random problem: short-lived activations along a long schedule, like a
 /// compiler trace. xorshift64, seed fixed, so every run measures the same input.
@@ -41,6 +47,10 @@ fn checking(c: &mut Criterion) {
         };
         let plan = solve(&problem, &options).expect("first-fit plans").plan;
         group.throughput(Throughput::Elements(n as u64));
+        let csv = write_problem_csv(&problem);
+        group.bench_with_input(BenchmarkId::new("read_csv", n), &n, |b, _| {
+            b.iter(|| read_csv("trace.csv", &csv).expect("the written CSV reads back"))
+        });
         group.bench_with_input(BenchmarkId::new("validate", n), &n, |b, _| {
             b.iter(|| validate(&problem, &plan))
         });
