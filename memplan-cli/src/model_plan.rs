@@ -77,3 +77,99 @@ pub(crate) fn describe(model: &Model, plan: &ModelPlan) -> String {
     }
     out
 }
+
+/// Whether the generated code places tensors differently from one plain arena: several pools,
+/// in-place chains, or app-owned tensors.
+pub(crate) fn differs_from_one_arena(model: &Model, plan: &ModelPlan) -> bool {
+    plan.pools.len() > 1
+        || !plan.chains.is_empty()
+        || model.tensors.iter().any(|t| t.memory.external)
+}
+
+/// The pool, offset and chain of every tensor as the generated code has them, one row each.
+pub(crate) fn table(model: &Model, plan: &ModelPlan) -> String {
+    let width = model
+        .tensors
+        .iter()
+        .map(|t| t.name.chars().count())
+        .chain(["tensor".len()])
+        .max()
+        .unwrap_or(0);
+    let pool_width = plan
+        .pools
+        .iter()
+        .map(|p| p.name.chars().count())
+        .chain(["external".len()])
+        .max()
+        .unwrap_or(0);
+    let mut out = format!(
+        "{:<width$}  {:<pool_width$}  {:>14}  {:>14}  lifetime  shares with\n",
+        "tensor", "pool", "offset", "bytes"
+    );
+    for (i, tensor) in model.tensors.iter().enumerate() {
+        let (pool, offset) = match plan.tensors[i] {
+            Some(place) => (
+                plan.pools[place.pool].name.as_str(),
+                place.offset.to_string(),
+            ),
+            None => ("external", "-".to_string()),
+        };
+        let shares: Vec<&str> = plan
+            .chain_of(i)
+            .unwrap_or(&[])
+            .iter()
+            .filter(|&&j| j != i)
+            .map(|&j| model.tensors[j].name.as_str())
+            .collect();
+        let _ = writeln!(
+            out,
+            "{:<width$}  {pool:<pool_width$}  {offset:>14}  {:>14}  {}  {}",
+            tensor.name,
+            tensor.size,
+            tensor.lifetime,
+            shares.join(", ")
+        );
+    }
+    out
+}
+
+/// The generated plan as JSON: `pools` (name, arena size, lower bound, alignment, limit, section,
+/// solver, optimal, tensor count) and `tensors` (id, pool name or null for an app-owned tensor,
+/// offset or null, size, start, end, and the chain index it shares memory in, or null).
+pub(crate) fn json(model: &Model, plan: &ModelPlan) -> serde_json::Value {
+    let pools: Vec<serde_json::Value> = plan
+        .pools
+        .iter()
+        .map(|pool| {
+            serde_json::json!({
+                "name": pool.name,
+                "arena_size": pool.arena_size,
+                "lower_bound": pool.lower_bound,
+                "alignment": pool.alignment,
+                "size_limit": pool.capacity,
+                "link_section": pool.link_section,
+                "solver": pool.solver.to_string(),
+                "optimal": pool.optimal,
+                "tensors": pool.tensors.len(),
+            })
+        })
+        .collect();
+    let tensors: Vec<serde_json::Value> = model
+        .tensors
+        .iter()
+        .enumerate()
+        .map(|(i, tensor)| {
+            let place = plan.tensors[i];
+            serde_json::json!({
+                "id": tensor.name,
+                "pool": place.map(|p| plan.pools[p.pool].name.as_str()),
+                "offset": place.map(|p| p.offset),
+                "size": tensor.size,
+                "start": tensor.lifetime.start,
+                "end": tensor.lifetime.end,
+                "chain": plan.chains.iter().position(|c| c.contains(&i)),
+            })
+        })
+        .collect();
+    serde_json::json!({ "pools": pools, "tensors": tensors })
+}

@@ -106,7 +106,7 @@ pub(crate) fn plan_json(
     summary: &Summary,
     problem: &Problem,
     plan: &Plan,
-) -> anyhow::Result<String> {
+) -> anyhow::Result<serde_json::Value> {
     let mut value = serde_json::to_value(summary)?;
     let placed: Vec<PlacedBuffer<'_>> = problem
         .buffers()
@@ -121,7 +121,7 @@ pub(crate) fn plan_json(
         })
         .collect();
     value["plan"] = serde_json::to_value(placed)?;
-    Ok(serde_json::to_string(&value)?)
+    Ok(value)
 }
 
 /// `arena / lower_bound`, 1 for an empty problem.
