@@ -50,12 +50,12 @@
 //! seed).
 //!
 //! # Huge problems
-//! Above 256 buffers, before the search, one more seed is built outward from the busiest step,
-//! one window of time at a time, each window packed by this search with the buffers already
-//! placed pinned ([`outward`]). A window holds about 256 new buffers, so a node stays cheap
-//! however large the problem: it is what brings compiler traces of tens of thousands of buffers
-//! to their lower bound, where one dive of the search over the whole problem would take
-//! minutes.
+//! When a part has more than 2,000 buffers (too many to search whole), one more seed is built
+//! before the search: outward from the busiest step, one window of time at a time, each window
+//! packed by this search with the buffers already placed pinned ([`outward`]). A window holds
+//! about 256 new buffers, so a node stays cheap however large the problem: it is what brings
+//! compiler traces of tens of thousands of buffers to their lower bound, where one dive of the
+//! search over the whole problem would take minutes.
 //!
 //! # Optimality
 //! The plan is reported optimal only when it
@@ -118,10 +118,12 @@ pub(crate) fn improve(
         used: 0,
         limit: options.node_budget,
     };
-    // Seeds first. Problems too large for the whole budget get a plan built outward from the
-    // busiest step, window by window (the search alone makes little headway there); then
+    // Seeds first. A problem with a part too large to search gets a plan built outward from the
+    // busiest step, window by window (the search could not take that part whole); then
     // best-fit with the busiest step's buffers stacked first.
-    if incumbent.arena_size > good_enough && problem.len() as u64 > FULL_BUDGET_BUFFERS {
+    let parts = components::split_at_time_cuts(problem);
+    let too_large = parts.iter().any(|part| part.len() > MAX_SEARCHED_BUFFERS);
+    if incumbent.arena_size > good_enough && too_large {
         if let Some(plan) =
             outward::plan_outward(problem, good_enough, incumbent.arena_size, &mut budget)
         {
@@ -152,7 +154,6 @@ pub(crate) fn improve(
             .max()
             .unwrap_or(0)
     };
-    let parts = components::split_at_time_cuts(problem);
     let mut heights: Vec<u64> = parts.iter().map(|p| top_of(&incumbent, p)).collect();
     let mut offsets = incumbent.offsets;
     let mut proven = vec![false; parts.len()];
