@@ -80,6 +80,7 @@ pub fn read_csv(file: &str, text: &str) -> Result<CsvInput, InputError> {
     let mut buffers = Vec::new();
     let mut offsets = columns.contains_key("offset").then(Vec::new);
     let mut lines_by_id: BTreeMap<String, usize> = BTreeMap::new();
+    let mut total: u64 = 0; // bytes of all sizes so far
     for record in records {
         let record = record.map_err(|e| csv_error(file, &e))?;
         let line = record.position().map_or(0, |p| p.line() as usize);
@@ -168,6 +169,11 @@ pub fn read_csv(file: &str, text: &str) -> Result<CsvInput, InputError> {
         buffer = Problem::new(vec![buffer.clone()])
             .map(|_| buffer)
             .map_err(problem_error)?;
+        // The whole problem also bounds the sizes together (see `Problem::new`).
+        total = total.saturating_add(buffer.size);
+        if total > crate::model::MAX_ADDRESS {
+            return Err(problem_error(ProblemError::Overflow { id: id.to_string() }));
+        }
         if let Some(first) = lines_by_id.insert(id.to_string(), line) {
             return Err(error(
                 line,
@@ -342,7 +348,12 @@ mod tests {
             ("id,lower,upper,size\n,0,1,4\n", "t.csv:2:1: empty id"),
             (
                 "id,lower,upper,size\na,0,1,4611686018427387904\n",
-                "t.csv:2:7: buffer `a` is too large: its end address overflows 64 bits",
+                "t.csv:2:7: buffer `a` is too large: with the sizes before it, more than 2^62 bytes, so addresses could overflow 64 bits",
+            ),
+            (
+                // Each size alone is fine; five together would overflow the bytes live at once.
+                "id,lower,upper,size\na,0,1,4611686018427387903\nb,0,1,4611686018427387903\n",
+                "t.csv:3:7: buffer `b` is too large: with the sizes before it, more than 2^62 bytes, so addresses could overflow 64 bits",
             ),
             (
                 "id,lower,upper,size\na,,1,4\n",

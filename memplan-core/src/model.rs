@@ -125,7 +125,9 @@ pub enum ProblemError {
         alignment: u64,
     },
     /// `offset + size` or `size` rounded up to alignment does not fit in 64 bits.
-    #[error("buffer `{id}` is too large: its end address overflows 64 bits")]
+    #[error(
+        "buffer `{id}` is too large: with the sizes before it, more than 2^62 bytes, so addresses could overflow 64 bits"
+    )]
     Overflow {
         /// The buffer.
         id: String,
@@ -145,13 +147,16 @@ pub struct Problem {
 }
 
 /// Headroom kept free above every buffer so that sums of offsets and sizes never overflow.
-const MAX_ADDRESS: u64 = u64::MAX / 4;
+pub(crate) const MAX_ADDRESS: u64 = u64::MAX / 4;
 
 impl Problem {
     /// Checks the buffers (non-zero sizes, non-empty lifetimes, power-of-two alignments, unique ids,
     /// no 64-bit overflow) and makes a problem of them.
     pub fn new(buffers: Vec<Buffer>) -> Result<Self, ProblemError> {
         let mut seen = std::collections::BTreeSet::new();
+        // All sizes together stay below the headroom, so the bytes live at one step (and any
+        // stack of buffers) always fit in a u64.
+        let mut total: u64 = 0;
         for buffer in &buffers {
             let id = || buffer.id.clone();
             if buffer.size == 0 {
@@ -169,7 +174,8 @@ impl Problem {
                     alignment: buffer.alignment,
                 });
             }
-            if buffer.size > MAX_ADDRESS || buffer.alignment > MAX_ADDRESS {
+            total = total.saturating_add(buffer.size);
+            if total > MAX_ADDRESS || buffer.alignment > MAX_ADDRESS {
                 return Err(ProblemError::Overflow { id: id() });
             }
             if let Some(offset) = buffer.fixed_offset {

@@ -127,7 +127,9 @@ pub(crate) fn improve(
         if let Some(plan) =
             outward::plan_outward(problem, good_enough, incumbent.arena_size, &mut budget)
         {
-            if plan.arena_size < incumbent.arena_size {
+            // Checked like every seed would be: a wrong plan must never reach the user.
+            if plan.arena_size < incumbent.arena_size && crate::validate(problem, &plan).is_empty()
+            {
                 incumbent = plan;
                 improved = true;
             }
@@ -160,6 +162,9 @@ pub(crate) fn improve(
     // Parts the search can do no more for: proven, or too large.
     let mut done = vec![false; parts.len()];
     let mut subproblems: Vec<Option<Subproblem>> = vec![None; parts.len()];
+    // Nodes each part has used over all passes: a part of `n > 256` buffers may use at most
+    // `1 / ceil(n / 256)` of the whole budget, however many passes come back to it.
+    let mut spent = vec![0u64; parts.len()];
     let decision = options.capacity.is_some();
     // Every part must come down to this; parts already there are left alone.
     let mut settled = good_enough;
@@ -194,7 +199,9 @@ pub(crate) fn improve(
                     .max(remaining / (waiting + 1));
                 // A node costs `O(n)`: large parts get proportionally fewer, so the search's time
                 // stays bounded whatever the size.
-                let share = own / (sub.len() as u64).div_ceil(FULL_BUDGET_BUFFERS).max(1);
+                let scale = (sub.len() as u64).div_ceil(FULL_BUDGET_BUFFERS).max(1);
+                let cap = (options.node_budget / scale).saturating_sub(spent[k]);
+                let share = (own / scale).min(cap);
                 let mut part_budget = Budget {
                     used: 0,
                     limit: share,
@@ -204,6 +211,7 @@ pub(crate) fn improve(
                     minimise(sub, heights[k], settled, decision, &mut part_budget)
                 });
                 budget.used += part_budget.used;
+                spent[k] += part_budget.used;
                 if let Some((local, height)) = outcome.improved {
                     for (u, &offset) in local.iter().enumerate() {
                         offsets[sub.global[u]] = offset;
@@ -364,6 +372,37 @@ mod tests {
         // the second stayed at 452.
         assert!(top(&plan, second) < 442);
         assert!(plan.arena_size < 442, "arena {}", plan.arena_size);
+    }
+
+    #[test]
+    fn a_large_part_uses_its_share_of_the_budget_over_all_passes() {
+        // One part of 1,900 short-lived buffers whose bound is out of reach: it may use an
+        // eighth of the budget (1,900 buffers = 8 x 256, rounded up) over all passes. Each pass
+        // improves it a little, so passes come back to it: before the cap, passes took 181,825
+        // of 500,000 nodes.
+        let n = 1900u64;
+        let steps = n / 3;
+        let mut state = 6u64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            state >> 33
+        };
+        let buffers = (0..n)
+            .map(|i| {
+                let start = next() % steps;
+                let end = (start + 1 + next() % (steps / 20)).min(steps);
+                Buffer::new(format!("r{i}"), 1 + next() % 40, start, end)
+            })
+            .collect();
+        let p = Problem::new(buffers).unwrap();
+        let best_fit = crate::solve::best_fit::solve(&p);
+        let budget = 500_000;
+        let (plan, optimal, nodes, _) = improve(&p, best_fit, &options(None, budget));
+        assert!(validate(&p, &plan).is_empty());
+        assert!(!optimal, "the test needs a part the search cannot finish");
+        assert!(nodes <= budget / 8, "{nodes} nodes");
     }
 
     #[test]

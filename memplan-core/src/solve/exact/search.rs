@@ -227,8 +227,9 @@ pub(crate) fn minimise(
     let lattice_above = |h: u64| (h / grain + 1) * grain;
     let mut best: Option<(Vec<u64>, u64)> = None;
     let mut best_height = height;
-    let mut impossible_below = sub.lower_bound; // proven: no plan is lower
-    let mut floor = good_enough.max(sub.lower_bound); // the lowest height still worth a probe
+    // Proven: no plan is lower (every plan holds the bytes of its busiest step, and its pins).
+    let mut impossible_below = sub.lower_bound.max(sub.pin_top);
+    let mut floor = good_enough.max(impossible_below); // the lowest height still worth a probe
     if decision && floor < best_height {
         match decide(sub, floor, budget) {
             Decision::Found(offsets, found) => {
@@ -707,6 +708,24 @@ mod tests {
         let mut budget = budget(2);
         assert_eq!(decide(&s, 21, &mut budget), Decision::OutOfBudget);
         assert_eq!(budget.used, 2);
+    }
+
+    #[test]
+    fn a_far_pin_is_a_lower_bound_not_a_ladder() {
+        // The pin's top (2^40 + 1) bounds every plan from below. Probing upwards one height at a
+        // time from the bytes live at once (9) would take 2^40 probes, each failing at the root
+        // without spending a node.
+        let p = Problem::new(vec![
+            Buffer::new("dma", 1, 0, 2).with_fixed_offset(1 << 40),
+            Buffer::new("a", 3, 0, 1),
+            Buffer::new("b", 5, 0, 2),
+        ])
+        .unwrap();
+        let all: Vec<usize> = (0..p.len()).collect();
+        let s = Subproblem::new(&p, &all);
+        let outcome = minimise(&s, (1 << 40) + 1 + 8, 0, false, &mut budget(1000));
+        assert!(outcome.proven_optimal);
+        assert_eq!(outcome.improved.map(|(_, h)| h), Some((1 << 40) + 1));
     }
 
     #[test]
