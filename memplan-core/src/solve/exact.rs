@@ -46,8 +46,8 @@
 //! keeping back one first round of the search (12,000 nodes) for every part after it, so a part
 //! whose bound is out of reach cannot starve the others; passes repeat while the budget lasts
 //! and the tallest part is unproven. A part of more than 256 buffers gets a share inversely
-//! proportional to its size, and parts above 2,000 buffers are not searched (they keep the best
-//! seed).
+//! proportional to its size, over all passes together, and parts above 2,000 buffers are not
+//! searched (they keep the best seed).
 //!
 //! # Huge problems
 //! When a part has more than 2,000 buffers (too many to search whole), one more seed is built
