@@ -9,6 +9,7 @@ use memplan_core::codegen::{ModelPlan, plan_model};
 use memplan_core::{Model, Solver, format_byte_size};
 
 use crate::diagnostic;
+use crate::output::column_width;
 
 /// The model file at `path`, planned as the generated code plans it (with `solver` if given).
 pub(crate) fn plan(path: &Path, solver: Option<Solver>) -> anyhow::Result<(Model, ModelPlan)> {
@@ -88,20 +89,8 @@ pub(crate) fn differs_from_one_arena(model: &Model, plan: &ModelPlan) -> bool {
 
 /// The pool, offset and chain of every tensor as the generated code has them, one row each.
 pub(crate) fn table(model: &Model, plan: &ModelPlan) -> String {
-    let width = model
-        .tensors
-        .iter()
-        .map(|t| t.name.chars().count())
-        .chain(["tensor".len()])
-        .max()
-        .unwrap_or(0);
-    let pool_width = plan
-        .pools
-        .iter()
-        .map(|p| p.name.chars().count())
-        .chain(["external".len()])
-        .max()
-        .unwrap_or(0);
+    let width = column_width("tensor", model.tensors.iter().map(|t| t.name.as_str()));
+    let pool_width = column_width("external", plan.pools.iter().map(|p| p.name.as_str()));
     let mut out = format!(
         "{:<width$}  {:<pool_width$}  {:>14}  {:>14}  lifetime  shares with\n",
         "tensor", "pool", "offset", "bytes"

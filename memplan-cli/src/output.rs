@@ -69,15 +69,19 @@ pub(crate) enum Format {
     Csv,
 }
 
-/// One row per buffer: id, offset, size, lifetime, aligned in columns.
-pub(crate) fn plan_table(problem: &Problem, plan: &Plan) -> String {
-    let width = problem
-        .buffers()
-        .iter()
-        .map(|b| b.id.chars().count())
+/// The width of a text column: its widest entry or its header.
+pub(crate) fn column_width<'a>(header: &str, entries: impl IntoIterator<Item = &'a str>) -> usize {
+    entries
+        .into_iter()
+        .map(|e| e.chars().count())
+        .chain([header.chars().count()])
         .max()
         .unwrap_or(0)
-        .max("buffer".len());
+}
+
+/// One row per buffer: id, offset, size, lifetime, aligned in columns.
+pub(crate) fn plan_table(problem: &Problem, plan: &Plan) -> String {
+    let width = column_width("buffer", problem.buffers().iter().map(|b| b.id.as_str()));
     let mut out = format!(
         "{:<width$}  {:>14}  {:>14}  lifetime\n",
         "buffer", "offset", "bytes"

@@ -15,13 +15,10 @@ use std::path::PathBuf;
 use memplan_core::codegen::{check, plan_model};
 use memplan_core::{format_byte_size, lower_bound, parse_model};
 
+mod common;
+
 fn models_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("MEMPLAN_BENCH_DIR").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/bench"),
-        PathBuf::from,
-    );
-    let models = dir.join("models");
-    models.is_dir().then_some(models)
+    common::bench_dir("models")
 }
 
 /// The model file for a bench JSON, with `[model] inplace` set as given.

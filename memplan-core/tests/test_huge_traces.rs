@@ -3,22 +3,13 @@
 //! with a valid plan, and the same plan on every run. Skipped, with a message, when the bench
 //! data is absent. Each file's figures are printed (`-- --nocapture`).
 
-use std::path::PathBuf;
+mod common;
 
 use memplan_core::{DEFAULT_OPTIONS, lower_bound, read_csv, solve, validate};
 
-fn idealloc_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("MEMPLAN_BENCH_DIR").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/bench"),
-        PathBuf::from,
-    );
-    let idealloc = dir.join("idealloc");
-    idealloc.is_dir().then_some(idealloc)
-}
-
 /// Plans `file` with `auto` and checks the plan; returns `(arena, lower bound, optimal)`.
 fn plan_trace(file: &str) -> Option<(u64, u64, bool)> {
-    let Some(dir) = idealloc_dir() else {
+    let Some(dir) = common::bench_dir("idealloc") else {
         println!("skipping: ../shared/bench/idealloc not found (set MEMPLAN_BENCH_DIR)");
         return None;
     };

@@ -382,13 +382,8 @@ mod tests {
         // of 500,000 nodes.
         let n = 1900u64;
         let steps = n / 3;
-        let mut state = 6u64;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            state >> 33
-        };
+        let mut rng = crate::test_utils::Lcg::new(6);
+        let mut next = move || rng.next();
         let buffers = (0..n)
             .map(|i| {
                 let start = next() % steps;

@@ -380,13 +380,8 @@ mod tests {
     fn random_problems_with_pins_and_alignment_get_valid_plans() {
         // Pseudo-random problems (a fixed LCG), several windows each, with alignments and pins
         // anywhere in time: every plan found must validate, and the budget must hold.
-        let mut state = 7u64;
-        let mut next = move |n: u64| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) % n.max(1)
-        };
+        let mut rng = crate::test_utils::Lcg::new(7);
+        let mut next = move |n: u64| rng.below(n);
         let mut found = 0;
         for case in 0..24 {
             let n = 150 + next(450);
