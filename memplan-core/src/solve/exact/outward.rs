@@ -69,7 +69,7 @@ pub(crate) fn plan_outward(
                 let held = (0..problem.len())
                     .filter(|&i| time.run(i).0 < wider.1 && wider.0 < time.run(i).1)
                     .count();
-                if wider == first || held > MAX_FIRST_WINDOW || budget.remaining() == 0 {
+                if wider == first || held > MAX_WINDOW_BUFFERS || budget.remaining() == 0 {
                     return None;
                 }
                 first = wider;
@@ -82,9 +82,10 @@ pub(crate) fn plan_outward(
 /// How many times [`plan_outward`] starts again with a wider first window.
 const RESTARTS: usize = 4;
 
-/// The most buffers a first window widened after a failure may hold (a window's search costs
-/// grow with the square of its buffers).
-const MAX_FIRST_WINDOW: usize = 4 * WINDOW_BUFFERS;
+/// The most buffers a window may hold: a window with more new buffers gives up, and a first
+/// window is widened after a failure only up to it (a window's search costs grow with the square
+/// of its buffers).
+const MAX_WINDOW_BUFFERS: usize = 4 * WINDOW_BUFFERS;
 
 /// One pass of [`plan_outward`] whose first window is the sections `first`. On failure, returns
 /// the window that did not fit.
@@ -169,7 +170,7 @@ fn pack_window(
     if new.is_empty() {
         return Some(());
     }
-    if new.len() > MAX_FIRST_WINDOW {
+    if new.len() > MAX_WINDOW_BUFFERS {
         return None; // too many buffers start together for a cheap search
     }
     let (from, to) = (time.steps[window.0], time.steps[window.1]);
