@@ -14,6 +14,19 @@ pub(crate) fn problem(buffers: &[(u64, u64, u64)]) -> Problem {
     .expect("test buffers are valid")
 }
 
+/// Six buffers, six bytes live at every step, that pack without waste only when the two small
+/// ones share a level (naive stacking needs 14).
+pub(crate) fn two_pairs_sharing_a_level() -> Vec<Buffer> {
+    vec![
+        Buffer::new("a", 2, 0, 2),
+        Buffer::new("b", 3, 1, 3),
+        Buffer::new("c", 2, 2, 4),
+        Buffer::new("d", 3, 0, 1),
+        Buffer::new("e", 3, 3, 4),
+        Buffer::new("f", 1, 0, 4),
+    ]
+}
+
 /// A linear congruential generator: the same numbers on every machine, for tests.
 pub(crate) struct Lcg(u64);
 

@@ -277,15 +277,7 @@ mod tests {
 
     /// Two pairs that only pack without waste when the small buffers share a level.
     fn tricky() -> Problem {
-        Problem::new(vec![
-            Buffer::new("a", 2, 0, 2),
-            Buffer::new("b", 3, 1, 3),
-            Buffer::new("c", 2, 2, 4),
-            Buffer::new("d", 3, 0, 1),
-            Buffer::new("e", 3, 3, 4),
-            Buffer::new("f", 1, 0, 4),
-        ])
-        .unwrap()
+        Problem::new(crate::test_utils::two_pairs_sharing_a_level()).unwrap()
     }
 
     #[test]

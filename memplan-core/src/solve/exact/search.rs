@@ -739,14 +739,7 @@ mod tests {
     #[test]
     fn minimising_walks_down_to_the_optimum() {
         // Two stacks of three that fit side by side in time: optimum 6, lower bound 6.
-        let s = sub(vec![
-            Buffer::new("a", 2, 0, 2),
-            Buffer::new("b", 3, 1, 3),
-            Buffer::new("c", 2, 2, 4),
-            Buffer::new("d", 3, 0, 1),
-            Buffer::new("e", 3, 3, 4),
-            Buffer::new("f", 1, 0, 4),
-        ]);
+        let s = sub(crate::test_utils::two_pairs_sharing_a_level());
         let outcome = minimise(&s, 14, 0, false, &mut budget(10_000));
         assert!(outcome.proven_optimal);
         assert_eq!(outcome.improved.map(|(_, h)| h), Some(6));
