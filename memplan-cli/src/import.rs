@@ -1,4 +1,4 @@
-//! `memplan import`: ONNX to model TOML (see [`crate::onnx`]).
+//! `memplan import`: ONNX to model TOML (see the `memplan-onnx` crate).
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -7,12 +7,12 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 
-use crate::onnx::{self, ImportOptions};
 use crate::output;
+use memplan_onnx::ImportOptions;
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct ImportArgs {
-    /// The ONNX model (weights may be external; they are not read).
+    /// The ONNX model (weights may be external; their data is not read).
     input: PathBuf,
     /// Where to write the model TOML; default: standard output.
     #[arg(short, long)]
@@ -26,6 +26,11 @@ pub(crate) struct ImportArgs {
     /// `[model] alignment` of the written model, in bytes (a power of two).
     #[arg(long, default_value_t = memplan_core::model_file::DEFAULT_ALIGNMENT)]
     alignment: u64,
+    /// Also write `[weights]` (initializers and folded constants the ops read: dtype, shape and
+    /// ONNX name, never data), each op's inputs in ONNX order (weights included, `""` for an
+    /// absent optional input) and its `attrs`.
+    #[arg(long)]
+    with_weights: bool,
 }
 
 fn parse_dims(dims: &[String]) -> anyhow::Result<BTreeMap<String, u64>> {
@@ -48,6 +53,8 @@ pub(crate) fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
         name: args.name.clone(),
         dims: parse_dims(&args.dims)?,
         alignment: args.alignment,
+        with_weights: args.with_weights,
+        ..ImportOptions::default()
     };
     let bytes = std::fs::read(&args.input)
         .with_context(|| format!("cannot read `{}`", args.input.display()))?;
@@ -55,7 +62,7 @@ pub(crate) fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
         .out
         .as_ref()
         .map_or_else(|| "<stdout>".to_string(), |p| p.display().to_string());
-    let imported = onnx::import(
+    let imported = memplan_onnx::import(
         &args.input.display().to_string(),
         &toml_name,
         &bytes,

@@ -5,7 +5,6 @@ mod diagnostic;
 mod import;
 mod input;
 mod model_plan;
-mod onnx;
 mod output;
 mod render;
 

@@ -1,4 +1,6 @@
-//! `memplan import`: an ONNX model's activation tensors and ops as a model TOML.
+//! Reads ONNX models for memplan: an ONNX model's activation tensors and ops as a model TOML
+//! (`memplan import`), and everything a runner needs besides: each node's attributes, its inputs
+//! in ONNX order (tensors, weights, absent optional inputs), and the weights' data.
 //!
 //! An ONNX file is a protobuf `ModelProto` whose graph lists nodes in topological order, weights
 //! as initializers, and the type and shape of values in `input`, `output` and `value_info`. The
@@ -13,42 +15,61 @@
 //!   nodes, with dtype and static shape from the graph's type information. ONNX names become
 //!   unique snake_case identifiers (the generated code names accessors after them); the original
 //!   name is kept as `source`.
+//! - **weights** ([`Graph::weights`]): the initializers and folded values that kept nodes read,
+//!   named like tensors (in the same namespace). With [`ImportOptions::with_weights`] the model
+//!   file lists them in `[weights]` (dtype, shape, source; never their data), and each op's
+//!   `inputs` are the node's inputs in ONNX order (weights included, `""` for an absent optional
+//!   input), with its `attrs`.
 //! - `[model] inputs` / `outputs`: the graph's inputs (without initializers) and outputs.
 //!
-//! Weights are never read: initializers with external data (`data_location = EXTERNAL`) work
-//! without their `.bin` file. Symbolic dimensions (`batch`, `seq_len`) need `--dim NAME=VALUE`.
+//! Weight data is read only when asked for ([`WeightValue::load`]): initializers with external
+//! data (`data_location = EXTERNAL`) import without their `.bin` file. Folded values are known
+//! for `Constant`, a weight's `Identity` and a static tensor's `Shape`. Symbolic dimensions
+//! (`batch`, `seq_len`) need `--dim NAME=VALUE`.
 //!
-//! The reader is a handful of hand-written prost messages ([`proto`]) rather than a generated
+//! The reader is a handful of hand-written prost messages (`proto.rs`) rather than a generated
 //! `onnx.proto` (which needs `protoc` at build time) or an ONNX runtime crate (large, slow to
-//! build): the importer reads nine messages, and everything else in the file is skipped by
-//! protobuf. prost is Apache-2.0, like the ONNX schema. All of it stays in the CLI, out of the
-//! proc macro's build.
+//! build): the importer reads ten messages, and everything else in the file is skipped by
+//! protobuf. prost is Apache-2.0, like the ONNX schema. This crate is used by the CLI and by
+//! build scripts (`memplan-runner`), never by the proc macro.
 //!
 //! Limits: nodes inside control-flow subgraphs (`If`, `Loop`, `Scan`) are not looked into, so
 //! values they capture from the outer graph are not counted as read by them.
 
+mod attrs;
 mod names;
 mod proto;
+mod weights;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::path::{Path, PathBuf};
 
 use memplan_core::model_file::{DEFAULT_ALIGNMENT, Location, ModelLocations, TensorMemory};
 use memplan_core::{DType, Layout, Lifetime, Model, Op, Tensor, parse_model};
 use prost::Message;
 
+pub use attrs::AttrValue;
 use names::{UniqueNames, snake_case};
 use proto::type_proto;
+pub use weights::{Weight, WeightData, WeightValue};
 
 /// How to import.
 #[derive(Clone, Debug)]
-pub(crate) struct ImportOptions {
+pub struct ImportOptions {
     /// The model's name; default: the file name up to its first `.`, in snake_case.
-    pub(crate) name: Option<String>,
+    pub name: Option<String>,
     /// Values of symbolic dimensions (`--dim batch=1`).
-    pub(crate) dims: BTreeMap<String, u64>,
+    pub dims: BTreeMap<String, u64>,
     /// `[model] alignment` of the written model.
-    pub(crate) alignment: u64,
+    pub alignment: u64,
+    /// Whether the model file lists `[weights]`, each op's `attrs` and its inputs in ONNX order
+    /// (weights and absent inputs included); otherwise ops list their tensor inputs only.
+    pub with_weights: bool,
+    /// `[model] inplace`: whether ops may write outputs over their inputs.
+    pub inplace: bool,
+    /// Where external weight data is, relative to; default: the ONNX file's directory.
+    pub base_dir: Option<PathBuf>,
 }
 
 impl Default for ImportOptions {
@@ -57,30 +78,76 @@ impl Default for ImportOptions {
             name: None,
             dims: BTreeMap::new(),
             alignment: DEFAULT_ALIGNMENT,
+            with_weights: false,
+            inplace: true,
+            base_dir: None,
         }
     }
 }
 
-/// An imported model: the TOML text and the model it parses to.
+/// An imported model: the TOML text, the model it parses to, and the graph around it.
 #[derive(Debug)]
-pub(crate) struct Imported {
+pub struct Imported {
     /// The model file's text.
-    pub(crate) toml: String,
-    /// The same text parsed and checked by `memplan-core` (lifetimes derived).
-    pub(crate) model: Model,
+    pub toml: String,
+    /// The activation tensors and ops parsed and checked by `memplan-core` (lifetimes derived),
+    /// from the file without weights and attributes.
+    pub model: Model,
+    /// What the model file leaves out or only names: weights, attributes, full input lists.
+    pub graph: Graph,
     /// Nodes in the ONNX graph.
-    pub(crate) nodes: usize,
+    pub nodes: usize,
     /// Nodes folded away as constants.
-    pub(crate) folded: usize,
+    pub folded: usize,
     /// Things the user may want to know (graph outputs that are constants, unused inputs).
-    pub(crate) notes: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+/// The parts of the ONNX graph that an interpreter needs beside the planned tensors.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Graph {
+    /// Per tensor of [`Imported::model`]: its ONNX shape (`[]` for a scalar, which the model file
+    /// writes as `[1]`).
+    pub tensor_shapes: Vec<Vec<u64>>,
+    /// The weights kept ops read, in order of first use.
+    pub weights: Vec<Weight>,
+    /// Per op of [`Imported::model`]: the node behind it.
+    pub ops: Vec<NodeOp>,
+}
+
+/// A kept node: what the model file's op is, for an interpreter.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeOp {
+    /// ONNX `op_type`.
+    pub op_type: String,
+    /// ONNX `domain` (empty for the default domain).
+    pub domain: String,
+    /// The node's name (may be empty).
+    pub node: String,
+    /// Its inputs in ONNX order; trailing absent inputs omitted.
+    pub inputs: Vec<OpInput>,
+    /// Its scalar and list attributes, in file order.
+    pub attrs: Vec<(String, AttrValue)>,
+    /// The names of its attributes that are not in `attrs` (tensor- or graph-valued).
+    pub other_attrs: Vec<String>,
+}
+
+/// One input of a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpInput {
+    /// An absent optional input (`""` in ONNX).
+    Absent,
+    /// An activation tensor: an index into the model's tensors.
+    Tensor(usize),
+    /// A constant: an index into [`Graph::weights`].
+    Weight(usize),
 }
 
 /// Why a file could not be imported. The message names the file, what is wrong, and what to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ImportError {
+pub struct ImportError {
     /// The whole message.
-    pub(crate) message: String,
+    pub message: String,
 }
 
 impl fmt::Display for ImportError {
@@ -95,9 +162,25 @@ fn fail<T>(message: String) -> Result<T, ImportError> {
     Err(ImportError { message })
 }
 
+/// Reads and imports the ONNX file at `path` (external weight data relative to its directory,
+/// unless [`ImportOptions::base_dir`] says otherwise).
+pub fn import_file(path: &Path, options: &ImportOptions) -> Result<Imported, ImportError> {
+    let shown = path.display().to_string();
+    let bytes = std::fs::read(path).or_else(|e| {
+        fail(format!(
+            "cannot read `{shown}`: {e}\n  = help: check the path (it must name an ONNX file)"
+        ))
+    })?;
+    let mut options = options.clone();
+    if options.base_dir.is_none() {
+        options.base_dir = Some(path.parent().map(Path::to_path_buf).unwrap_or_default());
+    }
+    import(&shown, "model.toml", &bytes, &options)
+}
+
 /// Imports the ONNX model in `bytes`; `file_name` names it in messages and gives the default
-/// model name; `toml_name` names the written model file in messages of the final check.
-pub(crate) fn import(
+/// model name; `toml_name` names the model file in messages.
+pub fn import(
     file_name: &str,
     toml_name: &str,
     bytes: &[u8],
@@ -194,6 +277,8 @@ fn dtype_of(code: i32) -> Result<DType, &'static str> {
 
 struct Importer<'g> {
     file: &'g str,
+    /// Where external weight data is relative to.
+    base_dir: PathBuf,
     graph: &'g proto::GraphProto,
     options: &'g ImportOptions,
     /// Type information by value name: graph inputs first, then outputs, then `value_info`.
@@ -228,8 +313,15 @@ impl<'g> Importer<'g> {
                 .iter()
                 .filter_map(|s| s.values.as_ref().map(|v| v.name.as_str())),
         );
+        let base_dir = options.base_dir.clone().unwrap_or_else(|| {
+            Path::new(file)
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default()
+        });
         Self {
             file,
+            base_dir,
             graph,
             options,
             types,
@@ -238,8 +330,19 @@ impl<'g> Importer<'g> {
         }
     }
 
-    /// Dtype and static shape of value `name`; `what` says where it comes from, for messages.
+    /// Dtype and static shape of value `name` as the model file writes it (a scalar as `[1]`);
+    /// `what` says where it comes from, for messages.
     fn shape_of(&self, name: &str, what: &str) -> Result<(DType, Vec<u64>), ImportError> {
+        let (dtype, mut dims) = self.onnx_shape_of(name, what)?;
+        if dims.is_empty() {
+            // A scalar: one element, written as shape [1] (the model file has no rank 0).
+            dims.push(1);
+        }
+        Ok((dtype, dims))
+    }
+
+    /// Dtype and static ONNX shape of value `name` (`[]` for a scalar).
+    fn onnx_shape_of(&self, name: &str, what: &str) -> Result<(DType, Vec<u64>), ImportError> {
         let file = self.file;
         let Some(info) = self.types.get(name) else {
             return fail(format!(
@@ -300,10 +403,6 @@ impl<'g> Importer<'g> {
             };
             dims.push(value);
         }
-        if dims.is_empty() {
-            // A scalar: one element, written as shape [1] (the model file has no rank 0).
-            dims.push(1);
-        }
         let elements = dims
             .iter()
             .try_fold(1u64, |acc, &d| acc.checked_mul(d))
@@ -317,6 +416,167 @@ impl<'g> Importer<'g> {
         Ok((dtype, dims))
     }
 
+    /// The options make a valid model file: an alignment that is a power of two, a name that is
+    /// a Rust identifier.
+    fn check_options(&self) -> Result<(), ImportError> {
+        let alignment = self.options.alignment;
+        if !alignment.is_power_of_two() || alignment > memplan_core::model_file::MAX_ALIGNMENT {
+            return fail(format!(
+                "alignment {alignment} is not a power of two between 1 and {}\n  = help: pass `--alignment 16` (the default) or `--alignment 64`",
+                memplan_core::model_file::MAX_ALIGNMENT
+            ));
+        }
+        if let Some(name) = &self.options.name {
+            if let Some(problem) =
+                memplan_core::model_file::identifier_problem(name).or_else(|| {
+                    (name.as_str() == "memplan")
+                        .then_some("is the name of the crate the generated code uses")
+                })
+            {
+                return fail(format!(
+                    "model name `{name}` {problem}\n  = help: pass a Rust identifier, for example `--name {}`",
+                    snake_case(name, "model").replace("memplan", "my_model")
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The graph is well formed: nodes in topological order, none reading its own output, each
+    /// graph output listed once.
+    fn check_structure(&self) -> Result<(), ImportError> {
+        let file = self.file;
+        let graph = self.graph;
+        let mut produced_at: BTreeMap<&str, usize> = BTreeMap::new();
+        for (k, node) in graph.node.iter().enumerate() {
+            for output in node.output.iter().filter(|o| !o.is_empty()) {
+                produced_at.entry(output.as_str()).or_insert(k);
+            }
+        }
+        for (k, node) in graph.node.iter().enumerate() {
+            for input in node.input.iter().filter(|i| !i.is_empty()) {
+                if self.initializers.contains(input.as_str()) {
+                    continue;
+                }
+                let is_graph_input = graph.input.iter().any(|i| &i.name == input);
+                match produced_at.get(input.as_str()) {
+                    Some(&j) if j == k => {
+                        return fail(format!(
+                            "`{file}`: node `{}` (node {k}, {}) reads its own output `{input}`\n  = help: a node's inputs must be computed before it runs; the file is malformed (check it with `onnx.checker.check_model`)",
+                            node_label(node),
+                            node.op_type
+                        ));
+                    }
+                    Some(&j) if j > k && !is_graph_input => {
+                        return fail(format!(
+                            "`{file}`: node `{}` (node {k}) reads `{input}`, which node `{}` (node {j}) produces later: the nodes are not in topological order\n  = help: sort the graph's nodes (for example with `onnx.utils` or by re-exporting the model)",
+                            node_label(node),
+                            node_label(&graph.node[j])
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut seen = BTreeSet::new();
+        for output in &graph.output {
+            if !seen.insert(output.name.as_str()) {
+                return fail(format!(
+                    "`{file}`: graph output `{}` is listed twice\n  = help: every graph output is listed once; remove the duplicate from the graph's outputs",
+                    output.name
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The value of the constant `name` (an initializer or a folded node's output); `depth`
+    /// bounds the chain of `Identity` nodes followed.
+    fn constant_value(
+        &self,
+        name: &str,
+        folded_by: &BTreeMap<&str, usize>,
+        depth: usize,
+    ) -> Result<WeightValue, String> {
+        let graph = self.graph;
+        if let Some(tensor) = graph.initializer.iter().find(|t| t.name == name) {
+            let dtype = dtype_of(tensor.data_type).map_err(|kind| {
+                format!("its element type is {kind}, which memplan does not support")
+            })?;
+            return weights::from_tensor(tensor, dtype, &self.base_dir);
+        }
+        let Some(&k) = folded_by.get(name) else {
+            return Err("it is a sparse initializer, which the importer does not read".to_owned());
+        };
+        let node = &graph.node[k];
+        let attribute = |key: &str| node.attribute.iter().find(|a| a.name == key);
+        let default_domain = node.domain.is_empty() || node.domain == "ai.onnx";
+        match node.op_type.as_str() {
+            "Constant" if default_domain => {
+                if let Some(tensor) = attribute("value").and_then(|a| a.t.as_ref()) {
+                    let dtype = dtype_of(tensor.data_type).map_err(|kind| {
+                        format!("its element type is {kind}, which memplan does not support")
+                    })?;
+                    return weights::from_tensor(tensor, dtype, &self.base_dir);
+                }
+                if let Some(a) = attribute("value_float") {
+                    return Ok(weights::f32s(&[a.f], vec![]));
+                }
+                if let Some(a) = attribute("value_floats") {
+                    return Ok(weights::f32s(&a.floats, vec![a.floats.len() as u64]));
+                }
+                if let Some(a) = attribute("value_int") {
+                    return Ok(weights::i64s(&[a.i], vec![]));
+                }
+                if let Some(a) = attribute("value_ints") {
+                    return Ok(weights::i64s(&a.ints, vec![a.ints.len() as u64]));
+                }
+                Err(format!(
+                    "it is made by `Constant` node `{}` with no tensor, float or int value",
+                    node_label(node)
+                ))
+            }
+            "Identity" if default_domain && depth < 64 => match node.input.first() {
+                Some(input) => self.constant_value(input, folded_by, depth + 1),
+                None => Err(format!(
+                    "`Identity` node `{}` has no input",
+                    node_label(node)
+                )),
+            },
+            "Shape" if default_domain => {
+                let input = node.input.first().map_or("", String::as_str);
+                let (_, dims) = self.onnx_shape_of(input, "value").map_err(|e| e.message)?;
+                let rank = dims.len() as i64;
+                let bound = |key: &str, default: i64| {
+                    let v = attribute(key).map_or(default, |a| a.i);
+                    (if v < 0 { v + rank } else { v }).clamp(0, rank) as usize
+                };
+                let (start, end) = (bound("start", 0), bound("end", rank));
+                let values: Vec<i64> = dims
+                    .get(start..end.max(start))
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|&d| d as i64)
+                    .collect();
+                let n = values.len() as u64;
+                Ok(weights::i64s(&values, vec![n]))
+            }
+            op_type => {
+                let (dtype, shape) = self
+                    .onnx_shape_of(name, "folded value")
+                    .map_err(|e| e.message)?;
+                Ok(WeightValue {
+                    dtype,
+                    shape,
+                    data: WeightData::Unevaluated {
+                        node: node_label(node),
+                        op_type: op_type.to_owned(),
+                    },
+                })
+            }
+        }
+    }
+
     /// Whether `name` has a fully static shape (after `--dim`).
     fn is_static(&self, name: &str) -> bool {
         self.shape_of(name, "value").is_ok()
@@ -326,6 +586,8 @@ impl<'g> Importer<'g> {
         let file = self.file;
         let graph = self.graph;
         let is_onnx_domain = |d: &str| d.is_empty() || d == "ai.onnx";
+        self.check_options()?;
+        self.check_structure()?;
 
         // 1. Fold what is known before inference.
         let mut constant: BTreeSet<&str> = self.initializers.clone();
@@ -418,6 +680,7 @@ impl<'g> Importer<'g> {
         // 3. Names, dtypes, shapes.
         let mut tensor_names = UniqueNames::reserving(&["new"]);
         let mut tensors = Vec::with_capacity(onnx_names.len());
+        let mut tensor_shapes = Vec::with_capacity(onnx_names.len());
         for &onnx_name in &onnx_names {
             let what = if graph_inputs.contains(&onnx_name) {
                 "graph input"
@@ -425,6 +688,7 @@ impl<'g> Importer<'g> {
                 "tensor"
             };
             let (dtype, shape) = self.shape_of(onnx_name, what)?;
+            tensor_shapes.push(self.onnx_shape_of(onnx_name, what)?.1);
             let size = shape.iter().product::<u64>() * dtype.size();
             let name = tensor_names.claim(&snake_case(onnx_name, "tensor"));
             tensors.push(Tensor {
@@ -439,21 +703,64 @@ impl<'g> Importer<'g> {
             });
         }
 
-        // 4. Ops.
+        // 4. Ops, and the weights they read (named in the tensors' namespace, after them).
         let mut op_names = UniqueNames::default();
         let mut ops = Vec::new();
+        let mut node_ops = Vec::new();
+        let mut weights: Vec<weights::Weight> = Vec::new();
+        let mut weight_index: BTreeMap<&str, usize> = BTreeMap::new();
+        let folded_by: BTreeMap<&str, usize> = graph
+            .node
+            .iter()
+            .zip(&fates)
+            .enumerate()
+            .filter(|(_, (_, fate))| matches!(fate, NodeFate::Folded))
+            .flat_map(|(k, (node, _))| node.output.iter().map(move |o| (o.as_str(), k)))
+            .collect();
         for (k, (node, fate)) in graph.node.iter().zip(&fates).enumerate() {
             if matches!(fate, NodeFate::Folded) {
                 continue;
             }
             let mut inputs = Vec::new();
-            for input in node.input.iter().filter(|i| !i.is_empty()) {
-                if constant.contains(input.as_str()) {
-                    continue;
+            let mut full_inputs = Vec::new();
+            for input in &node.input {
+                if input.is_empty() {
+                    full_inputs.push(OpInput::Absent);
+                } else if constant.contains(input.as_str()) {
+                    let w = *weight_index.entry(input.as_str()).or_insert_with(|| {
+                        weights.push(weights::Weight {
+                            name: tensor_names.claim(&snake_case(input, "weight")),
+                            source: input.clone(),
+                            value: self.constant_value(input, &folded_by, 0),
+                        });
+                        weights.len() - 1
+                    });
+                    full_inputs.push(OpInput::Weight(w));
+                } else {
+                    let t = index_of[input.as_str()]; // checked above
+                    inputs.push(t);
+                    full_inputs.push(OpInput::Tensor(t));
                 }
-                let t = index_of[input.as_str()]; // checked above
-                inputs.push(t);
             }
+            while full_inputs.last() == Some(&OpInput::Absent) {
+                full_inputs.pop();
+            }
+            let mut node_attrs = Vec::new();
+            let mut other_attrs = Vec::new();
+            for attribute in &node.attribute {
+                match attrs::value(attribute) {
+                    Some(value) => node_attrs.push((attribute.name.clone(), value)),
+                    None => other_attrs.push(attribute.name.clone()),
+                }
+            }
+            node_ops.push(NodeOp {
+                op_type: node.op_type.clone(),
+                domain: node.domain.clone(),
+                node: node.name.clone(),
+                inputs: full_inputs,
+                attrs: node_attrs,
+                other_attrs,
+            });
             let outputs = node
                 .output
                 .iter()
@@ -528,7 +835,7 @@ impl<'g> Importer<'g> {
             tensors,
             ops,
             pools: Vec::new(),
-            inplace: true,
+            inplace: self.options.inplace,
             // Derived from the kinds when the written file is parsed back below.
             aliases: Vec::new(),
             locations: ModelLocations::default(),
@@ -552,21 +859,105 @@ impl<'g> Importer<'g> {
             model.ops.len(),
             model.tensors.len()
         );
-        let toml = header + &model.to_toml();
-        // The written file must read back; if it does not, say so rather than write it.
-        let model = parse_model(toml_name, &toml).or_else(|e| {
-            fail(format!(
-                "`{file}` imported, but the model file does not check: {e}\n  = help: pass `--name` if the model name is the problem; otherwise this is a bug in the importer"
-            ))
-        })?;
+        let plain = header + &model.to_toml();
+        let graph_info = Graph {
+            tensor_shapes,
+            weights,
+            ops: node_ops,
+        };
+        // The file must read back; if it does not, say what is wrong with the ONNX graph, without
+        // pointing into a file that is never written.
+        let check = |text: &str| {
+            parse_model(toml_name, text).or_else(|e| {
+                fail(format!(
+                    "`{file}` cannot be planned: {}\n  = help: {}",
+                    e.message, e.help
+                ))
+            })
+        };
+        let model = check(&plain)?;
+        let toml = if self.options.with_weights {
+            let text = with_weights(&plain, &model, &graph_info)?;
+            check(&text)?;
+            text
+        } else {
+            plain
+        };
         Ok(Imported {
             toml,
             model,
+            graph: graph_info,
             nodes: graph.node.len(),
             folded,
             notes,
         })
     }
+}
+
+/// `plain` (a model file without weights, from `model`) with `[weights]`, and each op's inputs in
+/// ONNX order and its `attrs`.
+fn with_weights(plain: &str, model: &Model, graph: &Graph) -> Result<String, ImportError> {
+    let mut table = String::from("\n[weights]\n");
+    for weight in &graph.weights {
+        let value = weight.value.as_ref().or_else(|why| {
+            fail(format!(
+                "weight `{}` cannot be described: {why}\n  = help: run ONNX shape inference and constant folding (for example `onnxsim`) and save the model again",
+                weight.source
+            ))
+        })?;
+        let mut shape: Vec<String> = value.shape.iter().map(u64::to_string).collect();
+        if shape.is_empty() {
+            shape.push("1".to_owned());
+        }
+        table.push_str(&format!(
+            "{} = {{ dtype = {}, shape = [{}], source = {} }}\n",
+            weight.name,
+            attrs::quote(value.dtype.name()),
+            shape.join(", "),
+            attrs::quote(&weight.source)
+        ));
+    }
+    let mut out = String::with_capacity(plain.len() * 2);
+    let mut op: Option<usize> = None;
+    let mut weights_written = graph.weights.is_empty();
+    for line in plain.lines() {
+        if line == "[[ops]]" {
+            if !weights_written {
+                // Before the first op's blank line.
+                out.pop();
+                out.push_str(&table);
+                out.push('\n');
+                weights_written = true;
+            }
+            op = Some(op.map_or(0, |k| k + 1));
+        }
+        match op {
+            Some(k) if line.starts_with("inputs = ") => {
+                let names: Vec<String> = graph.ops[k]
+                    .inputs
+                    .iter()
+                    .map(|input| match *input {
+                        OpInput::Absent => "\"\"".to_owned(),
+                        OpInput::Tensor(t) => attrs::quote(&model.tensors[t].name),
+                        OpInput::Weight(w) => attrs::quote(&graph.weights[w].name),
+                    })
+                    .collect();
+                out.push_str(&format!("inputs = [{}]\n", names.join(", ")));
+            }
+            Some(k) if line.starts_with("outputs = ") => {
+                out.push_str(line);
+                out.push('\n');
+                if !graph.ops[k].attrs.is_empty() {
+                    out.push_str(&format!("attrs = {}\n", attrs::table(&graph.ops[k].attrs)));
+                }
+            }
+            _ => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn node_label(node: &proto::NodeProto) -> String {

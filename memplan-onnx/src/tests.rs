@@ -34,6 +34,7 @@ fn node(name: &str, op_type: &str, inputs: &[&str], outputs: &[&str]) -> NodePro
         name: name.into(),
         op_type: op_type.into(),
         domain: String::new(),
+        attribute: vec![],
     }
 }
 
@@ -50,6 +51,7 @@ fn tiny(batch: Result<i64, &str>) -> ModelProto {
             value: "weights.bin".into(),
         }],
         data_location: 1,
+        ..TensorProto::default()
     };
     let graph = GraphProto {
         node: vec![
@@ -344,7 +346,7 @@ fn bench_models_import_to_their_published_tensors() {
 /// with a symbolic batch dimension, one with a STRING tensor. `MEMPLAN_BLESS=1` rewrites them.
 #[test]
 fn onnx_fixtures_are_current() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../memplan-cli/tests/fixtures");
     let mut string_typed = tiny(Ok(1));
     graph_value_mut(&mut string_typed, 1, 8);
     let fixtures = [

@@ -2,9 +2,9 @@
 //!
 //! Why hand-written rather than generated: `prost-build` needs `protoc` at build time, and the
 //! maintained ONNX crates pull in a full runtime or a large generated API. The importer needs
-//! nine messages and a handful of fields; the field numbers below are those of the official
-//! `onnx/onnx.proto` (IR version 10), and protobuf skips every field not declared here, including
-//! the weights' bytes, which are therefore never copied.
+//! ten messages and a handful of fields; the field numbers below are those of the official
+//! `onnx/onnx.proto` (IR version 10), and protobuf skips every field not declared here. Weight
+//! bytes (`raw_data` and the typed `*_data` fields) are declared: the runner needs them.
 
 // The messages mirror onnx.proto's names (`TensorType`, `SequenceType`, ...), and some fields
 // are declared only so the layout is documented.
@@ -66,10 +66,41 @@ pub(crate) struct NodeProto {
     pub(crate) op_type: String,
     #[prost(string, tag = "7")]
     pub(crate) domain: String,
+    #[prost(message, repeated, tag = "5")]
+    pub(crate) attribute: Vec<AttributeProto>,
 }
 
-/// `TensorProto`: only the name, type and dims of a weight; its data (inline or external) is
-/// skipped.
+/// `AttributeProto`: a named constant of a node (`strides`, `axis`, a `Constant`'s tensor).
+#[derive(Clone, PartialEq, Message)]
+pub(crate) struct AttributeProto {
+    #[prost(string, tag = "1")]
+    pub(crate) name: String,
+    /// `AttributeType`: 1 FLOAT, 2 INT, 3 STRING, 4 TENSOR, 5 GRAPH, 6 FLOATS, 7 INTS, 8 STRINGS,
+    /// 9 TENSORS, 10 GRAPHS, 11 SPARSE_TENSOR, 12 SPARSE_TENSORS, 13 TYPE_PROTO, 14 TYPE_PROTOS.
+    #[prost(int32, tag = "20")]
+    pub(crate) r#type: i32,
+    #[prost(float, tag = "2")]
+    pub(crate) f: f32,
+    #[prost(int64, tag = "3")]
+    pub(crate) i: i64,
+    #[prost(bytes = "vec", tag = "4")]
+    pub(crate) s: Vec<u8>,
+    #[prost(message, optional, tag = "5")]
+    pub(crate) t: Option<TensorProto>,
+    #[prost(float, repeated, tag = "7")]
+    pub(crate) floats: Vec<f32>,
+    #[prost(int64, repeated, tag = "8")]
+    pub(crate) ints: Vec<i64>,
+    #[prost(bytes = "vec", repeated, tag = "9")]
+    pub(crate) strings: Vec<Vec<u8>>,
+    /// Set in function bodies only: the attribute's value comes from the caller.
+    #[prost(string, tag = "21")]
+    pub(crate) ref_attr_name: String,
+}
+
+/// `TensorProto`: a weight's name, type, dims and data: inline (`raw_data`, little-endian, or one
+/// of the typed fields) or external (`data_location = EXTERNAL`, with `external_data` keys
+/// `location`, `offset`, `length`).
 #[derive(Clone, PartialEq, Message)]
 pub(crate) struct TensorProto {
     #[prost(int64, repeated, tag = "1")]
@@ -78,6 +109,22 @@ pub(crate) struct TensorProto {
     pub(crate) data_type: i32,
     #[prost(string, tag = "8")]
     pub(crate) name: String,
+    /// FLOAT (and COMPLEX64) values.
+    #[prost(float, repeated, tag = "4")]
+    pub(crate) float_data: Vec<f32>,
+    /// INT32, INT16, INT8, UINT16, UINT8, BOOL, FLOAT16, BFLOAT16 values, one per element.
+    #[prost(int32, repeated, tag = "5")]
+    pub(crate) int32_data: Vec<i32>,
+    #[prost(int64, repeated, tag = "7")]
+    pub(crate) int64_data: Vec<i64>,
+    /// The elements as little-endian bytes, row-major.
+    #[prost(bytes = "vec", tag = "9")]
+    pub(crate) raw_data: Vec<u8>,
+    #[prost(double, repeated, tag = "10")]
+    pub(crate) double_data: Vec<f64>,
+    /// UINT32 and UINT64 values.
+    #[prost(uint64, repeated, tag = "11")]
+    pub(crate) uint64_data: Vec<u64>,
     #[prost(message, repeated, tag = "13")]
     pub(crate) external_data: Vec<StringStringEntryProto>,
     /// 0 = DEFAULT (inline), 1 = EXTERNAL.
