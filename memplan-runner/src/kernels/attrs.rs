@@ -190,7 +190,10 @@ mod tests {
     fn wrong_types_and_values_are_errors() {
         let a = attrs();
         let e = a.int("mode", 0).unwrap_err();
-        assert_eq!(e.message(), "attribute `mode` must be an int, found a string");
+        assert_eq!(
+            e.message(),
+            "attribute `mode` must be an int, found a string"
+        );
         assert!(a.float("pads", 0.0).is_err());
         assert!(a.str("axis", "").is_err());
         assert!(a.ints("axis").is_err());

@@ -9,7 +9,9 @@
 
 use super::broadcast::{broadcast_shapes, broadcast_strides, for_each};
 use super::error::{KernelError, bail};
-use super::tensor::{DType, Elem, Input, Operand, Output, expect_shape, operand, out_dtype, output, typed};
+use super::tensor::{
+    DType, Elem, Input, Operand, Output, expect_shape, operand, out_dtype, output, typed,
+};
 
 /// Reads element `offset` of `src`, or element `i` of `out` for an in-place operand.
 #[inline]
@@ -117,7 +119,13 @@ pub(crate) fn run(
             |a, b| Some(a.wrapping_mul(b)),
             |a, b| Some(a.wrapping_mul(b)),
         ),
-        "Div" => arithmetic(inputs, outputs, |a, b| a / b, i64::checked_div, i32::checked_div),
+        "Div" => arithmetic(
+            inputs,
+            outputs,
+            |a, b| a / b,
+            i64::checked_div,
+            i32::checked_div,
+        ),
         "Max" => arithmetic(
             inputs,
             outputs,
@@ -213,7 +221,10 @@ fn compare(
         let (sb, b) = typed::<T>(inputs, 1)?;
         let (out_shape, out) = output::<u8>(outputs, 0)?;
         expect_shape(0, out_shape, &broadcast_shapes(&[sa, sb])?)?;
-        let strides = [broadcast_strides(sa, out_shape)?, broadcast_strides(sb, out_shape)?];
+        let strides = [
+            broadcast_strides(sa, out_shape)?,
+            broadcast_strides(sb, out_shape)?,
+        ];
         for_each(out_shape, &strides, |i, o| {
             // Unordered (NaN) compares false for every operator, Equal included.
             out[i] = u8::from(a[o[0]].partial_cmp(&b[o[1]]).is_some_and(f));

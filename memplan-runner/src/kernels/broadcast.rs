@@ -108,8 +108,14 @@ mod tests {
 
     #[test]
     fn shapes_broadcast_from_the_right() {
-        assert_eq!(broadcast_shapes(&[&[2, 3, 4], &[4]]).unwrap(), vec![2, 3, 4]);
-        assert_eq!(broadcast_shapes(&[&[2, 1, 4], &[3, 1]]).unwrap(), vec![2, 3, 4]);
+        assert_eq!(
+            broadcast_shapes(&[&[2, 3, 4], &[4]]).unwrap(),
+            vec![2, 3, 4]
+        );
+        assert_eq!(
+            broadcast_shapes(&[&[2, 1, 4], &[3, 1]]).unwrap(),
+            vec![2, 3, 4]
+        );
         assert_eq!(broadcast_shapes(&[&[], &[5]]).unwrap(), vec![5]);
         assert_eq!(broadcast_shapes(&[&[0, 1], &[1, 3]]).unwrap(), vec![0, 3]);
         assert!(broadcast_shapes(&[&[2, 3], &[4]]).is_err());
@@ -117,8 +123,14 @@ mod tests {
 
     #[test]
     fn strides_are_zero_along_broadcast_dimensions() {
-        assert_eq!(broadcast_strides(&[3, 1], &[2, 3, 4]).unwrap(), vec![0, 1, 0]);
-        assert_eq!(broadcast_strides(&[2, 3, 4], &[2, 3, 4]).unwrap(), vec![12, 4, 1]);
+        assert_eq!(
+            broadcast_strides(&[3, 1], &[2, 3, 4]).unwrap(),
+            vec![0, 1, 0]
+        );
+        assert_eq!(
+            broadcast_strides(&[2, 3, 4], &[2, 3, 4]).unwrap(),
+            vec![12, 4, 1]
+        );
         assert!(broadcast_strides(&[3], &[2, 4]).is_err());
         assert!(broadcast_strides(&[1, 2, 3], &[2, 3]).is_err());
     }
@@ -134,7 +146,14 @@ mod tests {
         for_each(&out, &s, |i, o| seen.push((i, o[0], o[1])));
         assert_eq!(
             seen,
-            vec![(0, 0, 0), (1, 0, 1), (2, 0, 2), (3, 1, 0), (4, 1, 1), (5, 1, 2)]
+            vec![
+                (0, 0, 0),
+                (1, 0, 1),
+                (2, 0, 2),
+                (3, 1, 0),
+                (4, 1, 1),
+                (5, 1, 2)
+            ]
         );
         let mut count = 0;
         for_each(&[], &s[..0], |i, _| {

@@ -7,7 +7,7 @@
 
 use super::attrs::Attrs;
 use super::error::{KernelError, bail};
-use super::tensor::{Data, DType, DataMut, Input, Output, expect_shape, value};
+use super::tensor::{DType, Data, DataMut, Input, Output, expect_shape, value};
 
 /// The dtype of an ONNX `TensorProto.DataType` code, if supported.
 pub(crate) fn dtype_of_code(code: i64) -> Option<DType> {
@@ -45,7 +45,11 @@ pub(crate) fn cast(
         bail!("output 0 is required");
     };
     if out.data.dtype() != dtype {
-        bail!("output 0 is {}, `to` says {}", out.data.dtype().name(), dtype.name());
+        bail!(
+            "output 0 is {}, `to` says {}",
+            out.data.dtype().name(),
+            dtype.name()
+        );
     }
     expect_shape(0, out.shape, in_shape)?;
     match (data, &mut out.data) {

@@ -23,11 +23,24 @@ mod attrs;
 mod binary;
 mod broadcast;
 mod cast;
+mod concat_split;
+mod conv;
 mod erf;
 mod error;
+mod expand;
+mod gather;
+mod generate;
+mod matmul;
+mod normalization;
+mod pool;
+mod reduce;
 mod reshape;
+mod resize;
+mod slice;
+mod spatial;
 pub mod supported;
 mod tensor;
+mod transpose;
 mod unary;
 
 pub use attrs::{Attr, Attrs};
@@ -69,8 +82,32 @@ fn dispatch(
     if let Some(r) = reshape::run(op, attrs, inputs, outputs) {
         return r;
     }
+    if let Some(r) = reduce::run(op, attrs, inputs, outputs) {
+        return r;
+    }
     match op {
+        "AveragePool" => pool::pool(attrs, inputs, outputs, false),
+        "BatchNormalization" => normalization::batch_norm(attrs, inputs, outputs),
         "Cast" => cast::cast(attrs, inputs, outputs),
+        "Concat" => concat_split::concat(attrs, inputs, outputs),
+        "ConstantOfShape" => generate::constant_of_shape(attrs, inputs, outputs),
+        "Conv" => conv::conv(attrs, inputs, outputs),
+        "Expand" => expand::expand(inputs, outputs),
+        "Gather" => gather::gather(attrs, inputs, outputs),
+        "Gemm" => matmul::gemm(attrs, inputs, outputs),
+        "GlobalAveragePool" => pool::global(inputs, outputs, false),
+        "GlobalMaxPool" => pool::global(inputs, outputs, true),
+        "LayerNormalization" => normalization::layer_norm(attrs, inputs, outputs),
+        "LogSoftmax" => normalization::softmax(attrs, inputs, outputs, true),
+        "MatMul" => matmul::matmul(inputs, outputs),
+        "MaxPool" => pool::pool(attrs, inputs, outputs, true),
+        "Range" => generate::range(inputs, outputs),
+        "Resize" => resize::resize(attrs, inputs, outputs),
+        "Shape" => generate::shape(attrs, inputs, outputs),
+        "Slice" => slice::slice(attrs, inputs, outputs),
+        "Softmax" => normalization::softmax(attrs, inputs, outputs, false),
+        "Split" => concat_split::split(attrs, inputs, outputs),
+        "Transpose" => transpose::transpose(attrs, inputs, outputs),
         _ => Err(KernelError::new("operator type not supported")),
     }
 }

@@ -8,8 +8,8 @@
 use super::attrs::Attrs;
 use super::error::{KernelError, bail};
 use super::tensor::{
-    Input, Output, axis, copy_input, dispatch, expect_shape, numel, opt_ints, opt_value, out_dtype,
-    output, present, Data,
+    Data, Input, Output, axis, copy_input, dispatch, expect_shape, numel, opt_ints, opt_value,
+    out_dtype, output, present,
 };
 
 /// The shape of input `i` (value or in place).
@@ -70,7 +70,10 @@ fn reshape_shape(attrs: &Attrs, inputs: &[Input<'_>]) -> Result<Vec<usize>, Kern
             }
             0 if !allow_zero => match in_shape.get(d) {
                 Some(&n) => out.push(n),
-                None => bail!("shape {target:?} copies dimension {d}, the input has rank {}", in_shape.len()),
+                None => bail!(
+                    "shape {target:?} copies dimension {d}, the input has rank {}",
+                    in_shape.len()
+                ),
             },
             t if t >= 0 => out.push(usize::try_from(t).expect("t >= 0")),
             _ => bail!("shape {target:?} has an invalid dimension {t}"),
@@ -133,7 +136,10 @@ fn squeeze_shape(attrs: &Attrs, inputs: &[Input<'_>]) -> Result<Vec<usize>, Kern
             let axes = resolve_axes(&axes, in_shape.len())?;
             for &a in &axes {
                 if in_shape[a] != 1 {
-                    bail!("cannot squeeze axis {a} of size {} in {in_shape:?}", in_shape[a]);
+                    bail!(
+                        "cannot squeeze axis {a} of size {} in {in_shape:?}",
+                        in_shape[a]
+                    );
                 }
             }
             Ok(in_shape

@@ -170,10 +170,7 @@ pub(crate) fn check_views(inputs: &[Input<'_>], outputs: &[Output<'_>]) -> Resul
             Input::Absent => {}
             Input::Value { shape, data } => {
                 if numel(shape)? != data.len() {
-                    bail!(
-                        "input {i} has shape {shape:?} but {} elements",
-                        data.len()
-                    );
+                    bail!("input {i} has shape {shape:?} but {} elements", data.len());
                 }
             }
             Input::InPlace { output, shape } => {
@@ -363,7 +360,11 @@ pub(crate) fn output<'o, T: Elem>(
     let dtype = out.data.dtype();
     match T::slice_mut(&mut out.data) {
         Some(d) => Ok((out.shape, d)),
-        None => bail!("output {o} is {}, expected {}", dtype.name(), T::DTYPE.name()),
+        None => bail!(
+            "output {o} is {}, expected {}",
+            dtype.name(),
+            T::DTYPE.name()
+        ),
     }
 }
 
@@ -386,7 +387,11 @@ pub(crate) fn axis(axis: i64, rank: usize) -> Result<usize, KernelError> {
 }
 
 /// Checks that a computed output shape is the one the caller sized.
-pub(crate) fn expect_shape(o: usize, given: &[usize], computed: &[usize]) -> Result<(), KernelError> {
+pub(crate) fn expect_shape(
+    o: usize,
+    given: &[usize],
+    computed: &[usize],
+) -> Result<(), KernelError> {
     if given != computed {
         bail!("output {o} has shape {given:?}, the operator computes {computed:?}");
     }

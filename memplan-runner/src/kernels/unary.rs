@@ -74,14 +74,30 @@ pub(crate) fn run(
                 x.exp().ln_1p()
             }
         }),
-        "Neg" => signed(inputs, outputs, |x| -x, i64::wrapping_neg, i32::wrapping_neg),
-        "Abs" => signed(inputs, outputs, f32::abs, i64::wrapping_abs, i32::wrapping_abs),
+        "Neg" => signed(
+            inputs,
+            outputs,
+            |x| -x,
+            i64::wrapping_neg,
+            i32::wrapping_neg,
+        ),
+        "Abs" => signed(
+            inputs,
+            outputs,
+            f32::abs,
+            i64::wrapping_abs,
+            i32::wrapping_abs,
+        ),
         "Sign" => signed(inputs, outputs, sign, i64::signum, i32::signum),
         "Not" => map(inputs, outputs, |x: u8| u8::from(x == 0)),
         "HardSigmoid" => hard_sigmoid(attrs, inputs, outputs, false),
         "HardSwish" => hard_sigmoid(attrs, inputs, outputs, true),
         "LeakyRelu" => match attrs.float("alpha", 0.01) {
-            Ok(alpha) => map(inputs, outputs, move |x: f32| if x < 0.0 { alpha * x } else { x }),
+            Ok(alpha) => map(
+                inputs,
+                outputs,
+                move |x: f32| if x < 0.0 { alpha * x } else { x },
+            ),
             Err(e) => Err(e),
         },
         "Elu" => match attrs.float("alpha", 1.0) {
