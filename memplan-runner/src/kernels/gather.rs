@@ -1,0 +1,57 @@
+//! Gather: slices of the data along `axis` picked by an int64/int32 index tensor (negative
+//! indices count from the end; out of range is an error).
+//!
+//! Output shape: `data[..axis] ++ indices ++ data[axis + 1..]`.
+
+use super::attrs::Attrs;
+use super::error::{KernelError, bail};
+use super::tensor::{
+    Elem, Input, Output, axis, dispatch, expect_shape, opt_ints, out_dtype, output, typed,
+};
+
+/// Gather.
+pub(crate) fn gather(
+    attrs: &Attrs,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    fn typed_gather<T: Elem>(
+        attrs: &Attrs,
+        inputs: &[Input<'_>],
+        outputs: &mut [Output<'_>],
+    ) -> Result<(), KernelError> {
+        let (xs, x) = typed::<T>(inputs, 0)?;
+        let (is, _) = super::tensor::value(inputs, 1)?;
+        let Some(indices) = opt_ints(inputs, 1)? else {
+            bail!("input 1 (indices) is required");
+        };
+        let ax = axis(attrs.int("axis", 0)?, xs.len())?;
+        let mut want = xs[..ax].to_vec();
+        want.extend_from_slice(is);
+        want.extend_from_slice(&xs[ax + 1..]);
+        let (ys, y) = output::<T>(outputs, 0)?;
+        expect_shape(0, ys, &want)?;
+        let dim = xs[ax];
+        let d = i64::try_from(dim).unwrap_or(i64::MAX);
+        let rows = indices
+            .iter()
+            .map(|&i| {
+                let j = if i < 0 { i + d } else { i };
+                usize::try_from(j).ok().filter(|&j| j < dim).ok_or_else(|| {
+                    KernelError::new(format!("index {i} is out of range for dimension {dim}"))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let inner: usize = xs[ax + 1..].iter().product();
+        let outer: usize = xs[..ax].iter().product();
+        let mut pos = 0;
+        for o in 0..outer {
+            for &r in &rows {
+                y[pos..pos + inner].copy_from_slice(&x[(o * dim + r) * inner..][..inner]);
+                pos += inner;
+            }
+        }
+        Ok(())
+    }
+    dispatch!(out_dtype(outputs, 0)?, typed_gather(attrs, inputs, outputs))
+}

@@ -1,0 +1,113 @@
+//! The operator kernels: one ONNX node at a time, f32 (and int64/int32/bool where ONNX models
+//! use them for shapes and indices).
+//!
+//! [`run`] executes one node given its `op_type`, its attributes and views of its inputs and
+//! outputs. The caller owns all memory: a weight is a borrowed slice, an activation a slice of
+//! the arena (or of its own heap buffer), an output a pre-sized mutable slice. The kernels follow
+//! ONNX opset 17 semantics with numpy broadcasting, accumulate in f32 in a fixed order (same
+//! input, same bits), and never panic on a bad shape, dtype or attribute: they return a
+//! [`KernelError`] instead of a wrong answer.
+//!
+//! ## In place
+//!
+//! When the planner lets an output overwrite one of the node's inputs, that input is passed as
+//! [`Input::InPlace`]: its values are in the output buffer on entry. Elementwise operators,
+//! normalizations, Softmax and the reshape-like ones support it, reading each element before
+//! writing it, with the same arithmetic as the separate-buffer path, so both give bit-identical
+//! results. Operators that cannot run in place (Conv, MatMul, Transpose, ...) return an error.
+//!
+//! [`supported`] lists the operator types and checks a node's attributes at build time, without
+//! depending on the rest of this module.
+
+mod attrs;
+mod binary;
+mod broadcast;
+mod cast;
+mod concat_split;
+mod conv;
+mod erf;
+mod error;
+mod expand;
+mod gather;
+mod generate;
+mod matmul;
+mod normalization;
+mod pool;
+mod reduce;
+mod reshape;
+mod resize;
+mod slice;
+mod spatial;
+pub mod supported;
+mod tensor;
+mod transpose;
+mod unary;
+
+pub use attrs::{Attr, Attrs};
+pub use error::KernelError;
+pub use tensor::{DType, Data, DataMut, Input, Output};
+
+/// Runs one ONNX node.
+///
+/// `op_type` is the ONNX op_type; `inputs` are in ONNX order (`Input::Absent` for a left-out
+/// optional input); `outputs` are pre-sized with their static shapes (from ONNX shape
+/// inference). Every slice must hold as many elements as its shape. On error the outputs may
+/// be partly written.
+///
+/// # Errors
+/// An unknown operator, an attribute value the kernels do not implement, or inputs and outputs
+/// whose shapes or types do not fit the operator.
+pub fn run(
+    op_type: &str,
+    attrs: &Attrs,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    dispatch(op_type, attrs, inputs, outputs).map_err(|e| e.context(op_type))
+}
+
+fn dispatch(
+    op: &str,
+    attrs: &Attrs,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    tensor::check_views(inputs, outputs)?;
+    if let Some(r) = unary::run(op, attrs, inputs, outputs) {
+        return r;
+    }
+    if let Some(r) = binary::run(op, inputs, outputs) {
+        return r;
+    }
+    if let Some(r) = reshape::run(op, attrs, inputs, outputs) {
+        return r;
+    }
+    if let Some(r) = reduce::run(op, attrs, inputs, outputs) {
+        return r;
+    }
+    match op {
+        "AveragePool" => pool::pool(attrs, inputs, outputs, false),
+        "BatchNormalization" => normalization::batch_norm(attrs, inputs, outputs),
+        "Cast" => cast::cast(attrs, inputs, outputs),
+        "Concat" => concat_split::concat(attrs, inputs, outputs),
+        "ConstantOfShape" => generate::constant_of_shape(attrs, inputs, outputs),
+        "Conv" => conv::conv(attrs, inputs, outputs),
+        "Expand" => expand::expand(inputs, outputs),
+        "Gather" => gather::gather(attrs, inputs, outputs),
+        "Gemm" => matmul::gemm(attrs, inputs, outputs),
+        "GlobalAveragePool" => pool::global(inputs, outputs, false),
+        "GlobalMaxPool" => pool::global(inputs, outputs, true),
+        "LayerNormalization" => normalization::layer_norm(attrs, inputs, outputs),
+        "LogSoftmax" => normalization::softmax(attrs, inputs, outputs, true),
+        "MatMul" => matmul::matmul(inputs, outputs),
+        "MaxPool" => pool::pool(attrs, inputs, outputs, true),
+        "Range" => generate::range(inputs, outputs),
+        "Resize" => resize::resize(attrs, inputs, outputs),
+        "Shape" => generate::shape(attrs, inputs, outputs),
+        "Slice" => slice::slice(attrs, inputs, outputs),
+        "Softmax" => normalization::softmax(attrs, inputs, outputs, false),
+        "Split" => concat_split::split(attrs, inputs, outputs),
+        "Transpose" => transpose::transpose(attrs, inputs, outputs),
+        _ => Err(KernelError::new("operator type not supported")),
+    }
+}
