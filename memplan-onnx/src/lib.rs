@@ -128,7 +128,9 @@ pub struct NodeOp {
     pub inputs: Vec<OpInput>,
     /// Its scalar and list attributes, in file order.
     pub attrs: Vec<(String, AttrValue)>,
-    /// The names of its attributes that are not in `attrs` (tensor- or graph-valued).
+    /// Its tensor-valued attributes (`ConstantOfShape`'s `value`), with their values.
+    pub tensor_attrs: Vec<(String, Result<WeightValue, String>)>,
+    /// The names of its other attributes, in neither list (graph-, sparse- or type-valued).
     pub other_attrs: Vec<String>,
 }
 
@@ -746,11 +748,18 @@ impl<'g> Importer<'g> {
                 full_inputs.pop();
             }
             let mut node_attrs = Vec::new();
+            let mut tensor_attrs = Vec::new();
             let mut other_attrs = Vec::new();
             for attribute in &node.attribute {
-                match attrs::value(attribute) {
-                    Some(value) => node_attrs.push((attribute.name.clone(), value)),
-                    None => other_attrs.push(attribute.name.clone()),
+                match (attrs::value(attribute), &attribute.t) {
+                    (Some(value), _) => node_attrs.push((attribute.name.clone(), value)),
+                    (None, Some(tensor)) if attribute.ref_attr_name.is_empty() => {
+                        let value = dtype_of(tensor.data_type)
+                            .map_err(|kind| format!("its element type is {kind}"))
+                            .and_then(|dtype| weights::from_tensor(tensor, dtype, &self.base_dir));
+                        tensor_attrs.push((attribute.name.clone(), value));
+                    }
+                    (None, _) => other_attrs.push(attribute.name.clone()),
                 }
             }
             node_ops.push(NodeOp {
@@ -759,6 +768,7 @@ impl<'g> Importer<'g> {
                 node: node.name.clone(),
                 inputs: full_inputs,
                 attrs: node_attrs,
+                tensor_attrs,
                 other_attrs,
             });
             let outputs = node

@@ -1,0 +1,254 @@
+//! `memplan-runner IN.bin OUT.bin [--heap]`: runs the ONNX network this binary was built for
+//! (`MEMPLAN_MODEL` at build time) out of its compile-time planned arena.
+//!
+//! IN.bin holds the graph's first input as raw little-endian elements (its dtype and static
+//! shape); OUT.bin receives the graph's first output as raw little-endian float32, written to a
+//! temporary file and renamed, so a failed run never leaves half an output. `--heap` runs the
+//! same kernels with every tensor in a heap buffer of its own. `--expect REF.bin` compares the
+//! output with a reference (absolute 1e-4 plus relative 1e-3 per element) and fails on a
+//! mismatch; `--bench N` times N arena runs against N heap runs, interleaved.
+
+mod buffer;
+mod heap;
+mod network;
+mod tables;
+mod weights;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Parser;
+use memplan::StaticArena;
+use memplan_runner::kernels::Attrs;
+
+use buffer::Buffer;
+use network::{INPUT, OUTPUT, TENSORS, net};
+use weights::Weights;
+
+/// Runs the ONNX network chosen at build time (`MEMPLAN_MODEL`) out of its planned arena.
+#[derive(Parser, Debug)]
+#[command(name = "memplan-runner", version, about)]
+struct Args {
+    /// The graph's first input: raw little-endian elements, row-major.
+    input: PathBuf,
+    /// Where to write the graph's first output: raw little-endian float32, row-major.
+    output: PathBuf,
+    /// Every tensor in its own heap buffer instead of the arena.
+    #[arg(long)]
+    heap: bool,
+    /// A reference output (raw little-endian float32) to compare with.
+    #[arg(long, value_name = "REF.bin")]
+    expect: Option<PathBuf>,
+    /// Also time N arena runs against N heap runs (interleaved) and print the medians.
+    #[arg(long, value_name = "N")]
+    bench: Option<usize>,
+}
+
+/// The arena: a `static` (zeroed, so in `.bss`), never on the stack; handed out once.
+static ARENA: StaticArena<net::Arena> = StaticArena::new(net::Arena::new());
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// One arena run: input copied in, every op on its views, the output copied out.
+fn run_arena(
+    arena: &mut net::Arena,
+    input: &Buffer,
+    weights: &Weights,
+    attrs: &[Attrs],
+) -> Result<Vec<f32>, String> {
+    input.copy_into(network::input_view(arena))?;
+    network::run_arena(arena, weights, attrs).map_err(|e| e.to_string())?;
+    Ok(buffer::to_f32(network::output_view(arena)))
+}
+
+fn run_heap(input: &Buffer, weights: &Weights, attrs: &[Attrs]) -> Result<Vec<f32>, String> {
+    let output = heap::run(input, weights, attrs).map_err(|e| e.to_string())?;
+    Ok(buffer::to_f32(output.data()))
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.2} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
+fn run(args: &Args) -> Result<ExitCode, String> {
+    let bytes = std::fs::read(&args.input)
+        .map_err(|e| format!("cannot read `{}`: {e}", args.input.display()))?;
+    let input = Buffer::from_le_bytes(&TENSORS[INPUT], &bytes)
+        .map_err(|e| format!("`{}`: {e}", args.input.display()))?;
+    let reference = match &args.expect {
+        Some(path) => Some(read_f32(path)?),
+        None => None,
+    };
+    let weights = Weights::load();
+    let attrs = network::attrs();
+    let arena = ARENA.take().ok_or("the arena is taken")?;
+    println!("model {}", network::MODEL);
+    println!(
+        "arena {} bytes ({}) | lower bound without sharing {} bytes ({}) | ratio {:.4} | in place {} ({} pairs) | all activations {} bytes",
+        network::ARENA_BYTES,
+        mib(network::ARENA_BYTES),
+        network::LOWER_BOUND,
+        mib(network::LOWER_BOUND),
+        network::ARENA_BYTES as f64 / network::LOWER_BOUND.max(1) as f64,
+        if network::INPLACE { "on" } else { "off" },
+        network::INPLACE_PAIRS,
+        network::SUM_OF_SIZES,
+    );
+    let started = Instant::now();
+    let output = if args.heap {
+        run_heap(&input, &weights, &attrs)?
+    } else {
+        run_arena(arena, &input, &weights, &attrs)?
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    write_f32(&args.output, &output)?;
+    println!(
+        "{} run: {:.1} ms | output `{}` {:?} | checksum (sum) {:.6} | mean |x| {:.6}",
+        if args.heap { "heap" } else { "arena" },
+        seconds * 1e3,
+        TENSORS[OUTPUT].name,
+        TENSORS[OUTPUT].shape,
+        output.iter().map(|&x| f64::from(x)).sum::<f64>(),
+        output.iter().map(|&x| f64::from(x).abs()).sum::<f64>() / output.len().max(1) as f64,
+    );
+    if TENSORS[OUTPUT].shape.iter().filter(|&&d| d > 1).count() == 1 {
+        println!("top classes: {}", top(&output, 5));
+    }
+    let mut code = ExitCode::SUCCESS;
+    if let Some(reference) = &reference {
+        if !compare(&output, reference) {
+            code = ExitCode::FAILURE;
+        }
+    }
+    if let Some(n) = args.bench {
+        bench(n.max(1), arena, &input, &weights, &attrs)?;
+    }
+    Ok(code)
+}
+
+/// The `k` largest values as `index (value)`.
+fn top(values: &[f32], k: usize) -> String {
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by(|&a, &b| values[b].total_cmp(&values[a]).then(a.cmp(&b)));
+    let items: Vec<String> = order
+        .iter()
+        .take(k)
+        .map(|&i| format!("{i} ({:.4})", values[i]))
+        .collect();
+    items.join(", ")
+}
+
+/// Prints how `output` compares with `reference`; true when every element is within absolute
+/// 1e-4 plus relative 1e-3.
+fn compare(output: &[f32], reference: &[f32]) -> bool {
+    if output.len() != reference.len() {
+        println!(
+            "reference: MISMATCH: {} values, the output has {}",
+            reference.len(),
+            output.len()
+        );
+        return false;
+    }
+    let mut worst = 0.0f32;
+    let mut bad = 0;
+    for (&x, &r) in output.iter().zip(reference) {
+        let diff = (x - r).abs();
+        worst = worst.max(diff);
+        if diff.is_nan() || diff > 1e-4 + 1e-3 * r.abs() {
+            bad += 1;
+        }
+    }
+    println!(
+        "reference: {} | max abs diff {worst:.3e} | top classes {}",
+        if bad == 0 {
+            "match (abs 1e-4 + rel 1e-3)".to_owned()
+        } else {
+            format!("MISMATCH in {bad} of {} values", output.len())
+        },
+        if TENSORS[OUTPUT].shape.iter().filter(|&&d| d > 1).count() == 1 {
+            top(reference, 5)
+        } else {
+            "-".to_owned()
+        }
+    );
+    bad == 0
+}
+
+/// Times `n` arena runs and `n` heap runs, interleaved, and prints the medians and their ratio.
+fn bench(
+    n: usize,
+    arena: &mut net::Arena,
+    input: &Buffer,
+    weights: &Weights,
+    attrs: &[Attrs],
+) -> Result<(), String> {
+    let mut arena_times = Vec::with_capacity(n);
+    let mut heap_times = Vec::with_capacity(n);
+    for _ in 0..n {
+        let started = Instant::now();
+        let a = run_arena(arena, input, weights, attrs)?;
+        arena_times.push(started.elapsed().as_secs_f64());
+        let started = Instant::now();
+        let h = run_heap(input, weights, attrs)?;
+        heap_times.push(started.elapsed().as_secs_f64());
+        if a.iter()
+            .map(|x| x.to_bits())
+            .ne(h.iter().map(|x| x.to_bits()))
+        {
+            return Err("the arena and heap runs differ".to_owned());
+        }
+    }
+    let median = |times: &mut Vec<f64>| {
+        times.sort_by(f64::total_cmp);
+        times[times.len() / 2]
+    };
+    let (a, h) = (median(&mut arena_times), median(&mut heap_times));
+    println!(
+        "bench: {n} runs each | arena median {:.2} ms | heap median {:.2} ms | arena/heap {:.3}",
+        a * 1e3,
+        h * 1e3,
+        a / h
+    );
+    Ok(())
+}
+
+fn read_f32(path: &Path) -> Result<Vec<f32>, String> {
+    let bytes =
+        std::fs::read(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    if bytes.len() % 4 != 0 {
+        return Err(format!(
+            "`{}` has {} bytes, not a whole number of float32 values",
+            path.display(),
+            bytes.len()
+        ));
+    }
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect())
+}
+
+/// Writes `values` as raw little-endian float32 to a temporary file beside `path`, then renames
+/// it: `path` is either the whole output or untouched.
+fn write_f32(path: &Path, values: &[f32]) -> Result<(), String> {
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(".tmp");
+    let temporary = PathBuf::from(temporary);
+    std::fs::write(&temporary, &bytes)
+        .and_then(|()| std::fs::rename(&temporary, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&temporary);
+            format!("cannot write `{}`: {e}", path.display())
+        })
+}
