@@ -6,18 +6,25 @@
 //! - `program.rs`: the network as a straight-line program, one kernel call per op on the views of
 //!   `op_<name>()`, plus the tables the heap run and the input/output code use;
 //! - `weights.bin`: every weight's little-endian bytes, one after the other, which the binary
-//!   includes with `include_bytes!` and decodes once at start.
+//!   includes with `include_bytes!` and decodes once at start. Folded constant nodes that the
+//!   importer does not compute itself (a `Gather` from a constant table) are evaluated here with
+//!   the runner's own kernels (`src/kernels`, included as a module).
 //!
 //! Every node is checked against the kernels' list (`src/kernels/supported.rs`) first: an
 //! operator the kernels do not implement, a dynamic shape, a missing weight or a truncated file
 //! stops the build with a message naming the node or value, so the binary never computes a wrong
 //! answer.
 
+#[path = "build/fold.rs"]
+mod fold;
+// The runner's kernels, to evaluate folded constant nodes at build time.
+#[path = "src/kernels/mod.rs"]
+#[allow(dead_code, unreachable_pub, missing_docs, unused_imports)]
+mod kernels;
 #[path = "build/program.rs"]
 mod program;
-#[path = "src/kernels/supported.rs"]
-#[allow(dead_code, unreachable_pub)]
-mod supported;
+
+use kernels::supported;
 
 use std::path::{Path, PathBuf};
 
@@ -26,7 +33,7 @@ fn main() {
     println!("cargo::rerun-if-env-changed=MEMPLAN_INPLACE");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-changed=build");
-    println!("cargo::rerun-if-changed=src/kernels/supported.rs");
+    println!("cargo::rerun-if-changed=src/kernels");
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
     let model = match std::env::var_os("MEMPLAN_MODEL") {
         Some(path) if !path.is_empty() => PathBuf::from(path),

@@ -52,7 +52,7 @@ use prost::Message;
 pub use attrs::AttrValue;
 use names::{UniqueNames, snake_case};
 use proto::type_proto;
-pub use weights::{Weight, WeightData, WeightValue};
+pub use weights::{FoldedNode, Weight, WeightData, WeightValue};
 
 /// How to import.
 #[derive(Clone, Debug)]
@@ -567,13 +567,43 @@ impl<'g> Importer<'g> {
                 let (dtype, shape) = self
                     .onnx_shape_of(name, "folded value")
                     .map_err(|e| e.message)?;
+                if depth >= 64 {
+                    return Err("it is computed by a chain of more than 64 folded nodes".to_owned());
+                }
+                let inputs = node
+                    .input
+                    .iter()
+                    .map(|input| {
+                        (!input.is_empty())
+                            .then(|| self.constant_value(input, folded_by, depth + 1))
+                    })
+                    .collect();
+                let outputs = node
+                    .output
+                    .iter()
+                    .map(|output| {
+                        (!output.is_empty()).then(|| {
+                            self.onnx_shape_of(output, "folded value")
+                                .map_err(|e| e.message)
+                        })
+                    })
+                    .collect();
+                let attrs = node
+                    .attribute
+                    .iter()
+                    .filter_map(|a| attrs::value(a).map(|v| (a.name.clone(), v)))
+                    .collect();
                 Ok(WeightValue {
                     dtype,
                     shape,
-                    data: WeightData::Unevaluated {
+                    data: WeightData::Computed(Box::new(weights::FoldedNode {
                         node: node_label(node),
                         op_type: op_type.to_owned(),
-                    },
+                        inputs,
+                        attrs,
+                        outputs,
+                        output: node.output.iter().position(|o| o == name).unwrap_or(0),
+                    })),
                 })
             }
         }

@@ -54,13 +54,28 @@ pub enum WeightData {
         /// Byte length, if the file says.
         length: Option<u64>,
     },
-    /// Computed by a folded node the importer does not evaluate.
-    Unevaluated {
-        /// The node's name.
-        node: String,
-        /// Its `op_type`.
-        op_type: String,
-    },
+    /// Computed by a folded node the importer does not evaluate itself (`Gather` of a constant
+    /// table, shape arithmetic): the node with its constant inputs, for a runner to evaluate with
+    /// its kernels.
+    Computed(Box<FoldedNode>),
+}
+
+/// A folded node whose output is a weight: everything needed to compute it before inference.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FoldedNode {
+    /// The node's name (or `(op_type node)`).
+    pub node: String,
+    /// Its `op_type`.
+    pub op_type: String,
+    /// Its inputs in ONNX order: `None` for an absent one, else the constant's value (or why it
+    /// is unknown).
+    pub inputs: Vec<Option<Result<WeightValue, String>>>,
+    /// Its scalar and list attributes.
+    pub attrs: Vec<(String, crate::AttrValue)>,
+    /// Its outputs' dtypes and ONNX shapes (or why they are unknown); empty names are `None`.
+    pub outputs: Vec<Option<Result<(DType, Vec<u64>), String>>>,
+    /// Which of its outputs this weight is.
+    pub output: usize,
 }
 
 impl WeightValue {
@@ -84,9 +99,10 @@ impl WeightValue {
                 offset,
                 length,
             } => read_external(path, *offset, length.unwrap_or(expected))?,
-            WeightData::Unevaluated { node, op_type } => {
+            WeightData::Computed(folded) => {
                 return Err(format!(
-                    "it is computed by node `{node}` ({op_type}), which the importer folds but does not evaluate"
+                    "it is computed by node `{}` ({}), which the importer folds but does not evaluate",
+                    folded.node, folded.op_type
                 ));
             }
         };

@@ -211,7 +211,7 @@ pub(crate) fn build(path: &Path, inplace: bool) -> Result<Built, String> {
             rerun_files.push(path.clone());
         }
         let dtype = kernel_dtype(value.dtype).map_err(|why| fail(&why))?;
-        let bytes = value.load().map_err(|why| fail(&why))?;
+        let bytes = crate::fold::load(value).map_err(|why| fail(&why))?;
         // Each weight starts at a multiple of 8 in the blob.
         while weights.len() % 8 != 0 {
             weights.push(0);
