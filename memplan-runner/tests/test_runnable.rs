@@ -1,0 +1,75 @@
+//! End to end: each network is built into the runner (its arena planned at build time), run
+//! out of the arena and with every tensor in its own heap buffer, and compared with ONNX
+//! Runtime's output; with in-place ops on (the default) and off. The arena run must equal the
+//! heap run bit for bit: a difference is a planning or aliasing bug.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::check_model;
+
+fn shipped(file: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("models")
+        .join(file)
+}
+
+#[test]
+fn the_default_model_matches_onnx_runtime_in_place_and_not() {
+    for inplace in [true, false] {
+        let summary = check_model(
+            &shipped("default.onnx"),
+            &shipped("default.input.bin"),
+            &shipped("default.output.bin"),
+            inplace,
+        );
+        // The plan in place is below the bound without sharing; without, at it or above.
+        let ratio: f64 = summary
+            .split("ratio ")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|r| r.parse().ok())
+            .expect("the summary has a ratio");
+        if inplace {
+            assert!(ratio < 1.0, "{summary}");
+        } else {
+            assert!(ratio >= 1.0, "{summary}");
+        }
+    }
+}
+
+fn runnable(name: &str) {
+    let Some(dir) = common::runnable_dir() else {
+        println!("skipping {name}: ../shared/bench/runnable not found");
+        return;
+    };
+    for inplace in [true, false] {
+        check_model(
+            &dir.join(format!("{name}.onnx")),
+            &dir.join(format!("{name}.input.bin")),
+            &dir.join(format!("{name}.output.bin")),
+            inplace,
+        );
+    }
+}
+
+#[test]
+fn squeezenet1_1_matches_onnx_runtime() {
+    runnable("squeezenet1_1");
+}
+
+#[test]
+fn mobilenet_v3_small_matches_onnx_runtime() {
+    runnable("mobilenet_v3_small");
+}
+
+#[test]
+fn mobilenet_v2_matches_onnx_runtime() {
+    runnable("mobilenet_v2");
+}
+
+#[test]
+fn bert_mini_matches_onnx_runtime() {
+    runnable("bert_mini");
+}
