@@ -179,6 +179,31 @@ fn bad_onnx_fails_cleanly() {
     assert_fails(&out, "cannot read");
 }
 
+/// Issue 12 item 8: bad flags are explained, not called a bug in the importer, and write nothing.
+#[test]
+fn bad_import_flags_fail_with_an_explanation() {
+    let dir = scratch("bad_flags");
+    let toml = dir.join("model.toml");
+    for (flags, expected) in [
+        (
+            &["--alignment", "3"][..],
+            "alignment 3 is not a power of two",
+        ),
+        (&["--name", ""][..], "model name `` is empty"),
+        (&["--name", "my model"][..], "--name my_model"),
+    ] {
+        let tiny = fixture("tiny.onnx");
+        let mut args = vec!["import", tiny.as_str(), "-o", s(&toml)];
+        args.extend_from_slice(flags);
+        let out = memplan(&args);
+        assert_fails(&out, expected);
+        let stderr = text(&out.stderr);
+        assert!(!stderr.contains("bug in the importer"), "{stderr}");
+        assert!(!stderr.contains("model.toml"), "{stderr}");
+        assert!(!toml.exists(), "{flags:?}: no output on error");
+    }
+}
+
 fn tiny_toml(dir: &Path) -> PathBuf {
     let toml = dir.join("tiny.toml");
     let out = memplan(&["import", &fixture("tiny.onnx"), "-o", s(&toml)]);

@@ -467,3 +467,202 @@ fn corrupted_bytes_never_panic() {
         "{imported} imported, {rejected} rejected"
     );
 }
+
+/// Issue 12 item 8: malformed graphs are explained, never called a bug in the importer, never
+/// located in a model file that is not written.
+#[test]
+fn malformed_graphs_are_explained() {
+    let check = |model: ModelProto, options: &ImportOptions, expected: &[&str]| {
+        let error = import_bytes(&model.encode_to_vec(), options).unwrap_err();
+        for text in expected {
+            assert!(error.message.contains(text), "`{text}` not in: {error}");
+        }
+        assert!(!error.message.contains("bug in the importer"), "{error}");
+        assert!(!error.message.contains("tiny.toml"), "{error}");
+    };
+    let options = ImportOptions::default();
+
+    let mut duplicate_outputs = tiny(Ok(1));
+    let graph = duplicate_outputs.graph.as_mut().unwrap();
+    graph.output.push(graph.output[0].clone());
+    check(
+        duplicate_outputs,
+        &options,
+        &["graph output `y` is listed twice", "remove the duplicate"],
+    );
+
+    let mut out_of_order = tiny(Ok(1));
+    out_of_order.graph.as_mut().unwrap().node.swap(2, 3);
+    check(
+        out_of_order,
+        &options,
+        &[
+            "node `/relu/Relu` (node 2) reads `/add/Add_output_0`, which node `/add/Add` (node 3) produces later",
+            "not in topological order",
+        ],
+    );
+
+    let mut own_output = tiny(Ok(1));
+    own_output.graph.as_mut().unwrap().node[3].input[0] = "relu:0".into();
+    check(
+        own_output,
+        &options,
+        &["node `/relu/Relu` (node 3, Relu) reads its own output `relu:0`"],
+    );
+}
+
+#[test]
+fn bad_options_are_explained() {
+    let bytes = tiny(Ok(1)).encode_to_vec();
+    for (options, expected) in [
+        (
+            ImportOptions {
+                alignment: 3,
+                ..ImportOptions::default()
+            },
+            "alignment 3 is not a power of two",
+        ),
+        (
+            ImportOptions {
+                alignment: 0,
+                ..ImportOptions::default()
+            },
+            "alignment 0 is not a power of two",
+        ),
+        (
+            ImportOptions {
+                name: Some(String::new()),
+                ..ImportOptions::default()
+            },
+            "model name `` is empty",
+        ),
+        (
+            ImportOptions {
+                name: Some("my-model".into()),
+                ..ImportOptions::default()
+            },
+            "--name my_model",
+        ),
+    ] {
+        let error = import_bytes(&bytes, &options).unwrap_err();
+        assert!(error.message.contains(expected), "{error}");
+        assert!(!error.message.contains("bug in the importer"), "{error}");
+        assert!(error.message.contains("help:"), "{error}");
+    }
+}
+
+#[test]
+fn ops_keep_attributes_inputs_in_onnx_order_and_weights() {
+    let mut model = tiny(Ok(1));
+    let graph = model.graph.as_mut().unwrap();
+    graph.node[2].attribute = vec![
+        AttributeProto {
+            name: "axes".into(),
+            r#type: 7,
+            ints: vec![0, -1],
+            ..AttributeProto::default()
+        },
+        AttributeProto {
+            name: "alpha".into(),
+            r#type: 1,
+            f: 0.5,
+            ..AttributeProto::default()
+        },
+        AttributeProto {
+            name: "mode".into(),
+            r#type: 3,
+            s: b"linear".to_vec(),
+            ..AttributeProto::default()
+        },
+    ];
+    // An absent input between two present ones, and a trailing absent one.
+    graph.node[5].input = vec!["relu:0".into(), String::new(), "s".into(), String::new()];
+    graph.initializer[0] = TensorProto {
+        dims: vec![1, 4],
+        data_type: 1,
+        name: "w".into(),
+        float_data: vec![1.0, 2.0, 3.0, 4.0],
+        ..TensorProto::default()
+    };
+    let imported = import_bytes(&model.encode_to_vec(), &ImportOptions::default()).unwrap();
+    let g = &imported.graph;
+    let names: Vec<(&str, &str)> = g
+        .weights
+        .iter()
+        .map(|w| (w.name.as_str(), w.source.as_str()))
+        .collect();
+    // `w2` is the weight's Identity, `s` the Shape of a static tensor: both folded.
+    assert_eq!(names, [("w2", "w2"), ("s", "s")]);
+    let w2 = g.weights[0].value.as_ref().unwrap();
+    assert_eq!(w2.shape, [1, 4]);
+    let floats: Vec<f32> = w2
+        .load()
+        .unwrap()
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(floats, [1.0, 2.0, 3.0, 4.0]);
+    let s = g.weights[1].value.as_ref().unwrap();
+    assert_eq!((s.dtype, s.shape.clone()), (DType::I64, vec![2]));
+    assert_eq!(s.load().unwrap(), [1i64, 4].map(i64::to_le_bytes).concat());
+    assert_eq!(g.ops[0].inputs, [OpInput::Tensor(0), OpInput::Weight(0)]);
+    assert_eq!(
+        g.ops[2].inputs,
+        [OpInput::Tensor(2), OpInput::Absent, OpInput::Weight(1)]
+    );
+    assert_eq!(
+        g.ops[0].attrs,
+        [
+            ("axes".to_owned(), AttrValue::Ints(vec![0, -1])),
+            ("alpha".to_owned(), AttrValue::Float(0.5)),
+            ("mode".to_owned(), AttrValue::Str("linear".into())),
+        ]
+    );
+    assert_eq!(g.tensor_shapes[0], [1, 4]);
+    // The model file with weights: `[weights]` before the ops, inputs in ONNX order, attrs.
+    let text = with_weights(&imported.toml, &imported.model, g).unwrap();
+    assert!(
+        text.contains(
+            "[weights]\nw2 = { dtype = \"f32\", shape = [1, 4], source = \"w2\" }\ns = { dtype = \"i64\", shape = [2], source = \"s\" }\n\n[[ops]]"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("inputs = [\"x\", \"w2\"]\noutputs = [\"add_add_output_0\"]\nattrs = { axes = [0, -1], alpha = 0.5, mode = \"linear\" }\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("inputs = [\"relu_0\", \"\", \"s\"]"),
+        "{text}"
+    );
+    // The plain file is unchanged by all this.
+    assert!(!imported.toml.contains("[weights]"));
+}
+
+#[test]
+fn external_data_is_read_relative_to_the_model() {
+    let dir = std::env::temp_dir().join(format!("memplan-onnx-ext-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let data: Vec<u8> = [9.0f32, 1.0, 2.0, 3.0, 4.0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    std::fs::write(dir.join("weights.bin"), &data).unwrap();
+    let mut model = tiny(Ok(1));
+    model.graph.as_mut().unwrap().initializer[0]
+        .external_data
+        .push(StringStringEntryProto {
+            key: "offset".into(),
+            value: "4".into(),
+        });
+    let path = dir.join("tiny.onnx");
+    std::fs::write(&path, model.encode_to_vec()).unwrap();
+    let imported = import_file(&path, &ImportOptions::default()).unwrap();
+    let value = imported.graph.weights[0].value.as_ref().unwrap();
+    assert_eq!(value.load().unwrap(), data[4..]);
+    // Truncated: the file ends before the weight does.
+    std::fs::write(dir.join("weights.bin"), &data[..10]).unwrap();
+    let error = value.load().unwrap_err();
+    assert!(error.contains("runs past the end"), "{error}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

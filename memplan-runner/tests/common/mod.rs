@@ -12,12 +12,12 @@ use std::sync::{Mutex, MutexGuard};
 static BUILD: Mutex<()> = Mutex::new(());
 
 /// Holds the build lock while a test builds and runs one model.
-pub struct Runner {
+pub(crate) struct Runner {
     _lock: MutexGuard<'static, ()>,
 }
 
 /// The workspace root.
-pub fn workspace() -> PathBuf {
+pub(crate) fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("memplan-runner is in the workspace")
@@ -25,21 +25,21 @@ pub fn workspace() -> PathBuf {
 }
 
 /// `target/runner-e2e` of the workspace (or `CARGO_TARGET_DIR/runner-e2e`).
-pub fn target_dir() -> PathBuf {
+pub(crate) fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map_or_else(|| workspace().join("target"), PathBuf::from)
         .join("runner-e2e")
 }
 
 /// The runner binary the builds write.
-pub fn binary() -> PathBuf {
+pub(crate) fn binary() -> PathBuf {
     target_dir()
         .join("release")
         .join(format!("memplan-runner{}", std::env::consts::EXE_SUFFIX))
 }
 
 /// `../shared/bench/runnable` (or `MEMPLAN_BENCH_DIR/runnable`), if present.
-pub fn runnable_dir() -> Option<PathBuf> {
+pub(crate) fn runnable_dir() -> Option<PathBuf> {
     let bench = std::env::var_os("MEMPLAN_BENCH_DIR")
         .map_or_else(|| workspace().join("../shared/bench"), PathBuf::from);
     let dir = bench.join("runnable");
@@ -48,7 +48,7 @@ pub fn runnable_dir() -> Option<PathBuf> {
 
 impl Runner {
     /// Takes the build lock.
-    pub fn lock() -> Self {
+    pub(crate) fn lock() -> Self {
         Self {
             _lock: BUILD
                 .lock()
@@ -58,7 +58,7 @@ impl Runner {
 
     /// Builds the runner for `model` (absolute), in place or not: `Ok(binary)` or `Err(cargo's
     /// stderr)`.
-    pub fn build(&self, model: &Path, inplace: bool) -> Result<PathBuf, String> {
+    pub(crate) fn build(&self, model: &Path, inplace: bool) -> Result<PathBuf, String> {
         let output = Command::new(env!("CARGO"))
             .current_dir(workspace())
             .args(["build", "--release", "-p", "memplan-runner"])
@@ -76,7 +76,7 @@ impl Runner {
     }
 
     /// Runs the built binary on `input`, writing `output`; `Ok(stdout)` or `Err(stderr)`.
-    pub fn run(&self, input: &Path, output: &Path, heap: bool) -> Result<String, String> {
+    pub(crate) fn run(&self, input: &Path, output: &Path, heap: bool) -> Result<String, String> {
         let mut command = Command::new(binary());
         command.arg(input).arg(output);
         if heap {
@@ -92,7 +92,7 @@ impl Runner {
 }
 
 /// Raw little-endian f32s.
-pub fn read_f32(path: &Path) -> Vec<f32> {
+pub(crate) fn read_f32(path: &Path) -> Vec<f32> {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     assert_eq!(bytes.len() % 4, 0, "{}", path.display());
     bytes
@@ -102,7 +102,7 @@ pub fn read_f32(path: &Path) -> Vec<f32> {
 }
 
 /// A scratch directory for one test.
-pub fn scratch(name: &str) -> PathBuf {
+pub(crate) fn scratch(name: &str) -> PathBuf {
     let dir = target_dir().join("tests").join(name);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -111,7 +111,7 @@ pub fn scratch(name: &str) -> PathBuf {
 /// Builds for `model` (in place or not), runs arena and heap on `input`, and checks the arena
 /// output against `reference` (absolute 1e-4 plus relative 1e-3) and the heap output bit for
 /// bit. Returns the arena run's summary.
-pub fn check_model(model: &Path, input: &Path, reference: &Path, inplace: bool) -> String {
+pub(crate) fn check_model(model: &Path, input: &Path, reference: &Path, inplace: bool) -> String {
     let runner = Runner::lock();
     let name = model.file_stem().unwrap().to_string_lossy().into_owned();
     let started = std::time::Instant::now();
