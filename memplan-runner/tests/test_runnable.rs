@@ -73,3 +73,25 @@ fn mobilenet_v2_matches_onnx_runtime() {
 fn bert_mini_matches_onnx_runtime() {
     runnable("bert_mini");
 }
+
+/// Two networks built by hand with `onnx.helper` (`tests/fixtures/make_unseen_models.py`), with
+/// operators and patterns the runner was not developed on: AveragePool, BatchNormalization,
+/// Resize, Split, Slice, Where with a causal mask, a tanh GELU, Cast, a Shape-derived Reshape.
+#[test]
+fn hand_built_models_match_onnx_runtime() {
+    let fixture = |file: String| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(file)
+    };
+    for name in ["unseen_cnn", "unseen_transformer"] {
+        for inplace in [true, false] {
+            check_model(
+                &fixture(format!("{name}.onnx")),
+                &fixture(format!("{name}.input.bin")),
+                &fixture(format!("{name}.output.bin")),
+                inplace,
+            );
+        }
+    }
+}
