@@ -52,7 +52,7 @@ use prost::Message;
 pub use attrs::AttrValue;
 use names::{UniqueNames, snake_case};
 use proto::type_proto;
-pub use weights::{FoldedNode, Weight, WeightData, WeightValue};
+pub use weights::{FoldedNode, TensorType, Weight, WeightData, WeightValue};
 
 /// How to import.
 #[derive(Clone, Debug)]

@@ -60,6 +60,9 @@ pub enum WeightData {
     Computed(Box<FoldedNode>),
 }
 
+/// A value's element type and ONNX shape.
+pub type TensorType = (DType, Vec<u64>);
+
 /// A folded node whose output is a weight: everything needed to compute it before inference.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FoldedNode {
@@ -73,7 +76,7 @@ pub struct FoldedNode {
     /// Its scalar and list attributes.
     pub attrs: Vec<(String, crate::AttrValue)>,
     /// Its outputs' dtypes and ONNX shapes (or why they are unknown); empty names are `None`.
-    pub outputs: Vec<Option<Result<(DType, Vec<u64>), String>>>,
+    pub outputs: Vec<Option<Result<TensorType, String>>>,
     /// Which of its outputs this weight is.
     pub output: usize,
 }
