@@ -77,6 +77,7 @@ fn bert_mini_matches_onnx_runtime() {
 /// Two networks built by hand with `onnx.helper` (`tests/fixtures/make_unseen_models.py`), with
 /// operators and patterns the runner was not developed on: AveragePool, BatchNormalization,
 /// Resize, Split, Slice, Where with a causal mask, a tanh GELU, Cast, a Shape-derived Reshape.
+/// In place only (the default), to keep CI short; both modes passed when they were added.
 #[test]
 fn hand_built_models_match_onnx_runtime() {
     let fixture = |file: String| {
@@ -85,13 +86,11 @@ fn hand_built_models_match_onnx_runtime() {
             .join(file)
     };
     for name in ["unseen_cnn", "unseen_transformer"] {
-        for inplace in [true, false] {
-            check_model(
-                &fixture(format!("{name}.onnx")),
-                &fixture(format!("{name}.input.bin")),
-                &fixture(format!("{name}.output.bin")),
-                inplace,
-            );
-        }
+        check_model(
+            &fixture(format!("{name}.onnx")),
+            &fixture(format!("{name}.input.bin")),
+            &fixture(format!("{name}.output.bin")),
+            true,
+        );
     }
 }
