@@ -945,10 +945,8 @@ fn with_weights(plain: &str, model: &Model, graph: &Graph) -> Result<String, Imp
                 weight.source
             ))
         })?;
-        let mut shape: Vec<String> = value.shape.iter().map(u64::to_string).collect();
-        if shape.is_empty() {
-            shape.push("1".to_owned());
-        }
+        // The ONNX shape as is: `[]` for a scalar (weights keep their rank).
+        let shape: Vec<String> = value.shape.iter().map(u64::to_string).collect();
         table.push_str(&format!(
             "{} = {{ dtype = {}, shape = [{}], source = {} }}\n",
             weight.name,
