@@ -126,6 +126,9 @@ pub struct NodeOp {
     pub node: String,
     /// Its inputs in ONNX order; trailing absent inputs omitted.
     pub inputs: Vec<OpInput>,
+    /// Its outputs in ONNX order (indices into the model's tensors, `None` for a left-out
+    /// optional output); trailing left-out outputs omitted.
+    pub outputs: Vec<Option<usize>>,
     /// Its scalar and list attributes, in file order.
     pub attrs: Vec<(String, AttrValue)>,
     /// Its tensor-valued attributes (`ConstantOfShape`'s `value`), with their values.
@@ -792,11 +795,20 @@ impl<'g> Importer<'g> {
                     (None, _) => other_attrs.push(attribute.name.clone()),
                 }
             }
+            let mut full_outputs: Vec<Option<usize>> = node
+                .output
+                .iter()
+                .map(|o| (!o.is_empty()).then(|| index_of[o.as_str()]))
+                .collect();
+            while full_outputs.last() == Some(&None) {
+                full_outputs.pop();
+            }
             node_ops.push(NodeOp {
                 op_type: node.op_type.clone(),
                 domain: node.domain.clone(),
                 node: node.name.clone(),
                 inputs: full_inputs,
+                outputs: full_outputs,
                 attrs: node_attrs,
                 tensor_attrs,
                 other_attrs,

@@ -130,6 +130,11 @@ pub(crate) fn build(path: &Path, inplace: bool) -> Result<Built, String> {
                 op.op_type, op.domain
             ));
         }
+        if op.outputs.contains(&None) {
+            return Err(format!(
+                "{label}: an optional output is left out before one that is used\n  = help: the runner passes outputs by position; export the model with every output up to the last one used"
+            ));
+        }
         if let Some(name) = op.other_attrs.first() {
             return Err(format!(
                 "{label}: attribute `{name}` is graph- or type-valued, which the runner does not support"
