@@ -39,6 +39,18 @@ fn the_default_model_matches_onnx_runtime_in_place_and_not() {
     }
 }
 
+/// The default model with every weight in an external data file beside it
+/// (`tests/fixtures/default_external.onnx` + `.weights`): the same output.
+#[test]
+fn external_weights_give_the_same_output() {
+    check_model(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/default_external.onnx"),
+        &shipped("default.input.bin"),
+        &shipped("default.output.bin"),
+        true,
+    );
+}
+
 fn runnable(name: &str) {
     let Some(dir) = common::runnable_dir() else {
         println!("skipping {name}: ../shared/bench/runnable not found");
