@@ -6,7 +6,8 @@
 //! (the same, 0 for a length-1 output), `align_corners`: `o (in - 1) / (out - 1)`, `asymmetric`:
 //! `o / scale`, `tf_half_pixel_for_nn`: `(o + 0.5) / scale`), computed in f32. Nearest rounds `x` by
 //! `nearest_mode` and clamps it into the input; linear clamps `x` into `[0, in - 1]` and mixes the
-//! two neighbours `floor(x)` and `floor(x) + 1` with weights `1 - frac` and `frac`.
+//! two neighbours `floor(x)` and `floor(x) + 1` with weights `1 - frac` and `frac`. A dimension
+//! with scale 1 and unchanged size is copied as is.
 
 use super::attrs::Attrs;
 use super::error::{KernelError, bail};
@@ -126,6 +127,13 @@ pub(crate) fn resize(
     for d in 0..rank {
         let (n_in, n_out) = (xs[d], ys[d]);
         let mut t = Vec::with_capacity(n_out);
+        if n_in == n_out && scale[d] == 1.0 {
+            // Not resized: the identity, whatever the transformation (ONNX Runtime's choice;
+            // `tf_half_pixel_for_nn` with `ceil` would otherwise shift by one).
+            t.extend((0..n_out).map(|i| Tap { lo: i, hi: i, w_lo: 1.0, w_hi: 0.0 }));
+            taps.push(t);
+            continue;
+        }
         for o in 0..n_out {
             #[allow(clippy::cast_precision_loss)]
             let (of, inf, outf) = (o as f32, n_in as f32, n_out as f32);
