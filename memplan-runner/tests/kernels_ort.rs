@@ -107,7 +107,13 @@ fn attrs(v: &Value) -> Attrs {
             } else if let Some(s) = a.get("str") {
                 Attr::Str(s.as_str().unwrap().to_string())
             } else if let Some(l) = a.get("ints") {
-                Attr::Ints(l.as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect())
+                Attr::Ints(
+                    l.as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|x| x.as_i64().unwrap())
+                        .collect(),
+                )
             } else if let Some(l) = a.get("floats") {
                 Attr::Floats(
                     l.as_array()
@@ -150,7 +156,12 @@ fn cases() -> Vec<Case> {
                 .iter()
                 .map(|t| if t.is_null() { None } else { Some(tensor(t)) })
                 .collect(),
-            outputs: c["outputs"].as_array().unwrap().iter().map(tensor).collect(),
+            outputs: c["outputs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(tensor)
+                .collect(),
         })
         .collect()
 }
@@ -193,10 +204,39 @@ fn execute(case: &Case, in_place: Option<usize>) -> Result<Vec<Buf>, String> {
 /// The inputs `op` may run in place on (all: every input of an elementwise operator).
 fn in_place_inputs(op: &str, n: usize) -> Option<Vec<usize>> {
     const UNARY: &[&str] = &[
-        "Relu", "Sigmoid", "Tanh", "Sqrt", "Exp", "Log", "Erf", "Reciprocal", "Floor", "Ceil",
-        "Round", "Sin", "Cos", "Softplus", "Neg", "Abs", "Sign", "Not", "HardSigmoid",
-        "HardSwish", "LeakyRelu", "Elu", "Clip", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
-        "Identity", "Dropout", "Expand", "BatchNormalization", "LayerNormalization", "Softmax",
+        "Relu",
+        "Sigmoid",
+        "Tanh",
+        "Sqrt",
+        "Exp",
+        "Log",
+        "Erf",
+        "Reciprocal",
+        "Floor",
+        "Ceil",
+        "Round",
+        "Sin",
+        "Cos",
+        "Softplus",
+        "Neg",
+        "Abs",
+        "Sign",
+        "Not",
+        "HardSigmoid",
+        "HardSwish",
+        "LeakyRelu",
+        "Elu",
+        "Clip",
+        "Reshape",
+        "Flatten",
+        "Squeeze",
+        "Unsqueeze",
+        "Identity",
+        "Dropout",
+        "Expand",
+        "BatchNormalization",
+        "LayerNormalization",
+        "Softmax",
         "LogSoftmax",
     ];
     const NARY: &[&str] = &[
@@ -217,9 +257,8 @@ fn close(got: &Buf, want: &Buf) -> Result<(), String> {
     match (got, want) {
         (Buf::F32(g), Buf::F32(w)) => {
             for (i, (&a, &b)) in g.iter().zip(w).enumerate() {
-                let ok = (a.is_nan() && b.is_nan())
-                    || a == b
-                    || (a - b).abs() <= 1e-5 + 1e-4 * b.abs();
+                let ok =
+                    (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= 1e-5 + 1e-4 * b.abs();
                 if !ok {
                     return Err(format!("element {i}: got {a}, ONNX Runtime {b}"));
                 }
@@ -234,8 +273,8 @@ fn close(got: &Buf, want: &Buf) -> Result<(), String> {
 fn bits(b: &Buf) -> Vec<u64> {
     match b {
         Buf::F32(d) => d.iter().map(|x| u64::from(x.to_bits())).collect(),
-        Buf::I64(d) => d.iter().map(|&x| x.cast_unsigned()).collect(),
-        Buf::I32(d) => d.iter().map(|&x| u64::from(x.cast_unsigned())).collect(),
+        Buf::I64(d) => d.iter().map(|&x| u64::from_ne_bytes(x.to_ne_bytes())).collect(),
+        Buf::I32(d) => d.iter().map(|&x| u64::from(u32::from_ne_bytes(x.to_ne_bytes()))).collect(),
         Buf::Bool(d) => d.iter().map(|&x| u64::from(x)).collect(),
     }
 }
@@ -307,7 +346,12 @@ fn every_case_matches_onnx_runtime_in_place_or_not() {
         cases.len()
     );
     assert!(in_place_runs > 100, "only {in_place_runs} in-place runs");
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -318,4 +362,170 @@ fn every_supported_op_has_a_reference_case() {
         .filter(|op| !cases.iter().any(|c| c.op == **op))
         .collect();
     assert!(missing.is_empty(), "no ONNX Runtime case for {missing:?}");
+}
+
+/// A small deterministic generator (64-bit LCG, high bits).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        self.0 >> 33
+    }
+    fn below(&mut self, n: usize) -> usize {
+        usize::try_from(self.next()).unwrap() % n
+    }
+}
+
+/// `buf` resized to `n` elements (repeating its values, or a default).
+fn resized(buf: &Buf, n: usize) -> Buf {
+    fn cycle<T: Copy + Default>(d: &[T], n: usize) -> Vec<T> {
+        (0..n)
+            .map(|i| {
+                if d.is_empty() {
+                    T::default()
+                } else {
+                    d[i % d.len()]
+                }
+            })
+            .collect()
+    }
+    match buf {
+        Buf::F32(d) => Buf::F32(cycle(d, n)),
+        Buf::I64(d) => Buf::I64(cycle(d, n)),
+        Buf::I32(d) => Buf::I32(cycle(d, n)),
+        Buf::Bool(d) => Buf::Bool(cycle(d, n)),
+    }
+}
+
+/// One random change to a valid case: a dimension, an integer input's values, an attribute,
+/// an input dropped or run in place, an output's dtype.
+fn perturb(case: &Case, rng: &mut Lcg) -> (Case, Option<usize>) {
+    let mut inputs = case.inputs.clone();
+    let mut outputs = case.outputs.clone();
+    let mut attrs: Vec<(String, Attr)> = case
+        .attrs
+        .iter()
+        .map(|(n, a)| (n.to_string(), a.clone()))
+        .collect();
+    let mut in_place = None;
+    let odd_ints = [-9i64, -2, -1, 0, 1, 2, 3, 5, i64::MAX, i64::MIN];
+    match rng.below(7) {
+        0 | 1 => {
+            let k = rng.below(inputs.len() + outputs.len());
+            let t = if k < inputs.len() {
+                inputs[k].as_mut()
+            } else {
+                Some(&mut outputs[k - inputs.len()])
+            };
+            if let Some(t) = t {
+                if t.shape.is_empty() || rng.below(4) == 0 {
+                    t.shape.push(1 + rng.below(2));
+                } else {
+                    let d = rng.below(t.shape.len());
+                    t.shape[d] = rng.below(5);
+                }
+                t.buf = resized(&t.buf, t.shape.iter().product());
+            }
+        }
+        2 => {
+            if let Some(Some(t)) = inputs.get_mut(rng.below(case.inputs.len().max(1))) {
+                if let Buf::I64(d) = &mut t.buf {
+                    for v in d.iter_mut() {
+                        *v = odd_ints[rng.below(odd_ints.len())];
+                    }
+                }
+            }
+        }
+        3 if !attrs.is_empty() => {
+            let k = rng.below(attrs.len());
+            attrs[k].1 = match rng.below(4) {
+                0 => Attr::Int(odd_ints[rng.below(odd_ints.len())]),
+                1 => Attr::Ints(
+                    (0..rng.below(6))
+                        .map(|_| odd_ints[rng.below(odd_ints.len())])
+                        .collect(),
+                ),
+                2 => Attr::Str("bogus".into()),
+                _ => Attr::Float(f32::NAN),
+            };
+        }
+        4 if !inputs.is_empty() => {
+            let k = rng.below(inputs.len());
+            inputs[k] = None;
+        }
+        5 => {
+            if let Some(b) = outputs.first_mut() {
+                b.buf = match &b.buf {
+                    Buf::F32(d) => Buf::I64(vec![0; d.len()]),
+                    other => Buf::F32(vec![0.0; other.len()]),
+                };
+            }
+        }
+        _ => {
+            // In place on an input of the same size and type, whatever the operator.
+            let out0 = &case.outputs[0].buf;
+            let k = rng.below(inputs.len().max(1));
+            if let Some(Some(t)) = inputs.get(k) {
+                if t.buf.same_type(out0) && t.buf.len() == out0.len() {
+                    in_place = Some(k);
+                }
+            }
+        }
+    }
+    let perturbed = Case {
+        name: case.name.clone(),
+        op: case.op.clone(),
+        attrs: Attrs::new(attrs),
+        inputs,
+        outputs,
+    };
+    (perturbed, in_place)
+}
+
+#[test]
+fn perturbed_cases_never_panic() {
+    let mut rng = Lcg(7);
+    let mut errors = 0;
+    let mut total = 0;
+    for case in cases() {
+        for _ in 0..60 {
+            let (bad, in_place) = perturb(&case, &mut rng);
+            if std::env::var_os("KERNELS_TRACE").is_some() {
+                eprintln!(
+                    "{} {:?} {:?}",
+                    case.name,
+                    bad.inputs
+                        .iter()
+                        .map(|t| t.as_ref().map(|t| &t.shape))
+                        .collect::<Vec<_>>(),
+                    bad.attrs
+                );
+            }
+            let result =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| execute(&bad, in_place)));
+            match result {
+                Ok(r) => errors += usize::from(r.is_err()),
+                Err(_) => panic!(
+                    "{} panicked: inputs {:?}, outputs {:?}, attrs {:?}, in place {in_place:?}",
+                    case.name,
+                    bad.inputs
+                        .iter()
+                        .map(|t| t.as_ref().map(|t| (&t.shape, &t.buf)))
+                        .collect::<Vec<_>>(),
+                    bad.outputs.iter().map(|t| &t.shape).collect::<Vec<_>>(),
+                    bad.attrs,
+                ),
+            }
+            total += 1;
+        }
+    }
+    println!("{total} perturbed cases, {errors} errors");
+    assert!(
+        errors > total / 4,
+        "only {errors} of {total} perturbations were errors"
+    );
 }

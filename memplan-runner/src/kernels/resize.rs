@@ -130,7 +130,12 @@ pub(crate) fn resize(
         if n_in == n_out && scale[d] == 1.0 {
             // Not resized: the identity, whatever the transformation (ONNX Runtime's choice;
             // `tf_half_pixel_for_nn` with `ceil` would otherwise shift by one).
-            t.extend((0..n_out).map(|i| Tap { lo: i, hi: i, w_lo: 1.0, w_hi: 0.0 }));
+            t.extend((0..n_out).map(|i| Tap {
+                lo: i,
+                hi: i,
+                w_lo: 1.0,
+                w_hi: 0.0,
+            }));
             taps.push(t);
             continue;
         }

@@ -29,6 +29,9 @@ pub(crate) struct Window {
     pub(crate) output: Vec<usize>,
 }
 
+/// The largest kernel size, stride, dilation, pad or spatial input size accepted.
+const MAX_EXTENT: usize = 1 << 20;
+
 /// Ceiling division of non-negative numbers.
 fn ceil_div(a: usize, b: usize) -> usize {
     a.div_ceil(b)
@@ -59,6 +62,15 @@ impl Window {
         let dilations = attrs.usizes("dilations", r, 1)?;
         if strides.contains(&0) || dilations.contains(&0) || kernel.contains(&0) {
             bail!("strides, dilations and kernel sizes must be positive");
+        }
+        // Bounds that keep every position computation far from overflow (and loops finite).
+        let pads = attrs.ints("pads")?.unwrap_or(&[]);
+        if [&strides[..], &dilations[..], kernel, input]
+            .iter()
+            .any(|v| v.iter().any(|&x| x > MAX_EXTENT))
+            || pads.iter().any(|&p| p > MAX_EXTENT as i64)
+        {
+            bail!("a kernel size, stride, dilation, pad or input size exceeds {MAX_EXTENT}");
         }
         let auto_pad = attrs.str("auto_pad", "NOTSET")?;
         let mut pad_begin = vec![0; r];
