@@ -273,8 +273,14 @@ fn close(got: &Buf, want: &Buf) -> Result<(), String> {
 fn bits(b: &Buf) -> Vec<u64> {
     match b {
         Buf::F32(d) => d.iter().map(|x| u64::from(x.to_bits())).collect(),
-        Buf::I64(d) => d.iter().map(|&x| u64::from_ne_bytes(x.to_ne_bytes())).collect(),
-        Buf::I32(d) => d.iter().map(|&x| u64::from(u32::from_ne_bytes(x.to_ne_bytes()))).collect(),
+        Buf::I64(d) => d
+            .iter()
+            .map(|&x| u64::from_ne_bytes(x.to_ne_bytes()))
+            .collect(),
+        Buf::I32(d) => d
+            .iter()
+            .map(|&x| u64::from(u32::from_ne_bytes(x.to_ne_bytes())))
+            .collect(),
         Buf::Bool(d) => d.iter().map(|&x| u64::from(x)).collect(),
     }
 }
