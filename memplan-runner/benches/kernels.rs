@@ -2,6 +2,9 @@
 //! depthwise convolutions, and BERT-mini's feed-forward and attention matrix products.
 //! Throughput is reported in multiply-accumulates (as "elements").
 
+// `criterion_group!` generates an undocumented public function.
+#![allow(missing_docs)]
+
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use memplan_runner::kernels::{Attr, Attrs, Data, DataMut, Input, Output, run};
 
