@@ -238,9 +238,12 @@ fn in_place_inputs(op: &str, n: usize) -> Option<Vec<usize>> {
         "LayerNormalization",
         "Softmax",
         "LogSoftmax",
+        "Trilu",
+        "InstanceNormalization",
     ];
     const NARY: &[&str] = &[
         "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "And", "Or", "Xor",
+        "PRelu", "Mod",
     ];
     if UNARY.contains(&op) {
         Some(vec![0])

@@ -40,7 +40,9 @@ mod slice;
 mod spatial;
 pub mod supported;
 mod tensor;
+mod tile;
 mod transpose;
+mod trilu;
 mod unary;
 
 pub use attrs::{Attr, Attrs};
@@ -76,7 +78,7 @@ fn dispatch(
     if let Some(r) = unary::run(op, attrs, inputs, outputs) {
         return r;
     }
-    if let Some(r) = binary::run(op, inputs, outputs) {
+    if let Some(r) = binary::run(op, attrs, inputs, outputs) {
         return r;
     }
     if let Some(r) = reshape::run(op, attrs, inputs, outputs) {
@@ -107,7 +109,10 @@ fn dispatch(
         "Slice" => slice::slice(attrs, inputs, outputs),
         "Softmax" => normalization::softmax(attrs, inputs, outputs, false),
         "Split" => concat_split::split(attrs, inputs, outputs),
+        "Tile" => tile::tile(inputs, outputs),
         "Transpose" => transpose::transpose(attrs, inputs, outputs),
+        "Trilu" => trilu::trilu(attrs, inputs, outputs),
+        "InstanceNormalization" => normalization::instance_norm(attrs, inputs, outputs),
         _ => Err(KernelError::new("operator type not supported")),
     }
 }

@@ -1,4 +1,5 @@
-//! Normalizations: BatchNormalization (inference), LayerNormalization, Softmax and LogSoftmax.
+//! Normalizations: BatchNormalization (inference), InstanceNormalization, LayerNormalization,
+//! Softmax and LogSoftmax.
 //!
 //! All of them may run in place. To make the in-place and separate-buffer results identical by
 //! construction, a separate input is first copied (exactly) into the output, and the operator
@@ -183,6 +184,45 @@ pub(crate) fn softmax(
                     y[idx(j)] /= sum;
                 }
             }
+        }
+    }
+    Ok(())
+}
+
+/// InstanceNormalization: each `[n, c]` plane normalized by its own mean and variance, then
+/// `* scale[c] + bias[c]`.
+pub(crate) fn instance_norm(
+    attrs: &Attrs,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    let eps = attrs.float("epsilon", 1e-5)?;
+    let (ss, scale) = typed::<f32>(inputs, 1)?;
+    let (bs, bias) = typed::<f32>(inputs, 2)?;
+    let (ys, y) = in_output(inputs, outputs)?;
+    if ys.len() < 3 {
+        bail!("input {ys:?} must be [N, C, spatial...]");
+    }
+    let c = ys[1];
+    if ss != [c] || bs != [c] {
+        bail!("scale {ss:?} and bias {bs:?} must be [{c}]");
+    }
+    let plane: usize = ys[2..].iter().product();
+    if plane == 0 {
+        return Ok(());
+    }
+    #[allow(clippy::cast_precision_loss)] // plane sizes are far below 2^24
+    let n = plane as f32;
+    for (p, values) in y.chunks_exact_mut(plane).enumerate() {
+        let ch = p % c;
+        let mean = values.iter().fold(0.0f32, |a, &v| a + v) / n;
+        let var = values
+            .iter()
+            .fold(0.0f32, |a, &v| a + (v - mean) * (v - mean))
+            / n;
+        let inv = 1.0 / (var + eps).sqrt();
+        for v in values.iter_mut() {
+            *v = (*v - mean) * inv * scale[ch] + bias[ch];
         }
     }
     Ok(())

@@ -40,8 +40,7 @@ fn ceil_div(a: usize, b: usize) -> usize {
 impl Window {
     /// The window for spatial input sizes `input` and kernel `kernel`, from the attributes
     /// `strides`, `dilations`, `pads`, `auto_pad` (and `ceil_mode` when `ceil` is true).
-    /// `given` is the caller's output size; with `ceil_mode`, an output one larger than the
-    /// "last window starts inside the input" rule is accepted too (older runtimes' rule).
+    /// `given` is the caller's output size, which must be the computed one.
     pub(crate) fn new(
         attrs: &Attrs,
         input: &[usize],
@@ -94,7 +93,15 @@ impl Window {
                     let o = if ceil {
                         let mut o = ceil_div(padded - span, strides[i]) + 1;
                         // The last window must start inside the input or the leading padding.
-                        if (o - 1) * strides[i] >= input[i] + pad_begin[i] && given[i] != o {
+                        // ONNX shape inference keeps such a window, ONNX Runtime drops it: an
+                        // output sized for it would hold values no reference computes.
+                        if (o - 1) * strides[i] >= input[i] + pad_begin[i] {
+                            if given[i] == o {
+                                bail!(
+                                    "with ceil_mode, output {o} along spatial dimension {i} would start past the input (ONNX Runtime computes {})",
+                                    o - 1
+                                );
+                            }
                             o -= 1;
                         }
                         o
@@ -242,7 +249,8 @@ mod tests {
             ("pads", Attr::Ints(vec![1, 1])),
         ]);
         assert!(Window::new(&p, &[5], &[2], true, &[3]).is_ok());
-        assert!(Window::new(&p, &[5], &[2], true, &[4]).is_ok());
+        // The window past the input that ONNX shape inference would keep is refused.
+        assert!(Window::new(&p, &[5], &[2], true, &[4]).is_err());
         assert!(Window::new(&p, &[5], &[2], true, &[5]).is_err());
     }
 

@@ -340,6 +340,29 @@ def resize():
     case("resize_axes_18", "Resize", [x, None, np.array([2, 3], np.float32)], {"mode": "linear", "axes": [2, 3]}, opset=18)
 
 
+def more():
+    x = f(2, 3, 4)
+    case("prelu_channel", "PRelu", [f(1, 3, 2, 2), f(3, 1, 1)])
+    case("prelu_same", "PRelu", [x, f(2, 3, 4)])
+    case("mod_fmod_f32", "Mod", [f(3, 4, lo=-5, hi=5), f(4, lo=0.5, hi=2)], {"fmod": 1})
+    case("mod_i64", "Mod", [i64([7, -7, 7, -7, 0]), i64([3, 3, -3, -3, 2])])
+    case("mod_fmod_i64", "Mod", [i64([7, -7, 7, -7]), i64([3, 3, -3, -3])], {"fmod": 1})
+    case("tile", "Tile", [f(2, 3), i64([2, 1])])
+    case("tile_3d", "Tile", [f(1, 2, 2), i64([2, 3, 1])])
+    case("tile_i64", "Tile", [i64([[1, 2]]), i64([2, 2])])
+    case("argmax", "ArgMax", [f(3, 4)], {"axis": 1})
+    case("argmax_drop", "ArgMax", [f(3, 4, 2)], {"axis": -2, "keepdims": 0})
+    case("argmin_axis0", "ArgMin", [f(3, 4)])
+    ties = np.array([[1, 3, 3, 0], [2, 2, 1, 2]], np.float32)
+    case("argmax_last_index", "ArgMax", [ties], {"axis": 1, "select_last_index": 1})
+    case("argmin_ties_first", "ArgMin", [ties], {"axis": 1})
+    case("trilu_upper", "Trilu", [f(2, 4, 5)])
+    case("trilu_lower_k", "Trilu", [f(4, 5), i64([1])], {"upper": 0})
+    case("trilu_upper_neg_k", "Trilu", [f(4, 5), i64([-2])])
+    case("instancenorm", "InstanceNormalization", [f(2, 3, 4, 5), f(3), f(3)], {"epsilon": 1e-3})
+    case("instancenorm_1d", "InstanceNormalization", [f(1, 2, 6), f(2), f(2)])
+
+
 def main():
     unary()
     binary()
@@ -351,6 +374,7 @@ def main():
     reduce()
     shape_ops()
     resize()
+    more()
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases.json")
     with open(path, "w") as out:
         out.write("[\n" + ",\n".join(CASES) + "\n]\n")
