@@ -32,6 +32,7 @@ mod gather;
 mod generate;
 mod matmul;
 mod normalization;
+mod pad;
 mod pool;
 mod reduce;
 mod reshape;
@@ -103,6 +104,7 @@ fn dispatch(
         "LogSoftmax" => normalization::softmax(attrs, inputs, outputs, true),
         "MatMul" => matmul::matmul(inputs, outputs),
         "MaxPool" => pool::pool(attrs, inputs, outputs, true),
+        "Pad" => pad::pad(attrs, inputs, outputs),
         "Range" => generate::range(inputs, outputs),
         "Resize" => resize::resize(attrs, inputs, outputs),
         "Shape" => generate::shape(attrs, inputs, outputs),

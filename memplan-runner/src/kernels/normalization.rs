@@ -37,6 +37,9 @@ pub(crate) fn batch_norm(
     if attrs.int("training_mode", 0)? != 0 || outputs.len() > 1 {
         bail!("training mode is not supported");
     }
+    if attrs.int("spatial", 1)? != 1 {
+        bail!("spatial = 0 (opset < 9) is not supported");
+    }
     let eps = attrs.float("epsilon", 1e-5)?;
     let mut params = Vec::with_capacity(4);
     for i in 1..5 {

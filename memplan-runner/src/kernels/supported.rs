@@ -57,6 +57,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Not",
     "Or",
     "PRelu",
+    "Pad",
     "Pow",
     "Range",
     "Reciprocal",
@@ -174,7 +175,11 @@ pub fn check_node(
             }
             None => return Err("Cast: attribute `to` is required".to_string()),
         },
-        "BatchNormalization" => must_be("training_mode", &[0])?,
+        "BatchNormalization" => {
+            must_be("training_mode", &[0])?;
+            must_be("spatial", &[1])?;
+        }
+        "Pad" => one_of("mode", &["constant", "edge", "reflect", "wrap"])?,
         "LayerNormalization" => must_be("stash_type", &[1])?,
         _ => {}
     }

@@ -360,6 +360,16 @@ def more():
     case("trilu_lower_k", "Trilu", [f(4, 5), i64([1])], {"upper": 0})
     case("trilu_upper_neg_k", "Trilu", [f(4, 5), i64([-2])])
     case("instancenorm", "InstanceNormalization", [f(2, 3, 4, 5), f(3), f(3)], {"epsilon": 1e-3})
+    y = f(2, 3, 4)
+    case("pad_constant", "Pad", [y, i64([0, 1, 2, 0, 2, 1])])
+    case("pad_constant_value", "Pad", [y, i64([1, 0, 0, 0, 0, 3]), np.array(-2.5, np.float32)])
+    case("pad_crop", "Pad", [y, i64([0, -1, 1, 0, 0, -2])])
+    case("pad_edge", "Pad", [y, i64([0, 2, 3, 0, 1, 2])], {"mode": "edge"})
+    case("pad_reflect", "Pad", [y, i64([0, 2, 3, 0, 1, 2])], {"mode": "reflect"})
+    case("pad_axes_18", "Pad", [y, i64([1, 2]), None, i64([-1])], opset=18)
+    case("pad_wrap_19", "Pad", [y, i64([0, 1, 2, 0, 2, 1])], {"mode": "wrap"}, opset=19)
+    case("pad_i64", "Pad", [i64([[1, 2], [3, 4]]), i64([1, 0, 0, 1])])
+    case("pad_attr_2", "Pad", [y], {"pads": [0, 0, 1, 0, 0, 1], "value": 1.5}, opset=2)
     case("instancenorm_1d", "InstanceNormalization", [f(1, 2, 6), f(2), f(2)])
 
 
