@@ -25,6 +25,7 @@ mod broadcast;
 mod cast;
 mod concat_split;
 mod conv;
+mod conv_transpose;
 mod erf;
 mod error;
 mod expand;
@@ -95,6 +96,7 @@ fn dispatch(
         "Concat" => concat_split::concat(attrs, inputs, outputs),
         "ConstantOfShape" => generate::constant_of_shape(attrs, inputs, outputs),
         "Conv" => conv::conv(attrs, inputs, outputs),
+        "ConvTranspose" => conv_transpose::conv_transpose(attrs, inputs, outputs),
         "Expand" => expand::expand(inputs, outputs),
         "Gather" => gather::gather(attrs, inputs, outputs),
         "Gemm" => matmul::gemm(attrs, inputs, outputs),

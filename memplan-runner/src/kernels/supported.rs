@@ -20,6 +20,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Concat",
     "ConstantOfShape",
     "Conv",
+    "ConvTranspose",
     "Cos",
     "Div",
     "Dropout",
@@ -122,7 +123,7 @@ pub fn check_node(
         _ => Ok(()),
     };
     match op_type {
-        "Conv" | "MaxPool" | "AveragePool" => {
+        "Conv" | "ConvTranspose" | "MaxPool" | "AveragePool" => {
             one_of("auto_pad", &["NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"])?;
             if op_type == "MaxPool" {
                 must_be("storage_order", &[0])?;

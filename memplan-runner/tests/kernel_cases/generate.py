@@ -370,6 +370,14 @@ def more():
     case("pad_wrap_19", "Pad", [y, i64([0, 1, 2, 0, 2, 1])], {"mode": "wrap"}, opset=19)
     case("pad_i64", "Pad", [i64([[1, 2], [3, 4]]), i64([1, 0, 0, 1])])
     case("pad_attr_2", "Pad", [y], {"pads": [0, 0, 1, 0, 0, 1], "value": 1.5}, opset=2)
+    x = f(1, 4, 3, 4)
+    case("convtranspose_basic", "ConvTranspose", [x, f(4, 3, 3, 3), f(3)])
+    case("convtranspose_s2_p1_outpad", "ConvTranspose", [x, f(4, 2, 3, 3)], {"strides": [2, 2], "pads": [1, 1, 1, 1], "output_padding": [1, 1]})
+    case("convtranspose_k2s2", "ConvTranspose", [x, f(4, 2, 2, 2), f(2)], {"strides": [2, 2]})
+    case("convtranspose_group_dilation", "ConvTranspose", [x, f(4, 1, 2, 3)], {"group": 2, "dilations": [2, 1], "pads": [0, 1, 1, 0]})
+    case("convtranspose_output_shape", "ConvTranspose", [x, f(4, 2, 3, 3)], {"strides": [2, 2], "output_shape": [6, 8]})
+    case("convtranspose_same_upper", "ConvTranspose", [x, f(4, 2, 3, 3)], {"strides": [2, 2], "auto_pad": "SAME_UPPER"})
+    case("convtranspose_1d", "ConvTranspose", [f(2, 3, 5), f(3, 2, 4), f(2)], {"strides": [3]})
     case("instancenorm_1d", "InstanceNormalization", [f(1, 2, 6), f(2), f(2)])
 
 
