@@ -240,6 +240,12 @@ fn in_place_inputs(op: &str, n: usize) -> Option<Vec<usize>> {
         "LogSoftmax",
         "Trilu",
         "InstanceNormalization",
+        "Selu",
+        "Celu",
+        "Softsign",
+        "ThresholdedRelu",
+        "Mish",
+        "Gelu",
     ];
     const NARY: &[&str] = &[
         "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "And", "Or", "Xor",

@@ -26,6 +26,7 @@ mod cast;
 mod concat_split;
 mod conv;
 mod conv_transpose;
+mod cumsum;
 mod erf;
 mod error;
 mod expand;
@@ -39,6 +40,7 @@ mod reduce;
 mod reshape;
 mod resize;
 mod slice;
+mod space_depth;
 mod spatial;
 pub mod supported;
 mod tensor;
@@ -97,6 +99,11 @@ fn dispatch(
         "ConstantOfShape" => generate::constant_of_shape(attrs, inputs, outputs),
         "Conv" => conv::conv(attrs, inputs, outputs),
         "ConvTranspose" => conv_transpose::conv_transpose(attrs, inputs, outputs),
+        "CumSum" => cumsum::cumsum(attrs, inputs, outputs),
+        "DepthToSpace" => space_depth::space_depth(attrs, inputs, outputs, true),
+        "SpaceToDepth" => space_depth::space_depth(attrs, inputs, outputs, false),
+        "GatherElements" => gather::gather_elements(attrs, inputs, outputs),
+        "LRN" => normalization::lrn(attrs, inputs, outputs),
         "Expand" => expand::expand(inputs, outputs),
         "Gather" => gather::gather(attrs, inputs, outputs),
         "Gemm" => matmul::gemm(attrs, inputs, outputs),

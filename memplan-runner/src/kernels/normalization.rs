@@ -1,5 +1,5 @@
 //! Normalizations: BatchNormalization (inference), InstanceNormalization, LayerNormalization,
-//! Softmax and LogSoftmax.
+//! LRN, Softmax and LogSoftmax.
 //!
 //! All of them may run in place. To make the in-place and separate-buffer results identical by
 //! construction, a separate input is first copied (exactly) into the output, and the operator
@@ -226,6 +226,45 @@ pub(crate) fn instance_norm(
         let inv = 1.0 / (var + eps).sqrt();
         for v in values.iter_mut() {
             *v = (*v - mean) * inv * scale[ch] + bias[ch];
+        }
+    }
+    Ok(())
+}
+
+/// LRN (local response normalization across channels):
+/// `x / (bias + alpha / size * sum of x^2 over the size channels around c)^beta`.
+pub(crate) fn lrn(
+    attrs: &Attrs,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    let alpha = attrs.float("alpha", 1e-4)?;
+    let beta = attrs.float("beta", 0.75)?;
+    let bias = attrs.float("bias", 1.0)?;
+    let size = usize::try_from(attrs.int("size", 0)?)
+        .ok()
+        .filter(|&s| s > 0)
+        .ok_or_else(|| KernelError::new("size must be positive"))?;
+    let (xs, x) = typed::<f32>(inputs, 0)?;
+    let (ys, y) = output::<f32>(outputs, 0)?;
+    expect_shape(0, ys, xs)?;
+    if xs.len() < 2 {
+        bail!("input {xs:?} must be [N, C, ...]");
+    }
+    let c = xs[1];
+    let plane: usize = xs[2..].iter().product();
+    let (before, after) = ((size - 1) / 2, (size - 1).div_ceil(2));
+    #[allow(clippy::cast_precision_loss)] // a handful of channels
+    let scale = alpha / size as f32;
+    for b in 0..xs[0] {
+        for ch in 0..c {
+            let lo = ch.saturating_sub(before);
+            let hi = (ch + after).min(c - 1);
+            for p in 0..plane {
+                let at = |k: usize| (b * c + k) * plane + p;
+                let sum = (lo..=hi).fold(0.0f32, |a, k| a + x[at(k)] * x[at(k)]);
+                y[at(ch)] = x[at(ch)] / (bias + scale * sum).powf(beta);
+            }
         }
     }
     Ok(())

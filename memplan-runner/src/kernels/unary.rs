@@ -67,13 +67,7 @@ pub(crate) fn run(
         "Round" => map(inputs, outputs, f32::round_ties_even),
         "Sin" => map(inputs, outputs, f32::sin),
         "Cos" => map(inputs, outputs, f32::cos),
-        "Softplus" => map(inputs, outputs, |x: f32| {
-            if x > 0.0 {
-                x + (-x).exp().ln_1p()
-            } else {
-                x.exp().ln_1p()
-            }
-        }),
+        "Softplus" => map(inputs, outputs, softplus),
         "Neg" => signed(
             inputs,
             outputs,
@@ -107,8 +101,71 @@ pub(crate) fn run(
             Err(e) => Err(e),
         },
         "Clip" => clip(attrs, inputs, outputs),
+        "Softsign" => map(inputs, outputs, |x: f32| x / (1.0 + x.abs())),
+        "Mish" => map(inputs, outputs, |x: f32| x * softplus(x).tanh()),
+        "Selu" => selu(attrs, inputs, outputs),
+        "Celu" => match attrs.float("alpha", 1.0) {
+            Ok(alpha) => map(inputs, outputs, move |x: f32| {
+                x.max(0.0) + (alpha * (x / alpha).exp_m1()).min(0.0)
+            }),
+            Err(e) => Err(e),
+        },
+        "ThresholdedRelu" => match attrs.float("alpha", 1.0) {
+            Ok(alpha) => map(
+                inputs,
+                outputs,
+                move |x: f32| if x > alpha { x } else { 0.0 },
+            ),
+            Err(e) => Err(e),
+        },
+        "Gelu" => gelu(attrs, inputs, outputs),
         _ => return None,
     })
+}
+
+/// ln(1 + e^x), without overflow for large x.
+fn softplus(x: f32) -> f32 {
+    if x > 0.0 {
+        x + (-x).exp().ln_1p()
+    } else {
+        x.exp().ln_1p()
+    }
+}
+
+/// Selu: `gamma x` for x > 0, `gamma alpha (e^x - 1)` otherwise.
+fn selu(
+    attrs: &Attrs,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    let alpha = attrs.float("alpha", 1.673_263_2)?;
+    let gamma = attrs.float("gamma", 1.050_701)?;
+    map(inputs, outputs, move |x: f32| {
+        if x > 0.0 {
+            gamma * x
+        } else {
+            gamma * (alpha * x.exp() - alpha)
+        }
+    })
+}
+
+/// Gelu (opset 20): `x/2 (1 + erf(x / sqrt 2))`, or with `approximate = "tanh"`
+/// `x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`.
+fn gelu(
+    attrs: &Attrs,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    match attrs.str("approximate", "none")? {
+        "none" => map(inputs, outputs, |x: f32| {
+            0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
+        }),
+        "tanh" => map(inputs, outputs, |x: f32| {
+            let k = (2.0 / std::f32::consts::PI).sqrt();
+            0.5 * x * (1.0 + (k * (x + 0.044_715 * x * x * x)).tanh())
+        }),
+        other => bail!("approximate {other:?} is not supported (none and tanh are)"),
+    }
 }
 
 /// ONNX Sign: -1, 0 or 1, NaN stays NaN.
