@@ -925,3 +925,425 @@ fn where_cast_equal() {
     run("Equal", &Attrs::default(), &ins, &mut outs).unwrap();
     assert_eq!(b, [0, 1]);
 }
+
+/// Runs `op` with one int64 output of `shape`.
+fn i64_out(op: &str, a: &Attrs, ins: &[T<'_>], shape: &[usize]) -> Result<Vec<i64>, String> {
+    let mut y = vec![-99; shape.iter().product()];
+    let mut outs = [Output {
+        shape,
+        data: DataMut::I64(&mut y),
+    }];
+    run(op, a, &inputs(ins), &mut outs).map_err(|e| e.to_string())?;
+    Ok(y)
+}
+
+#[test]
+fn elementwise_math_and_variadic() {
+    let x = [1.0, 4.0, 9.0];
+    assert_eq!(
+        f32_out("Sqrt", &attrs(NONE), &[T::F(&[3], &x)], &[3]).unwrap(),
+        [1.0, 2.0, 3.0]
+    );
+    assert_eq!(
+        f32_out("Reciprocal", &attrs(NONE), &[T::F(&[3], &x)], &[3]).unwrap(),
+        [1.0, 0.25, 1.0 / 9.0]
+    );
+    assert_eq!(
+        f32_out("Neg", &attrs(NONE), &[T::F(&[3], &x)], &[3]).unwrap(),
+        [-1.0, -4.0, -9.0]
+    );
+    // [1,4,9] ^ [2] = [1,16,81]; 2^-1 = 0.5.
+    assert_eq!(
+        f32_out(
+            "Pow",
+            &attrs(NONE),
+            &[T::F(&[3], &x), T::F(&[1], &[2.0])],
+            &[3]
+        )
+        .unwrap(),
+        [1.0, 16.0, 81.0]
+    );
+    assert_eq!(
+        f32_out(
+            "Pow",
+            &attrs(NONE),
+            &[T::F(&[1], &[2.0]), T::I(&[1], &[-1])],
+            &[1]
+        )
+        .unwrap(),
+        [0.5]
+    );
+    // Variadic with broadcasting: max/min/sum/mean of [1,4,9], [5], [[0],[10]].
+    let ins = [
+        T::F(&[3], &x),
+        T::F(&[1], &[5.0]),
+        T::F(&[2, 1], &[0.0, 10.0]),
+    ];
+    assert_eq!(
+        f32_out("Max", &attrs(NONE), &ins, &[2, 3]).unwrap(),
+        [5.0, 5.0, 9.0, 10.0, 10.0, 10.0]
+    );
+    assert_eq!(
+        f32_out("Min", &attrs(NONE), &ins, &[2, 3]).unwrap(),
+        [0.0, 0.0, 0.0, 1.0, 4.0, 5.0]
+    );
+    assert_eq!(
+        f32_out("Sum", &attrs(NONE), &ins, &[2, 3]).unwrap(),
+        [6.0, 9.0, 14.0, 16.0, 19.0, 24.0]
+    );
+    assert_eq!(
+        f32_out("Mean", &attrs(NONE), &ins, &[2, 3]).unwrap(),
+        [2.0, 3.0, 14.0 / 3.0, 16.0 / 3.0, 19.0 / 3.0, 8.0]
+    );
+    // PRelu with a per-channel slope: [-2, 2] by [0.5, 3] -> [-1, 2].
+    assert_eq!(
+        f32_out(
+            "PRelu",
+            &attrs(NONE),
+            &[T::F(&[2], &[-2.0, 2.0]), T::F(&[2], &[0.5, 3.0])],
+            &[2]
+        )
+        .unwrap(),
+        [-1.0, 2.0]
+    );
+    // Mod: floored for integers (sign of the divisor), truncated with fmod.
+    assert_eq!(
+        i64_out(
+            "Mod",
+            &attrs(NONE),
+            &[T::I(&[2], &[-7, 7]), T::I(&[2], &[3, -3])],
+            &[2]
+        )
+        .unwrap(),
+        [2, -2]
+    );
+    assert_eq!(
+        i64_out(
+            "Mod",
+            &attrs(&[("fmod", Attr::Int(1))]),
+            &[T::I(&[2], &[-7, 7]), T::I(&[2], &[3, -3])],
+            &[2]
+        )
+        .unwrap(),
+        [-1, 1]
+    );
+    assert!(
+        i64_out(
+            "Mod",
+            &attrs(NONE),
+            &[T::I(&[1], &[1]), T::I(&[1], &[0])],
+            &[1]
+        )
+        .is_err()
+    );
+    assert!(
+        i64_out(
+            "Div",
+            &attrs(NONE),
+            &[T::I(&[1], &[1]), T::I(&[1], &[0])],
+            &[1]
+        )
+        .is_err()
+    );
+    // Gelu(1) = 0.5 (1 + erf(1/sqrt 2)) = 0.841344746.
+    assert_close(
+        &f32_out("Gelu", &attrs(NONE), &[T::F(&[2], &[0.0, 1.0])], &[2]).unwrap(),
+        &[0.0, 0.841_344_7],
+    );
+    // Softsign(3) = 0.75; ThresholdedRelu(alpha 1) keeps only x > 1.
+    assert_eq!(
+        f32_out("Softsign", &attrs(NONE), &[T::F(&[1], &[3.0])], &[1]).unwrap(),
+        [0.75]
+    );
+    assert_eq!(
+        f32_out(
+            "ThresholdedRelu",
+            &attrs(NONE),
+            &[T::F(&[3], &[0.5, 1.0, 2.0])],
+            &[3]
+        )
+        .unwrap(),
+        [0.0, 0.0, 2.0]
+    );
+}
+
+#[test]
+fn reductions_and_arg() {
+    // [[1,2,3],[4,5,6]].
+    let a = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+    let red = |op: &str, axes: &[i64], shape: &[usize]| {
+        f32_out(
+            op,
+            &attrs(&[("axes", ints(axes))]),
+            &[T::F(&[2, 3], &a)],
+            shape,
+        )
+        .unwrap()
+    };
+    assert_eq!(red("ReduceSum", &[1], &[2, 1]), [6.0, 15.0]);
+    assert_eq!(red("ReduceMax", &[0], &[1, 3]), [4.0, 5.0, 6.0]);
+    assert_eq!(red("ReduceMin", &[-1], &[2, 1]), [1.0, 4.0]);
+    assert_eq!(red("ReduceProd", &[1], &[2, 1]), [6.0, 120.0]);
+    assert_eq!(red("ReduceSumSquare", &[0], &[1, 3]), [17.0, 29.0, 45.0]);
+    assert_eq!(red("ReduceL1", &[0, 1], &[1, 1]), [21.0]);
+    assert_eq!(
+        red("ReduceL2", &[1], &[2, 1]),
+        [14.0f32.sqrt(), 77.0f32.sqrt()]
+    );
+    // All axes by default (ReduceMean: 3.5), keepdims 1: [1, 1].
+    assert_eq!(
+        f32_out("ReduceMean", &attrs(NONE), &[T::F(&[2, 3], &a)], &[1, 1]).unwrap(),
+        [3.5]
+    );
+    // Axes as an input (opset 18) and noop_with_empty_axes.
+    assert_eq!(
+        f32_out(
+            "ReduceMean",
+            &attrs(NONE),
+            &[T::F(&[2, 3], &a), T::I(&[1], &[0])],
+            &[1, 3]
+        )
+        .unwrap(),
+        [2.5, 3.5, 4.5]
+    );
+    assert_eq!(
+        f32_out(
+            "ReduceMean",
+            &attrs(&[("noop_with_empty_axes", Attr::Int(1))]),
+            &[T::F(&[2, 3], &a)],
+            &[2, 3]
+        )
+        .unwrap(),
+        a
+    );
+    // ArgMax / ArgMin, ties: first index unless select_last_index.
+    let t = [1.0, 3.0, 3.0, 0.0];
+    assert_eq!(
+        i64_out(
+            "ArgMax",
+            &attrs(&[("axis", Attr::Int(1))]),
+            &[T::F(&[1, 4], &t)],
+            &[1, 1]
+        )
+        .unwrap(),
+        [1]
+    );
+    assert_eq!(
+        i64_out(
+            "ArgMax",
+            &attrs(&[("axis", Attr::Int(1)), ("select_last_index", Attr::Int(1))]),
+            &[T::F(&[1, 4], &t)],
+            &[1, 1]
+        )
+        .unwrap(),
+        [2]
+    );
+    assert_eq!(
+        i64_out(
+            "ArgMin",
+            &attrs(&[("keepdims", Attr::Int(0))]),
+            &[T::F(&[2, 3], &a)],
+            &[3]
+        )
+        .unwrap(),
+        [0, 0, 0]
+    );
+    // CumSum on axis 1 of [[1,2,3],[4,5,6]]; exclusive and reversed.
+    assert_eq!(
+        f32_out(
+            "CumSum",
+            &attrs(NONE),
+            &[T::F(&[2, 3], &a), T::I(&[], &[1])],
+            &[2, 3]
+        )
+        .unwrap(),
+        [1.0, 3.0, 6.0, 4.0, 9.0, 15.0]
+    );
+    let er = attrs(&[("exclusive", Attr::Int(1)), ("reverse", Attr::Int(1))]);
+    assert_eq!(
+        f32_out(
+            "CumSum",
+            &er,
+            &[T::F(&[2, 3], &a), T::I(&[], &[1])],
+            &[2, 3]
+        )
+        .unwrap(),
+        [5.0, 3.0, 0.0, 11.0, 6.0, 0.0]
+    );
+}
+
+#[test]
+fn generators_and_layout_ops() {
+    let a = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+    // Shape (with start/end) and ConstantOfShape / Range.
+    assert_eq!(
+        i64_out("Shape", &attrs(NONE), &[T::F(&[2, 3], &a)], &[2]).unwrap(),
+        [2, 3]
+    );
+    assert_eq!(
+        i64_out(
+            "Shape",
+            &attrs(&[("start", Attr::Int(-1))]),
+            &[T::F(&[2, 3], &a)],
+            &[1]
+        )
+        .unwrap(),
+        [3]
+    );
+    assert_eq!(
+        f32_out(
+            "ConstantOfShape",
+            &attrs(&[("value", Attr::Float(2.5))]),
+            &[T::I(&[1], &[3])],
+            &[3]
+        )
+        .unwrap(),
+        [2.5; 3]
+    );
+    assert_eq!(
+        i64_out(
+            "Range",
+            &attrs(NONE),
+            &[T::I(&[], &[10]), T::I(&[], &[1]), T::I(&[], &[-4])],
+            &[3]
+        )
+        .unwrap(),
+        [10, 6, 2]
+    );
+    // Tile [[1,2,3],[4,5,6]] by [1, 2].
+    assert_eq!(
+        f32_out(
+            "Tile",
+            &attrs(NONE),
+            &[T::F(&[2, 3], &a), T::I(&[2], &[1, 2])],
+            &[2, 6]
+        )
+        .unwrap(),
+        [1.0, 2.0, 3.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 4.0, 5.0, 6.0]
+    );
+    // Trilu: upper keeps j >= i, lower with k = -1 keeps j <= i - 1.
+    assert_eq!(
+        f32_out("Trilu", &attrs(NONE), &[T::F(&[2, 3], &a)], &[2, 3]).unwrap(),
+        [1.0, 2.0, 3.0, 0.0, 5.0, 6.0]
+    );
+    assert_eq!(
+        f32_out(
+            "Trilu",
+            &attrs(&[("upper", Attr::Int(0))]),
+            &[T::F(&[2, 3], &a), T::I(&[1], &[-1])],
+            &[2, 3]
+        )
+        .unwrap(),
+        [0.0, 0.0, 0.0, 4.0, 0.0, 0.0]
+    );
+    // Pad [1,2,3] by 2 before, 1 after.
+    let x = [1.0, 2.0, 3.0];
+    let pad = |mode: &str| {
+        f32_out(
+            "Pad",
+            &attrs(&[("mode", Attr::Str(mode.into()))]),
+            &[T::F(&[3], &x), T::I(&[2], &[2, 1])],
+            &[6],
+        )
+        .unwrap()
+    };
+    assert_eq!(pad("constant"), [0.0, 0.0, 1.0, 2.0, 3.0, 0.0]);
+    assert_eq!(pad("edge"), [1.0, 1.0, 1.0, 2.0, 3.0, 3.0]);
+    assert_eq!(pad("reflect"), [3.0, 2.0, 1.0, 2.0, 3.0, 2.0]);
+    assert_eq!(pad("wrap"), [2.0, 3.0, 1.0, 2.0, 3.0, 1.0]);
+    // Negative pads crop: [-1, 0] keeps [2,3].
+    assert_eq!(
+        f32_out(
+            "Pad",
+            &attrs(NONE),
+            &[T::F(&[3], &x), T::I(&[2], &[-1, 0])],
+            &[2]
+        )
+        .unwrap(),
+        [2.0, 3.0]
+    );
+    // DepthToSpace DCR, 4 channels of 1x1 -> one 2x2 channel [c0 c1; c2 c3]; SpaceToDepth back.
+    let d = [1.0, 2.0, 3.0, 4.0];
+    assert_eq!(
+        f32_out(
+            "DepthToSpace",
+            &attrs(&[("blocksize", Attr::Int(2))]),
+            &[T::F(&[1, 4, 1, 1], &d)],
+            &[1, 1, 2, 2]
+        )
+        .unwrap(),
+        d
+    );
+    assert_eq!(
+        f32_out(
+            "SpaceToDepth",
+            &attrs(&[("blocksize", Attr::Int(2))]),
+            &[T::F(&[1, 1, 2, 2], &d)],
+            &[1, 4, 1, 1]
+        )
+        .unwrap(),
+        d
+    );
+    // GatherElements on axis 1: [[1,2,3],[4,5,6]] with [[2,0],[1,-1]] -> [[3,1],[5,6]].
+    assert_eq!(
+        f32_out(
+            "GatherElements",
+            &attrs(&[("axis", Attr::Int(1))]),
+            &[T::F(&[2, 3], &a), T::I(&[2, 2], &[2, 0, 1, -1])],
+            &[2, 2]
+        )
+        .unwrap(),
+        [3.0, 1.0, 5.0, 6.0]
+    );
+}
+
+#[test]
+fn conv_transpose_and_other_normalizations() {
+    // 1-D, stride 2, kernel [1, 10]: input [1, 2] spreads to [1, 10, 2, 20].
+    let y = f32_out(
+        "ConvTranspose",
+        &attrs(&[("strides", ints(&[2]))]),
+        &[
+            T::F(&[1, 1, 2], &[1.0, 2.0]),
+            T::F(&[1, 1, 2], &[1.0, 10.0]),
+        ],
+        &[1, 1, 4],
+    )
+    .unwrap();
+    assert_eq!(y, [1.0, 10.0, 2.0, 20.0]);
+    // Stride 1, kernel [1, 1] overlaps: [1, 1+2, 2]; pads [1, 0] cut the first.
+    let y = f32_out(
+        "ConvTranspose",
+        &attrs(&[("pads", ints(&[1, 0]))]),
+        &[T::F(&[1, 1, 2], &[1.0, 2.0]), T::F(&[1, 1, 2], &[1.0, 1.0])],
+        &[1, 1, 2],
+    )
+    .unwrap();
+    assert_eq!(y, [3.0, 2.0]);
+    // InstanceNormalization of [1, 3] (mean 2, var 1) with scale 2, bias 1: [-1, 3].
+    let y = f32_out(
+        "InstanceNormalization",
+        &attrs(&[("epsilon", Attr::Float(0.0))]),
+        &[
+            T::F(&[1, 1, 2], &[1.0, 3.0]),
+            T::F(&[1], &[2.0]),
+            T::F(&[1], &[1.0]),
+        ],
+        &[1, 1, 2],
+    )
+    .unwrap();
+    assert_eq!(y, [-1.0, 3.0]);
+    // LRN size 1, alpha 1, beta 1, bias 1: x / (1 + x^2) -> 2 / 5.
+    let a = attrs(&[
+        ("size", Attr::Int(1)),
+        ("alpha", Attr::Float(1.0)),
+        ("beta", Attr::Float(1.0)),
+    ]);
+    assert_eq!(
+        f32_out("LRN", &a, &[T::F(&[1, 1, 1], &[2.0])], &[1, 1, 1]).unwrap(),
+        [0.4]
+    );
+    // LogSoftmax of [0, 0] = [-ln 2, -ln 2].
+    let y = f32_out("LogSoftmax", &attrs(NONE), &[T::F(&[2], &[0.0, 0.0])], &[2]).unwrap();
+    assert_close(&y, &[-std::f32::consts::LN_2, -std::f32::consts::LN_2]);
+}
