@@ -1347,3 +1347,57 @@ fn conv_transpose_and_other_normalizations() {
     let y = f32_out("LogSoftmax", &attrs(NONE), &[T::F(&[2], &[0.0, 0.0])], &[2]).unwrap();
     assert_close(&y, &[-std::f32::consts::LN_2, -std::f32::consts::LN_2]);
 }
+
+#[test]
+fn einsum_equations() {
+    let a = [1.0, 2.0, 3.0, 4.0];
+    let eq = |e: &str| attrs(&[("equation", Attr::Str(e.into()))]);
+    // [[1,2],[3,4]]: trace-diagonal, transpose, sum, matrix product with itself.
+    assert_eq!(
+        f32_out("Einsum", &eq("ii->i"), &[T::F(&[2, 2], &a)], &[2]).unwrap(),
+        [1.0, 4.0]
+    );
+    assert_eq!(
+        f32_out("Einsum", &eq("ij->ji"), &[T::F(&[2, 2], &a)], &[2, 2]).unwrap(),
+        [1.0, 3.0, 2.0, 4.0]
+    );
+    assert_eq!(
+        f32_out("Einsum", &eq("ij->"), &[T::F(&[2, 2], &a)], &[]).unwrap(),
+        [10.0]
+    );
+    assert_eq!(
+        f32_out(
+            "Einsum",
+            &eq("ij,jk"),
+            &[T::F(&[2, 2], &a), T::F(&[2, 2], &a)],
+            &[2, 2]
+        )
+        .unwrap(),
+        [7.0, 10.0, 15.0, 22.0]
+    );
+    // Bad equations and shapes are errors.
+    for bad in ["ij,jk->il", "ij->ii", "i.j->i", "ijk->i", "ij,jk->ik"] {
+        assert!(
+            f32_out("Einsum", &eq(bad), &[T::F(&[2, 2], &a)], &[2]).is_err(),
+            "{bad}"
+        );
+    }
+    assert!(
+        f32_out(
+            "Einsum",
+            &eq("ij,jk->ik"),
+            &[T::F(&[2, 2], &a), T::F(&[4], &a)],
+            &[2, 2]
+        )
+        .is_err()
+    );
+    assert!(
+        f32_out(
+            "Einsum",
+            &eq("ij,jk->ik"),
+            &[T::F(&[2, 2], &a), T::F(&[1, 4], &a)],
+            &[2, 4]
+        )
+        .is_err()
+    );
+}

@@ -27,6 +27,7 @@ mod concat_split;
 mod conv;
 mod conv_transpose;
 mod cumsum;
+mod einsum;
 mod erf;
 mod error;
 mod expand;
@@ -104,6 +105,7 @@ fn dispatch(
         "SpaceToDepth" => space_depth::space_depth(attrs, inputs, outputs, false),
         "GatherElements" => gather::gather_elements(attrs, inputs, outputs),
         "LRN" => normalization::lrn(attrs, inputs, outputs),
+        "Einsum" => einsum::einsum(attrs, inputs, outputs),
         "Expand" => expand::expand(inputs, outputs),
         "Gather" => gather::gather(attrs, inputs, outputs),
         "Gemm" => matmul::gemm(attrs, inputs, outputs),

@@ -27,6 +27,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "DepthToSpace",
     "Div",
     "Dropout",
+    "Einsum",
     "Elu",
     "Equal",
     "Erf",

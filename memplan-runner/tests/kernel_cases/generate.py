@@ -397,6 +397,15 @@ def more():
     case("cumsum_i64", "CumSum", [i64([[1, 2, 3], [4, 5, 6]]), i64(0)], {"exclusive": 1})
     case("gather_elements", "GatherElements", [f(3, 4), i64([[0, 3, -1], [2, 2, 0]])], {"axis": 1})
     case("gather_elements_axis0", "GatherElements", [f(3, 4), i64([[2, 0, 1, 1]])])
+    case("einsum_matmul", "Einsum", [f(3, 4), f(4, 5)], {"equation": "ij,jk->ik"})
+    case("einsum_attention", "Einsum", [f(1, 2, 3, 4), f(1, 2, 5, 4)], {"equation": "bhqd,bhkd->bhqk"})
+    case("einsum_implicit", "Einsum", [f(3, 4), f(4, 5)], {"equation": "ij,jk"})
+    case("einsum_transpose", "Einsum", [f(2, 3, 4)], {"equation": "abc->cab"})
+    case("einsum_trace_diag", "Einsum", [f(3, 3)], {"equation": "ii->i"})
+    case("einsum_sum_all", "Einsum", [f(3, 4)], {"equation": "ij->"})
+    case("einsum_ellipsis", "Einsum", [f(2, 3, 4, 5), f(5, 6)], {"equation": "...ij,jk->...ik"})
+    case("einsum_ellipsis_bcast", "Einsum", [f(2, 1, 4, 5), f(2, 3, 5, 6)], {"equation": "...ij,...jk->...ik"})
+    case("einsum_outer_three", "Einsum", [f(2), f(3), f(2)], {"equation": "a,b,a->ab"})
     case("instancenorm_1d", "InstanceNormalization", [f(1, 2, 6), f(2), f(2)])
 
 
