@@ -18,6 +18,20 @@
 //!
 //! [`supported`] lists the operator types and checks a node's attributes at build time, without
 //! depending on the rest of this module.
+//!
+//! ## Semantics worth knowing
+//!
+//! - Operators whose inputs moved to attributes or back across opsets accept both forms: Clip
+//!   (min/max), Squeeze/Unsqueeze/ReduceX (axes), Split (split), Slice (starts/ends/axes), Pad
+//!   (pads, value). Softmax and LogSoftmax follow opset 13+ (one axis, default -1); a node from an
+//!   older opset computes the same only when its axis is the last one.
+//! - The output shapes are the caller's (from ONNX shape inference); every kernel recomputes them
+//!   and refuses a mismatch. One known disagreement between ONNX shape inference and ONNX
+//!   Runtime, a `ceil_mode` pool whose last window would start past the input, is refused.
+//! - Tensor-valued attributes (`ConstantOfShape.value`) are passed as the one-element
+//!   [`Attr::Float`] or [`Attr::Int`] they hold. `Constant` nodes are the caller's to fold.
+//! - MaxPool's optional Indices output is not supported (pass only output 0).
+//! - Integer division or remainder by zero is an error; float arithmetic follows IEEE 754.
 
 mod attrs;
 mod binary;
