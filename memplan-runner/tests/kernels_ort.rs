@@ -75,7 +75,17 @@ fn tensor(v: &Value) -> Tensor {
     let data = v["data"].as_array().unwrap();
     #[allow(clippy::cast_possible_truncation)] // f32 values written in shortest form
     let buf = match v["dtype"].as_str().unwrap() {
-        "f32" => Buf::F32(data.iter().map(|x| x.as_f64().unwrap() as f32).collect()),
+        "f32" => Buf::F32(
+            data.iter()
+                .map(|x| match x.as_str() {
+                    // Non-finite values are strings (JSON has no inf/nan).
+                    Some("inf") => f32::INFINITY,
+                    Some("-inf") => f32::NEG_INFINITY,
+                    Some("nan") => f32::NAN,
+                    _ => x.as_f64().unwrap() as f32,
+                })
+                .collect(),
+        ),
         "i64" => Buf::I64(data.iter().map(|x| x.as_i64().unwrap()).collect()),
         "i32" => Buf::I32(
             data.iter()

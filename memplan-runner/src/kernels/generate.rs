@@ -1,4 +1,4 @@
-//! Operators that make a tensor from shapes and scalars: Shape, ConstantOfShape and Range.
+//! Operators that make a tensor from shapes and scalars: Shape, Size, ConstantOfShape and Range.
 
 use super::attrs::{Attr, Attrs};
 use super::error::{KernelError, bail};
@@ -130,4 +130,13 @@ fn int_range(start: i128, limit: i128, delta: i128) -> Result<Vec<i128>, KernelE
         bail!("the range has {n} elements, too many");
     }
     Ok((0..n).map(|i| start + i * delta).collect())
+}
+
+/// Size: the input's number of elements, an int64 scalar.
+pub(crate) fn size(inputs: &[Input<'_>], outputs: &mut [Output<'_>]) -> Result<(), KernelError> {
+    let n = super::tensor::numel(input_shape(inputs, 0)?)?;
+    let (ys, y) = output::<i64>(outputs, 0)?;
+    expect_shape(0, ys, &[])?;
+    y[0] = i64::try_from(n).unwrap_or(i64::MAX);
+    Ok(())
 }

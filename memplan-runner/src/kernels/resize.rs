@@ -1,4 +1,4 @@
-//! Resize with `mode` nearest (any rank) or linear (n-linear over every resized dimension:
+//! Resize (and the older Upsample) with `mode` nearest (any rank) or linear (n-linear over every resized dimension:
 //! bilinear for NCHW images), scales or sizes given, optionally for a subset of `axes`.
 //!
 //! Output index `o` along a dimension maps to a fractional input coordinate `x` by the
@@ -9,7 +9,7 @@
 //! two neighbours `floor(x)` and `floor(x) + 1` with weights `1 - frac` and `frac`. A dimension
 //! with scale 1 and unchanged size is copied as is.
 
-use super::attrs::Attrs;
+use super::attrs::{Attr, Attrs};
 use super::error::{KernelError, bail};
 use super::tensor::{Data, Input, Output, axis, opt_value, output, strides, typed};
 
@@ -245,4 +245,46 @@ pub(crate) fn resize(
         }
     }
     Ok(())
+}
+
+/// Upsample (opsets 7 to 9): Resize with `asymmetric` coordinates and `floor` rounding, scales
+/// from input 1 (opset 9) or the `scales` attribute (opset 7), all at least 1.
+pub(crate) fn upsample(
+    attrs: &Attrs,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    let scales: Vec<f32> = match opt_value(inputs, 1)? {
+        Some((_, Data::F32(s))) => s.to_vec(),
+        Some((_, d)) => bail!("scales are {}, expected float32", d.dtype().name()),
+        None => match attrs.floats("scales")? {
+            Some(s) => s.to_vec(),
+            None => bail!("scales are required"),
+        },
+    };
+    if scales.iter().any(|&s| s.is_nan() || s < 1.0) {
+        bail!("Upsample scales {scales:?} must be at least 1");
+    }
+    let mode = attrs.str("mode", "nearest")?;
+    if mode != "nearest" && mode != "linear" {
+        bail!("mode {mode:?} is not supported (nearest and linear are)");
+    }
+    let resize_attrs = Attrs::new(vec![
+        ("mode".to_string(), Attr::Str(mode.to_string())),
+        (
+            "coordinate_transformation_mode".to_string(),
+            Attr::Str("asymmetric".to_string()),
+        ),
+        ("nearest_mode".to_string(), Attr::Str("floor".to_string())),
+    ]);
+    let shape = [scales.len()];
+    let local = [
+        inputs.first().copied().unwrap_or(Input::Absent),
+        Input::Absent,
+        Input::Value {
+            shape: &shape,
+            data: Data::F32(&scales),
+        },
+    ];
+    resize(&resize_attrs, &local, outputs)
 }

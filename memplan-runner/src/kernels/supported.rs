@@ -47,6 +47,8 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "HardSwish",
     "Identity",
     "InstanceNormalization",
+    "IsInf",
+    "IsNaN",
     "LRN",
     "LayerNormalization",
     "LeakyRelu",
@@ -87,6 +89,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Sigmoid",
     "Sign",
     "Sin",
+    "Size",
     "Slice",
     "Softmax",
     "Softplus",
@@ -103,6 +106,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Transpose",
     "Trilu",
     "Unsqueeze",
+    "Upsample",
     "Where",
     "Xor",
 ];
@@ -192,6 +196,7 @@ pub fn check_node(
             must_be("training_mode", &[0])?;
             must_be("spatial", &[1])?;
         }
+        "Upsample" => one_of("mode", &["nearest", "linear"])?,
         "Gelu" => one_of("approximate", &["none", "tanh"])?,
         "DepthToSpace" => one_of("mode", &["DCR", "CRD"])?,
         "Pad" => one_of("mode", &["constant", "edge", "reflect", "wrap"])?,

@@ -237,3 +237,26 @@ fn clip(
         if y > hi { hi } else { y }
     })
 }
+
+/// IsNaN, or IsInf (`detect_positive` / `detect_negative`, default both): float32 in, bool out.
+pub(crate) fn classify(
+    attrs: &Attrs,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+    nan: bool,
+) -> Result<(), KernelError> {
+    let (xs, x) = super::tensor::typed::<f32>(inputs, 0)?;
+    let pos = attrs.int("detect_positive", 1)? != 0;
+    let neg = attrs.int("detect_negative", 1)? != 0;
+    let (ys, y) = output::<u8>(outputs, 0)?;
+    expect_shape(0, ys, xs)?;
+    for (o, &v) in y.iter_mut().zip(x) {
+        let hit = if nan {
+            v.is_nan()
+        } else {
+            v.is_infinite() && if v > 0.0 { pos } else { neg }
+        };
+        *o = u8::from(hit);
+    }
+    Ok(())
+}

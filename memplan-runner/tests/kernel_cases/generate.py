@@ -41,7 +41,8 @@ def encode_tensor(arr):
     name, _ = DTYPES[arr.dtype]
     flat = arr.reshape(-1)
     if name == "f32":
-        data = [str(np.float32(v)) for v in flat]
+        # JSON has no inf/nan: those are written as strings.
+        data = [str(np.float32(v)) if np.isfinite(v) else '"%s"' % str(np.float32(v)) for v in flat]
     else:
         data = [str(int(v)) for v in flat]
     return '{"dtype":"%s","shape":%s,"data":[%s]}' % (
@@ -406,6 +407,15 @@ def more():
     case("einsum_ellipsis", "Einsum", [f(2, 3, 4, 5), f(5, 6)], {"equation": "...ij,jk->...ik"})
     case("einsum_ellipsis_bcast", "Einsum", [f(2, 1, 4, 5), f(2, 3, 5, 6)], {"equation": "...ij,...jk->...ik"})
     case("einsum_outer_three", "Einsum", [f(2), f(3), f(2)], {"equation": "a,b,a->ab"})
+    up = f(1, 2, 2, 3)
+    case("upsample_nearest_9", "Upsample", [up, np.array([1, 1, 2, 1.5], np.float32)], opset=9)
+    case("upsample_linear_9", "Upsample", [up, np.array([1, 1, 2.5, 2], np.float32)], {"mode": "linear"}, opset=9)
+    case("upsample_attr_7", "Upsample", [up], {"scales": [1.0, 1.0, 3.0, 2.0]}, opset=7)
+    special = np.array([1.0, np.inf, -np.inf, 0.0, -2.5], np.float32)
+    case("isinf", "IsInf", [special])
+    case("isinf_negative", "IsInf", [special], {"detect_positive": 0})
+    case("isnan", "IsNaN", [np.array([1.0, 0.0, -3.0], np.float32)])
+    case("size", "Size", [f(2, 3, 4)])
     case("instancenorm_1d", "InstanceNormalization", [f(1, 2, 6), f(2), f(2)])
 
 
