@@ -1401,3 +1401,112 @@ fn einsum_equations() {
         .is_err()
     );
 }
+
+#[test]
+fn scatter_topk_onehot_hardmax() {
+    // ScatterND rows: data [[0,0],[0,0],[0,0]], rows 2 and 0 get [1,2] and [3,4].
+    let y = f32_out(
+        "ScatterND",
+        &attrs(NONE),
+        &[
+            T::F(&[3, 2], &[0.0; 6]),
+            T::I(&[2, 1], &[2, 0]),
+            T::F(&[2, 2], &[1.0, 2.0, 3.0, 4.0]),
+        ],
+        &[3, 2],
+    )
+    .unwrap();
+    assert_eq!(y, [3.0, 4.0, 0.0, 0.0, 1.0, 2.0]);
+    // ScatterElements on axis 1 with add: [[1,1,1]] + updates at columns [2, 2, 0].
+    let a = attrs(&[
+        ("axis", Attr::Int(1)),
+        ("reduction", Attr::Str("add".into())),
+    ]);
+    let y = f32_out(
+        "ScatterElements",
+        &a,
+        &[
+            T::F(&[1, 3], &[1.0; 3]),
+            T::I(&[1, 3], &[2, 2, 0]),
+            T::F(&[1, 3], &[10.0, 20.0, 5.0]),
+        ],
+        &[1, 3],
+    )
+    .unwrap();
+    assert_eq!(y, [6.0, 1.0, 31.0]);
+    assert!(
+        f32_out(
+            "ScatterND",
+            &attrs(NONE),
+            &[
+                T::F(&[3, 2], &[0.0; 6]),
+                T::I(&[1, 1], &[3]),
+                T::F(&[1, 2], &[1.0, 2.0])
+            ],
+            &[3, 2]
+        )
+        .is_err()
+    );
+    // TopK 2 of [1, 3, 3, 0]: values [3, 3], indices [1, 2] (lower index first).
+    let mut v = [0.0f32; 2];
+    let mut i = [0i64; 2];
+    let spec = [T::F(&[4], &[1.0, 3.0, 3.0, 0.0]), T::I(&[1], &[2])];
+    let ins = inputs(&spec);
+    let mut outs = [
+        Output {
+            shape: &[2],
+            data: DataMut::F32(&mut v),
+        },
+        Output {
+            shape: &[2],
+            data: DataMut::I64(&mut i),
+        },
+    ];
+    run("TopK", &Attrs::default(), &ins, &mut outs).unwrap();
+    assert_eq!((v, i), ([3.0, 3.0], [1, 2]));
+    // OneHot depth 3, values [0, 1], indices [2, -1, 5]: rows [0,0,1], [0,0,1], [0,0,0].
+    let y = f32_out(
+        "OneHot",
+        &attrs(NONE),
+        &[
+            T::I(&[3], &[2, -1, 5]),
+            T::I(&[], &[3]),
+            T::F(&[2], &[0.0, 1.0]),
+        ],
+        &[3, 3],
+    )
+    .unwrap();
+    assert_eq!(y, [0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]);
+    // Hardmax: first maximum of [1, 3, 3].
+    assert_eq!(
+        f32_out(
+            "Hardmax",
+            &attrs(NONE),
+            &[T::F(&[3], &[1.0, 3.0, 3.0])],
+            &[3]
+        )
+        .unwrap(),
+        [0.0, 1.0, 0.0]
+    );
+    // LpNormalization p=2 of [3, 4] = [0.6, 0.8]; p=1 = [3/7, 4/7].
+    assert_close(
+        &f32_out(
+            "LpNormalization",
+            &attrs(NONE),
+            &[T::F(&[2], &[3.0, 4.0])],
+            &[2],
+        )
+        .unwrap(),
+        &[0.6, 0.8],
+    );
+    assert_close(
+        &f32_out(
+            "LpNormalization",
+            &attrs(&[("p", Attr::Int(1))]),
+            &[T::F(&[2], &[3.0, 4.0])],
+            &[2],
+        )
+        .unwrap(),
+        &[3.0 / 7.0, 4.0 / 7.0],
+    );
+}

@@ -256,6 +256,18 @@ fn in_place_inputs(op: &str, n: usize) -> Option<Vec<usize>> {
         "ThresholdedRelu",
         "Mish",
         "Gelu",
+        "Tan",
+        "Asin",
+        "Acos",
+        "Atan",
+        "Sinh",
+        "Cosh",
+        "Asinh",
+        "Acosh",
+        "Atanh",
+        "LpNormalization",
+        "ScatterND",
+        "ScatterElements",
     ];
     const NARY: &[&str] = &[
         "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "And", "Or", "Xor",

@@ -54,12 +54,14 @@ mod pool;
 mod reduce;
 mod reshape;
 mod resize;
+mod scatter;
 mod slice;
 mod space_depth;
 mod spatial;
 pub mod supported;
 mod tensor;
 mod tile;
+mod topk;
 mod transpose;
 mod trilu;
 mod unary;
@@ -124,6 +126,12 @@ fn dispatch(
         "IsNaN" => unary::classify(attrs, inputs, outputs, true),
         "Size" => generate::size(inputs, outputs),
         "Upsample" => resize::upsample(attrs, inputs, outputs),
+        "ScatterND" => scatter::scatter_nd(attrs, inputs, outputs),
+        "ScatterElements" => scatter::scatter_elements(attrs, inputs, outputs),
+        "TopK" => topk::topk(attrs, inputs, outputs),
+        "Hardmax" => topk::hardmax(attrs, inputs, outputs),
+        "OneHot" => topk::one_hot(attrs, inputs, outputs),
+        "LpNormalization" => normalization::lp_norm(attrs, inputs, outputs),
         "Expand" => expand::expand(inputs, outputs),
         "Gather" => gather::gather(attrs, inputs, outputs),
         "Gemm" => matmul::gemm(attrs, inputs, outputs),

@@ -1,5 +1,5 @@
 //! Normalizations: BatchNormalization (inference), InstanceNormalization, LayerNormalization,
-//! LRN, Softmax and LogSoftmax.
+//! LpNormalization, LRN, Softmax and LogSoftmax.
 //!
 //! All of them may run in place. To make the in-place and separate-buffer results identical by
 //! construction, a separate input is first copied (exactly) into the output, and the operator
@@ -264,6 +264,43 @@ pub(crate) fn lrn(
                 let at = |k: usize| (b * c + k) * plane + p;
                 let sum = (lo..=hi).fold(0.0f32, |a, k| a + x[at(k)] * x[at(k)]);
                 y[at(ch)] = x[at(ch)] / (bias + scale * sum).powf(beta);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// LpNormalization: `x / ||x||_p` along `axis` (default -1), `p` 1 or 2 (default 2).
+pub(crate) fn lp_norm(
+    attrs: &Attrs,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    let p = attrs.int("p", 2)?;
+    if p != 1 && p != 2 {
+        bail!("p = {p} is not supported (1 and 2 are)");
+    }
+    let (ys, y) = in_output(inputs, outputs)?;
+    if ys.is_empty() {
+        bail!("LpNormalization of a scalar is not supported");
+    }
+    let ax = axis(attrs.int("axis", -1)?, ys.len())?;
+    let len = ys[ax];
+    let inner = strides(ys)[ax];
+    let outer: usize = ys[..ax].iter().product();
+    for o in 0..outer {
+        for i in 0..inner {
+            let idx = |j: usize| (o * len + j) * inner + i;
+            let mut norm = 0.0f32;
+            for j in 0..len {
+                let v = y[idx(j)];
+                norm += if p == 1 { v.abs() } else { v * v };
+            }
+            if p == 2 {
+                norm = norm.sqrt();
+            }
+            for j in 0..len {
+                y[idx(j)] /= norm;
             }
         }
     }

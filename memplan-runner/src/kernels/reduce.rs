@@ -1,5 +1,5 @@
 //! Reductions over a set of axes: ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd,
-//! ReduceSumSquare, ReduceL1, ReduceL2 (float32), and ArgMax / ArgMin (int64 indices).
+//! ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp (float32), and ArgMax / ArgMin (int64 indices).
 //!
 //! The axes come from the `axes` attribute (before opset 18; ReduceSum before 13) or the
 //! optional second input. With no axes, everything is reduced, unless `noop_with_empty_axes` is
@@ -23,6 +23,8 @@ enum Kind {
     SumSquare,
     L1,
     L2,
+    LogSum,
+    LogSumExp,
 }
 
 /// Runs the reduction `op`, if it is one.
@@ -41,6 +43,8 @@ pub(crate) fn run(
         "ReduceSumSquare" => Kind::SumSquare,
         "ReduceL1" => Kind::L1,
         "ReduceL2" => Kind::L2,
+        "ReduceLogSum" => Kind::LogSum,
+        "ReduceLogSumExp" => Kind::LogSumExp,
         "ArgMax" => return Some(arg(attrs, inputs, outputs, true)),
         "ArgMin" => return Some(arg(attrs, inputs, outputs, false)),
         _ => return None,
@@ -102,7 +106,8 @@ fn reduce(
         let acc = &mut y[o[0]];
         let v = x[i];
         *acc = match kind {
-            Kind::Mean | Kind::Sum => *acc + v,
+            Kind::Mean | Kind::Sum | Kind::LogSum => *acc + v,
+            Kind::LogSumExp => *acc + v.exp(),
             Kind::Max => {
                 if v > *acc || v.is_nan() {
                     v
@@ -127,6 +132,7 @@ fn reduce(
     match kind {
         Kind::Mean => y.iter_mut().for_each(|v| *v /= n),
         Kind::L2 => y.iter_mut().for_each(|v| *v = v.sqrt()),
+        Kind::LogSum | Kind::LogSumExp => y.iter_mut().for_each(|v| *v = v.ln()),
         _ => {}
     }
     Ok(())
