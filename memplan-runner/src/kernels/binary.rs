@@ -7,6 +7,7 @@
 //! element is read (from every input) before it is written, and in place or not the same
 //! function sees the same values.
 
+use super::attrs::Attrs;
 use super::broadcast::{broadcast_shapes, broadcast_strides, for_each};
 use super::error::{KernelError, bail};
 use super::tensor::{
@@ -94,6 +95,7 @@ fn min<T: PartialOrd>(a: T, b: T) -> T {
 /// Runs the operator `op` of this family, if it is one.
 pub(crate) fn run(
     op: &str,
+    attrs: &Attrs,
     inputs: &[Input<'_>],
     outputs: &mut [Output<'_>],
 ) -> Option<Result<(), KernelError>> {
@@ -141,6 +143,12 @@ pub(crate) fn run(
             |a, b| Some(min(a, b)),
         ),
         "Mean" => mean(inputs, outputs),
+        "PRelu" => fold::<f32>(
+            inputs,
+            outputs,
+            |x, slope| Some(if x < 0.0 { slope * x } else { x }),
+            |x| x,
+        ),
         "Pow" => pow(inputs, outputs),
         "And" => fold::<u8>(inputs, outputs, |a, b| Some(a & b), |x| x),
         "Or" => fold::<u8>(inputs, outputs, |a, b| Some(a | b), |x| x),
@@ -151,6 +159,7 @@ pub(crate) fn run(
         "Greater" => compare(inputs, outputs, |o| o == std::cmp::Ordering::Greater),
         "GreaterOrEqual" => compare(inputs, outputs, |o| o != std::cmp::Ordering::Less),
         "Where" => where_(inputs, outputs),
+        "Mod" => modulo(attrs, inputs, outputs),
         _ => return None,
     })
 }
@@ -262,4 +271,38 @@ fn where_(inputs: &[Input<'_>], outputs: &mut [Output<'_>]) -> Result<(), Kernel
         Ok(())
     }
     super::tensor::dispatch!(out_dtype(outputs, 0)?, typed_where(inputs, outputs))
+}
+
+/// Mod: `fmod = 1` the remainder of truncated division (sign of the dividend; float32, int64,
+/// int32), `fmod = 0` the remainder of floored division (sign of the divisor; integers only).
+fn modulo(
+    attrs: &Attrs,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    let fmod = attrs.int("fmod", 0)? != 0;
+    match (out_dtype(outputs, 0)?, fmod) {
+        (DType::F32, true) => fold::<f32>(inputs, outputs, |a, b| Some(a % b), |x| x),
+        (DType::F32, false) => bail!("Mod on float32 needs fmod = 1"),
+        (DType::I64, true) => fold::<i64>(inputs, outputs, i64::checked_rem, |x| x),
+        (DType::I32, true) => fold::<i32>(inputs, outputs, i32::checked_rem, |x| x),
+        (DType::I64, false) => fold::<i64>(inputs, outputs, floored_rem, |x| x),
+        (DType::I32, false) => fold::<i32>(
+            inputs,
+            outputs,
+            |a, b| floored_rem(i64::from(a), i64::from(b)).and_then(|r| i32::try_from(r).ok()),
+            |x| x,
+        ),
+        (DType::Bool, _) => bail!("Mod on bool tensors is not supported"),
+    }
+}
+
+/// The remainder with the sign of the divisor, `None` for a zero divisor.
+fn floored_rem(a: i64, b: i64) -> Option<i64> {
+    let r = a.checked_rem(b)?;
+    Some(if r != 0 && (r < 0) != (b < 0) {
+        r + b
+    } else {
+        r
+    })
 }

@@ -1,4 +1,4 @@
-//! Operators that make a tensor from shapes and scalars: Shape, ConstantOfShape and Range.
+//! Operators that make a tensor from shapes and scalars: Shape, Size, ConstantOfShape and Range.
 
 use super::attrs::{Attr, Attrs};
 use super::error::{KernelError, bail};
@@ -95,32 +95,48 @@ pub(crate) fn range(inputs: &[Input<'_>], outputs: &mut [Output<'_>]) -> Result<
             }
         }
         (Data::I64(s), Data::I64(l), Data::I64(d), Some(DType::I64)) => {
-            let (s, l, d) = (s[0], l[0], d[0]);
-            if d == 0 {
-                bail!("delta is 0");
-            }
-            let n =
-                usize::try_from(((l - s) as f64 / d as f64).ceil().max(0.0) as i64).unwrap_or(0);
+            let values = int_range(i128::from(s[0]), i128::from(l[0]), i128::from(d[0]))?;
             let (ys, y) = output::<i64>(outputs, 0)?;
-            expect_shape(0, ys, &[n])?;
-            for (i, v) in y.iter_mut().enumerate() {
-                *v = s + i as i64 * d;
+            expect_shape(0, ys, &[values.len()])?;
+            for (v, r) in y.iter_mut().zip(values) {
+                *v = i64::try_from(r).expect("between start and limit");
             }
         }
         (Data::I32(s), Data::I32(l), Data::I32(d), Some(DType::I32)) => {
-            let (s, l, d) = (s[0], l[0], d[0]);
-            if d == 0 {
-                bail!("delta is 0");
-            }
-            let n = usize::try_from(((l - s) as f64 / f64::from(d)).ceil().max(0.0) as i64)
-                .unwrap_or(0);
+            let values = int_range(i128::from(s[0]), i128::from(l[0]), i128::from(d[0]))?;
             let (ys, y) = output::<i32>(outputs, 0)?;
-            expect_shape(0, ys, &[n])?;
-            for (i, v) in y.iter_mut().enumerate() {
-                *v = s + i as i32 * d;
+            expect_shape(0, ys, &[values.len()])?;
+            for (v, r) in y.iter_mut().zip(values) {
+                *v = i32::try_from(r).expect("between start and limit");
             }
         }
         _ => bail!("start, limit, delta and the output must all be float32, int64 or int32"),
     }
+    Ok(())
+}
+
+/// The integer range `start, start + delta, ...` short of `limit`, at most 2^24 elements.
+fn int_range(start: i128, limit: i128, delta: i128) -> Result<Vec<i128>, KernelError> {
+    if delta == 0 {
+        bail!("delta is 0");
+    }
+    let n = if delta > 0 {
+        (limit - start).max(0).div_euclid(delta) + i128::from((limit - start).max(0) % delta != 0)
+    } else {
+        (start - limit).max(0).div_euclid(-delta)
+            + i128::from((start - limit).max(0) % (-delta) != 0)
+    };
+    if n > 1 << 24 {
+        bail!("the range has {n} elements, too many");
+    }
+    Ok((0..n).map(|i| start + i * delta).collect())
+}
+
+/// Size: the input's number of elements, an int64 scalar.
+pub(crate) fn size(inputs: &[Input<'_>], outputs: &mut [Output<'_>]) -> Result<(), KernelError> {
+    let n = super::tensor::numel(input_shape(inputs, 0)?)?;
+    let (ys, y) = output::<i64>(outputs, 0)?;
+    expect_shape(0, ys, &[])?;
+    y[0] = i64::try_from(n).unwrap_or(i64::MAX);
     Ok(())
 }

@@ -18,6 +18,20 @@
 //!
 //! [`supported`] lists the operator types and checks a node's attributes at build time, without
 //! depending on the rest of this module.
+//!
+//! ## Semantics worth knowing
+//!
+//! - Operators whose inputs moved to attributes or back across opsets accept both forms: Clip
+//!   (min/max), Squeeze/Unsqueeze/ReduceX (axes), Split (split), Slice (starts/ends/axes), Pad
+//!   (pads, value). Softmax and LogSoftmax follow opset 13+ (one axis, default -1); a node from an
+//!   older opset computes the same only when its axis is the last one.
+//! - The output shapes are the caller's (from ONNX shape inference); every kernel recomputes them
+//!   and refuses a mismatch. One known disagreement between ONNX shape inference and ONNX
+//!   Runtime, a `ceil_mode` pool whose last window would start past the input, is refused.
+//! - Tensor-valued attributes (`ConstantOfShape.value`) are passed as the one-element
+//!   [`Attr::Float`] or [`Attr::Int`] they hold. `Constant` nodes are the caller's to fold.
+//! - MaxPool's optional Indices output is not supported (pass only output 0).
+//! - Integer division or remainder by zero is an error; float arithmetic follows IEEE 754.
 
 mod attrs;
 mod binary;
@@ -25,6 +39,9 @@ mod broadcast;
 mod cast;
 mod concat_split;
 mod conv;
+mod conv_transpose;
+mod cumsum;
+mod einsum;
 mod erf;
 mod error;
 mod expand;
@@ -32,15 +49,21 @@ mod gather;
 mod generate;
 mod matmul;
 mod normalization;
+mod pad;
 mod pool;
 mod reduce;
 mod reshape;
 mod resize;
+mod scatter;
 mod slice;
+mod space_depth;
 mod spatial;
 pub mod supported;
 mod tensor;
+mod tile;
+mod topk;
 mod transpose;
+mod trilu;
 mod unary;
 
 pub use attrs::{Attr, Attrs};
@@ -76,7 +99,7 @@ fn dispatch(
     if let Some(r) = unary::run(op, attrs, inputs, outputs) {
         return r;
     }
-    if let Some(r) = binary::run(op, inputs, outputs) {
+    if let Some(r) = binary::run(op, attrs, inputs, outputs) {
         return r;
     }
     if let Some(r) = reshape::run(op, attrs, inputs, outputs) {
@@ -92,22 +115,43 @@ fn dispatch(
         "Concat" => concat_split::concat(attrs, inputs, outputs),
         "ConstantOfShape" => generate::constant_of_shape(attrs, inputs, outputs),
         "Conv" => conv::conv(attrs, inputs, outputs),
+        "ConvTranspose" => conv_transpose::conv_transpose(attrs, inputs, outputs),
+        "CumSum" => cumsum::cumsum(attrs, inputs, outputs),
+        "DepthToSpace" => space_depth::space_depth(attrs, inputs, outputs, true),
+        "Einsum" => einsum::einsum(attrs, inputs, outputs),
         "Expand" => expand::expand(inputs, outputs),
         "Gather" => gather::gather(attrs, inputs, outputs),
+        "GatherElements" => gather::gather_elements(attrs, inputs, outputs),
         "Gemm" => matmul::gemm(attrs, inputs, outputs),
         "GlobalAveragePool" => pool::global(inputs, outputs, false),
         "GlobalMaxPool" => pool::global(inputs, outputs, true),
+        "Hardmax" => topk::hardmax(attrs, inputs, outputs),
+        "InstanceNormalization" => normalization::instance_norm(attrs, inputs, outputs),
+        "IsInf" => unary::classify(attrs, inputs, outputs, false),
+        "IsNaN" => unary::classify(attrs, inputs, outputs, true),
+        "LRN" => normalization::lrn(attrs, inputs, outputs),
         "LayerNormalization" => normalization::layer_norm(attrs, inputs, outputs),
         "LogSoftmax" => normalization::softmax(attrs, inputs, outputs, true),
+        "LpNormalization" => normalization::lp_norm(attrs, inputs, outputs),
         "MatMul" => matmul::matmul(inputs, outputs),
         "MaxPool" => pool::pool(attrs, inputs, outputs, true),
+        "OneHot" => topk::one_hot(attrs, inputs, outputs),
+        "Pad" => pad::pad(attrs, inputs, outputs),
         "Range" => generate::range(inputs, outputs),
         "Resize" => resize::resize(attrs, inputs, outputs),
+        "ScatterElements" => scatter::scatter_elements(attrs, inputs, outputs),
+        "ScatterND" => scatter::scatter_nd(attrs, inputs, outputs),
         "Shape" => generate::shape(attrs, inputs, outputs),
+        "Size" => generate::size(inputs, outputs),
         "Slice" => slice::slice(attrs, inputs, outputs),
         "Softmax" => normalization::softmax(attrs, inputs, outputs, false),
+        "SpaceToDepth" => space_depth::space_depth(attrs, inputs, outputs, false),
         "Split" => concat_split::split(attrs, inputs, outputs),
+        "Tile" => tile::tile(inputs, outputs),
+        "TopK" => topk::topk(attrs, inputs, outputs),
         "Transpose" => transpose::transpose(attrs, inputs, outputs),
+        "Trilu" => trilu::trilu(attrs, inputs, outputs),
+        "Upsample" => resize::upsample(attrs, inputs, outputs),
         _ => Err(KernelError::new("operator type not supported")),
     }
 }

@@ -1,4 +1,5 @@
-//! Normalizations: BatchNormalization (inference), LayerNormalization, Softmax and LogSoftmax.
+//! Normalizations: BatchNormalization (inference), InstanceNormalization, LayerNormalization,
+//! LpNormalization, LRN, Softmax and LogSoftmax.
 //!
 //! All of them may run in place. To make the in-place and separate-buffer results identical by
 //! construction, a separate input is first copied (exactly) into the output, and the operator
@@ -35,6 +36,9 @@ pub(crate) fn batch_norm(
 ) -> Result<(), KernelError> {
     if attrs.int("training_mode", 0)? != 0 || outputs.len() > 1 {
         bail!("training mode is not supported");
+    }
+    if attrs.int("spatial", 1)? != 1 {
+        bail!("spatial = 0 (opset < 9) is not supported");
     }
     let eps = attrs.float("epsilon", 1e-5)?;
     let mut params = Vec::with_capacity(4);
@@ -182,6 +186,121 @@ pub(crate) fn softmax(
                 for j in 0..len {
                     y[idx(j)] /= sum;
                 }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// InstanceNormalization: each `[n, c]` plane normalized by its own mean and variance, then
+/// `* scale[c] + bias[c]`.
+pub(crate) fn instance_norm(
+    attrs: &Attrs,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    let eps = attrs.float("epsilon", 1e-5)?;
+    let (ss, scale) = typed::<f32>(inputs, 1)?;
+    let (bs, bias) = typed::<f32>(inputs, 2)?;
+    let (ys, y) = in_output(inputs, outputs)?;
+    if ys.len() < 3 {
+        bail!("input {ys:?} must be [N, C, spatial...]");
+    }
+    let c = ys[1];
+    if ss != [c] || bs != [c] {
+        bail!("scale {ss:?} and bias {bs:?} must be [{c}]");
+    }
+    let plane: usize = ys[2..].iter().product();
+    if plane == 0 {
+        return Ok(());
+    }
+    #[allow(clippy::cast_precision_loss)] // plane sizes are far below 2^24
+    let n = plane as f32;
+    for (p, values) in y.chunks_exact_mut(plane).enumerate() {
+        let ch = p % c;
+        let mean = values.iter().fold(0.0f32, |a, &v| a + v) / n;
+        let var = values
+            .iter()
+            .fold(0.0f32, |a, &v| a + (v - mean) * (v - mean))
+            / n;
+        let inv = 1.0 / (var + eps).sqrt();
+        for v in values.iter_mut() {
+            *v = (*v - mean) * inv * scale[ch] + bias[ch];
+        }
+    }
+    Ok(())
+}
+
+/// LRN (local response normalization across channels):
+/// `x / (bias + alpha / size * sum of x^2 over the size channels around c)^beta`.
+pub(crate) fn lrn(
+    attrs: &Attrs,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    let alpha = attrs.float("alpha", 1e-4)?;
+    let beta = attrs.float("beta", 0.75)?;
+    let bias = attrs.float("bias", 1.0)?;
+    let size = usize::try_from(attrs.int("size", 0)?)
+        .ok()
+        .filter(|&s| s > 0)
+        .ok_or_else(|| KernelError::new("size must be positive"))?;
+    let (xs, x) = typed::<f32>(inputs, 0)?;
+    let (ys, y) = output::<f32>(outputs, 0)?;
+    expect_shape(0, ys, xs)?;
+    if xs.len() < 2 {
+        bail!("input {xs:?} must be [N, C, ...]");
+    }
+    let c = xs[1];
+    let plane: usize = xs[2..].iter().product();
+    let (before, after) = ((size - 1) / 2, (size - 1).div_ceil(2));
+    #[allow(clippy::cast_precision_loss)] // a handful of channels
+    let scale = alpha / size as f32;
+    for b in 0..xs[0] {
+        for ch in 0..c {
+            let lo = ch.saturating_sub(before);
+            let hi = (ch + after).min(c - 1);
+            for p in 0..plane {
+                let at = |k: usize| (b * c + k) * plane + p;
+                let sum = (lo..=hi).fold(0.0f32, |a, k| a + x[at(k)] * x[at(k)]);
+                y[at(ch)] = x[at(ch)] / (bias + scale * sum).powf(beta);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// LpNormalization: `x / ||x||_p` along `axis` (default -1), `p` 1 or 2 (default 2).
+pub(crate) fn lp_norm(
+    attrs: &Attrs,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    let p = attrs.int("p", 2)?;
+    if p != 1 && p != 2 {
+        bail!("p = {p} is not supported (1 and 2 are)");
+    }
+    let (ys, y) = in_output(inputs, outputs)?;
+    if ys.is_empty() {
+        bail!("LpNormalization of a scalar is not supported");
+    }
+    let ax = axis(attrs.int("axis", -1)?, ys.len())?;
+    let len = ys[ax];
+    let inner = strides(ys)[ax];
+    let outer: usize = ys[..ax].iter().product();
+    for o in 0..outer {
+        for i in 0..inner {
+            let idx = |j: usize| (o * len + j) * inner + i;
+            let mut norm = 0.0f32;
+            for j in 0..len {
+                let v = y[idx(j)];
+                norm += if p == 1 { v.abs() } else { v * v };
+            }
+            if p == 2 {
+                norm = norm.sqrt();
+            }
+            for j in 0..len {
+                y[idx(j)] /= norm;
             }
         }
     }

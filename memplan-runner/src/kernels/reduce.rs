@@ -1,5 +1,5 @@
 //! Reductions over a set of axes: ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd,
-//! ReduceSumSquare, ReduceL1, ReduceL2 (float32).
+//! ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp (float32), and ArgMax / ArgMin (int64 indices).
 //!
 //! The axes come from the `axes` attribute (before opset 18; ReduceSum before 13) or the
 //! optional second input. With no axes, everything is reduced, unless `noop_with_empty_axes` is
@@ -23,6 +23,8 @@ enum Kind {
     SumSquare,
     L1,
     L2,
+    LogSum,
+    LogSumExp,
 }
 
 /// Runs the reduction `op`, if it is one.
@@ -41,6 +43,10 @@ pub(crate) fn run(
         "ReduceSumSquare" => Kind::SumSquare,
         "ReduceL1" => Kind::L1,
         "ReduceL2" => Kind::L2,
+        "ReduceLogSum" => Kind::LogSum,
+        "ReduceLogSumExp" => Kind::LogSumExp,
+        "ArgMax" => return Some(arg(attrs, inputs, outputs, true)),
+        "ArgMin" => return Some(arg(attrs, inputs, outputs, false)),
         _ => return None,
     };
     Some(reduce(kind, attrs, inputs, outputs))
@@ -100,7 +106,8 @@ fn reduce(
         let acc = &mut y[o[0]];
         let v = x[i];
         *acc = match kind {
-            Kind::Mean | Kind::Sum => *acc + v,
+            Kind::Mean | Kind::Sum | Kind::LogSum => *acc + v,
+            Kind::LogSumExp => *acc + v.exp(),
             Kind::Max => {
                 if v > *acc || v.is_nan() {
                     v
@@ -125,7 +132,50 @@ fn reduce(
     match kind {
         Kind::Mean => y.iter_mut().for_each(|v| *v /= n),
         Kind::L2 => y.iter_mut().for_each(|v| *v = v.sqrt()),
+        Kind::LogSum | Kind::LogSumExp => y.iter_mut().for_each(|v| *v = v.ln()),
         _ => {}
+    }
+    Ok(())
+}
+
+/// ArgMax / ArgMin along `axis` (first occurrence, or last with `select_last_index`).
+fn arg(
+    attrs: &Attrs,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+    max: bool,
+) -> Result<(), KernelError> {
+    let (xs, x) = typed::<f32>(inputs, 0)?;
+    let ax = super::tensor::axis(attrs.int("axis", 0)?, xs.len())?;
+    let keep = attrs.int("keepdims", 1)? != 0;
+    let last = attrs.int("select_last_index", 0)? != 0;
+    let mut want = xs.to_vec();
+    if keep {
+        want[ax] = 1;
+    } else {
+        want.remove(ax);
+    }
+    let (ys, y) = output::<i64>(outputs, 0)?;
+    expect_shape(0, ys, &want)?;
+    let len = xs[ax];
+    if len == 0 {
+        bail!("ArgMax/ArgMin over an empty axis");
+    }
+    let inner: usize = xs[ax + 1..].iter().product();
+    let outer: usize = xs[..ax].iter().product();
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |j: usize| x[(o * len + j) * inner + i];
+            let mut best = 0;
+            for j in 1..len {
+                let (v, b) = (at(j), at(best));
+                let better = if max { v > b } else { v < b };
+                if better || (last && v == b) {
+                    best = j;
+                }
+            }
+            y[o * inner + i] = i64::try_from(best).unwrap_or(i64::MAX);
+        }
     }
     Ok(())
 }

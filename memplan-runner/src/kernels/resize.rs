@@ -1,4 +1,4 @@
-//! Resize with `mode` nearest (any rank) or linear (n-linear over every resized dimension:
+//! Resize (and the older Upsample) with `mode` nearest (any rank) or linear (n-linear over every resized dimension:
 //! bilinear for NCHW images), scales or sizes given, optionally for a subset of `axes`.
 //!
 //! Output index `o` along a dimension maps to a fractional input coordinate `x` by the
@@ -6,9 +6,10 @@
 //! (the same, 0 for a length-1 output), `align_corners`: `o (in - 1) / (out - 1)`, `asymmetric`:
 //! `o / scale`, `tf_half_pixel_for_nn`: `(o + 0.5) / scale`), computed in f32. Nearest rounds `x` by
 //! `nearest_mode` and clamps it into the input; linear clamps `x` into `[0, in - 1]` and mixes the
-//! two neighbours `floor(x)` and `floor(x) + 1` with weights `1 - frac` and `frac`.
+//! two neighbours `floor(x)` and `floor(x) + 1` with weights `1 - frac` and `frac`. A dimension
+//! with scale 1 and unchanged size is copied as is.
 
-use super::attrs::Attrs;
+use super::attrs::{Attr, Attrs};
 use super::error::{KernelError, bail};
 use super::tensor::{Data, Input, Output, axis, opt_value, output, strides, typed};
 
@@ -126,6 +127,18 @@ pub(crate) fn resize(
     for d in 0..rank {
         let (n_in, n_out) = (xs[d], ys[d]);
         let mut t = Vec::with_capacity(n_out);
+        if n_in == n_out && scale[d] == 1.0 {
+            // Not resized: the identity, whatever the transformation (ONNX Runtime's choice;
+            // `tf_half_pixel_for_nn` with `ceil` would otherwise shift by one).
+            t.extend((0..n_out).map(|i| Tap {
+                lo: i,
+                hi: i,
+                w_lo: 1.0,
+                w_hi: 0.0,
+            }));
+            taps.push(t);
+            continue;
+        }
         for o in 0..n_out {
             #[allow(clippy::cast_precision_loss)]
             let (of, inf, outf) = (o as f32, n_in as f32, n_out as f32);
@@ -232,4 +245,46 @@ pub(crate) fn resize(
         }
     }
     Ok(())
+}
+
+/// Upsample (opsets 7 to 9): Resize with `asymmetric` coordinates and `floor` rounding, scales
+/// from input 1 (opset 9) or the `scales` attribute (opset 7), all at least 1.
+pub(crate) fn upsample(
+    attrs: &Attrs,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    let scales: Vec<f32> = match opt_value(inputs, 1)? {
+        Some((_, Data::F32(s))) => s.to_vec(),
+        Some((_, d)) => bail!("scales are {}, expected float32", d.dtype().name()),
+        None => match attrs.floats("scales")? {
+            Some(s) => s.to_vec(),
+            None => bail!("scales are required"),
+        },
+    };
+    if scales.iter().any(|&s| s.is_nan() || s < 1.0) {
+        bail!("Upsample scales {scales:?} must be at least 1");
+    }
+    let mode = attrs.str("mode", "nearest")?;
+    if mode != "nearest" && mode != "linear" {
+        bail!("mode {mode:?} is not supported (nearest and linear are)");
+    }
+    let resize_attrs = Attrs::new(vec![
+        ("mode".to_string(), Attr::Str(mode.to_string())),
+        (
+            "coordinate_transformation_mode".to_string(),
+            Attr::Str("asymmetric".to_string()),
+        ),
+        ("nearest_mode".to_string(), Attr::Str("floor".to_string())),
+    ]);
+    let shape = [scales.len()];
+    let local = [
+        inputs.first().copied().unwrap_or(Input::Absent),
+        Input::Absent,
+        Input::Value {
+            shape: &shape,
+            data: Data::F32(&scales),
+        },
+    ];
+    resize(&resize_attrs, &local, outputs)
 }

@@ -10,20 +10,35 @@ use super::tensor::{
 
 /// The first index and the output size along one dimension of size `dim`.
 fn clamp(start: i64, end: i64, step: i64, dim: usize) -> (i64, usize) {
-    let d = i64::try_from(dim).unwrap_or(i64::MAX);
-    let fix = |v: i64| if v < 0 { v.saturating_add(d) } else { v };
-    let (s, e) = (fix(start), fix(end));
+    if dim == 0 {
+        return (0, 0);
+    }
+    // i128: no overflow for any i64 start, end or step.
+    let d = i128::try_from(dim).unwrap_or(i128::MAX);
+    let fix = |v: i64| {
+        let v = i128::from(v);
+        if v < 0 { v + d } else { v }
+    };
+    let (s, e, step) = (fix(start), fix(end), i128::from(step));
     let (s, e) = if step > 0 {
         (s.clamp(0, d), e.clamp(0, d))
     } else {
         (s.clamp(0, d - 1), e.clamp(-1, d - 1))
     };
     let len = if step > 0 {
-        (e - s).max(0).div_euclid(step) + i64::from((e - s).max(0) % step != 0)
+        ceil_div((e - s).max(0), step)
     } else {
-        (s - e).max(0).div_euclid(-step) + i64::from((s - e).max(0) % (-step) != 0)
+        ceil_div((s - e).max(0), -step)
     };
-    (s, usize::try_from(len).unwrap_or(0))
+    (
+        i64::try_from(s).unwrap_or(0),
+        usize::try_from(len).unwrap_or(0),
+    )
+}
+
+/// Ceiling division of a non-negative numerator by a positive divisor.
+fn ceil_div(a: i128, b: i128) -> i128 {
+    (a + b - 1) / b
 }
 
 /// Slice.
@@ -85,12 +100,10 @@ pub(crate) fn slice(
         if y.is_empty() {
             return Ok(());
         }
-        let xst: Vec<i64> = strides(xs)
-            .iter()
-            .map(|&s| i64::try_from(s).unwrap_or(0))
-            .collect();
-        let base: i64 = (0..rank).map(|d| first[d] * xst[d]).sum();
-        let jump: Vec<i64> = (0..rank).map(|d| step[d] * xst[d]).collect();
+        // Offsets in i128: a step may be any i64 (only the elements read are in range).
+        let xst: Vec<i128> = strides(xs).iter().map(|&s| s as i128).collect();
+        let base: i128 = (0..rank).map(|d| i128::from(first[d]) * xst[d]).sum();
+        let jump: Vec<i128> = (0..rank).map(|d| i128::from(step[d]) * xst[d]).collect();
         let mut index = vec![0usize; rank];
         let mut off = base;
         for v in y.iter_mut() {
@@ -101,7 +114,7 @@ pub(crate) fn slice(
                 if index[d] < ys[d] {
                     break;
                 }
-                off -= jump[d] * i64::try_from(ys[d]).unwrap_or(0);
+                off -= jump[d] * ys[d] as i128;
                 index[d] = 0;
             }
         }

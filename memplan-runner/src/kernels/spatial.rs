@@ -29,6 +29,9 @@ pub(crate) struct Window {
     pub(crate) output: Vec<usize>,
 }
 
+/// The largest kernel size, stride, dilation, pad or spatial input size accepted.
+const MAX_EXTENT: usize = 1 << 20;
+
 /// Ceiling division of non-negative numbers.
 fn ceil_div(a: usize, b: usize) -> usize {
     a.div_ceil(b)
@@ -37,8 +40,7 @@ fn ceil_div(a: usize, b: usize) -> usize {
 impl Window {
     /// The window for spatial input sizes `input` and kernel `kernel`, from the attributes
     /// `strides`, `dilations`, `pads`, `auto_pad` (and `ceil_mode` when `ceil` is true).
-    /// `given` is the caller's output size; with `ceil_mode`, an output one larger than the
-    /// "last window starts inside the input" rule is accepted too (older runtimes' rule).
+    /// `given` is the caller's output size, which must be the computed one.
     pub(crate) fn new(
         attrs: &Attrs,
         input: &[usize],
@@ -59,6 +61,15 @@ impl Window {
         let dilations = attrs.usizes("dilations", r, 1)?;
         if strides.contains(&0) || dilations.contains(&0) || kernel.contains(&0) {
             bail!("strides, dilations and kernel sizes must be positive");
+        }
+        // Bounds that keep every position computation far from overflow (and loops finite).
+        let pads = attrs.ints("pads")?.unwrap_or(&[]);
+        if [&strides[..], &dilations[..], kernel, input]
+            .iter()
+            .any(|v| v.iter().any(|&x| x > MAX_EXTENT))
+            || pads.iter().any(|&p| p > MAX_EXTENT as i64)
+        {
+            bail!("a kernel size, stride, dilation, pad or input size exceeds {MAX_EXTENT}");
         }
         let auto_pad = attrs.str("auto_pad", "NOTSET")?;
         let mut pad_begin = vec![0; r];
@@ -82,7 +93,15 @@ impl Window {
                     let o = if ceil {
                         let mut o = ceil_div(padded - span, strides[i]) + 1;
                         // The last window must start inside the input or the leading padding.
-                        if (o - 1) * strides[i] >= input[i] + pad_begin[i] && given[i] != o {
+                        // ONNX shape inference keeps such a window, ONNX Runtime drops it: an
+                        // output sized for it would hold values no reference computes.
+                        if (o - 1) * strides[i] >= input[i] + pad_begin[i] {
+                            if given[i] == o {
+                                bail!(
+                                    "with ceil_mode, output {o} along spatial dimension {i} would start past the input (ONNX Runtime computes {})",
+                                    o - 1
+                                );
+                            }
                             o -= 1;
                         }
                         o
@@ -230,7 +249,8 @@ mod tests {
             ("pads", Attr::Ints(vec![1, 1])),
         ]);
         assert!(Window::new(&p, &[5], &[2], true, &[3]).is_ok());
-        assert!(Window::new(&p, &[5], &[2], true, &[4]).is_ok());
+        // The window past the input that ONNX shape inference would keep is refused.
+        assert!(Window::new(&p, &[5], &[2], true, &[4]).is_err());
         assert!(Window::new(&p, &[5], &[2], true, &[5]).is_err());
     }
 

@@ -67,13 +67,16 @@ pub(crate) fn run(
         "Round" => map(inputs, outputs, f32::round_ties_even),
         "Sin" => map(inputs, outputs, f32::sin),
         "Cos" => map(inputs, outputs, f32::cos),
-        "Softplus" => map(inputs, outputs, |x: f32| {
-            if x > 0.0 {
-                x + (-x).exp().ln_1p()
-            } else {
-                x.exp().ln_1p()
-            }
-        }),
+        "Tan" => map(inputs, outputs, f32::tan),
+        "Asin" => map(inputs, outputs, f32::asin),
+        "Acos" => map(inputs, outputs, f32::acos),
+        "Atan" => map(inputs, outputs, f32::atan),
+        "Sinh" => map(inputs, outputs, f32::sinh),
+        "Cosh" => map(inputs, outputs, f32::cosh),
+        "Asinh" => map(inputs, outputs, f32::asinh),
+        "Acosh" => map(inputs, outputs, f32::acosh),
+        "Atanh" => map(inputs, outputs, f32::atanh),
+        "Softplus" => map(inputs, outputs, softplus),
         "Neg" => signed(
             inputs,
             outputs,
@@ -107,8 +110,71 @@ pub(crate) fn run(
             Err(e) => Err(e),
         },
         "Clip" => clip(attrs, inputs, outputs),
+        "Softsign" => map(inputs, outputs, |x: f32| x / (1.0 + x.abs())),
+        "Mish" => map(inputs, outputs, |x: f32| x * softplus(x).tanh()),
+        "Selu" => selu(attrs, inputs, outputs),
+        "Celu" => match attrs.float("alpha", 1.0) {
+            Ok(alpha) => map(inputs, outputs, move |x: f32| {
+                x.max(0.0) + (alpha * (x / alpha).exp_m1()).min(0.0)
+            }),
+            Err(e) => Err(e),
+        },
+        "ThresholdedRelu" => match attrs.float("alpha", 1.0) {
+            Ok(alpha) => map(
+                inputs,
+                outputs,
+                move |x: f32| if x > alpha { x } else { 0.0 },
+            ),
+            Err(e) => Err(e),
+        },
+        "Gelu" => gelu(attrs, inputs, outputs),
         _ => return None,
     })
+}
+
+/// ln(1 + e^x), without overflow for large x.
+fn softplus(x: f32) -> f32 {
+    if x > 0.0 {
+        x + (-x).exp().ln_1p()
+    } else {
+        x.exp().ln_1p()
+    }
+}
+
+/// Selu: `gamma x` for x > 0, `gamma alpha (e^x - 1)` otherwise.
+fn selu(
+    attrs: &Attrs,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    let alpha = attrs.float("alpha", 1.673_263_2)?;
+    let gamma = attrs.float("gamma", 1.050_701)?;
+    map(inputs, outputs, move |x: f32| {
+        if x > 0.0 {
+            gamma * x
+        } else {
+            gamma * (alpha * x.exp() - alpha)
+        }
+    })
+}
+
+/// Gelu (opset 20): `x/2 (1 + erf(x / sqrt 2))`, or with `approximate = "tanh"`
+/// `x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`.
+fn gelu(
+    attrs: &Attrs,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    match attrs.str("approximate", "none")? {
+        "none" => map(inputs, outputs, |x: f32| {
+            0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
+        }),
+        "tanh" => map(inputs, outputs, |x: f32| {
+            let k = (2.0 / std::f32::consts::PI).sqrt();
+            0.5 * x * (1.0 + (k * (x + 0.044_715 * x * x * x)).tanh())
+        }),
+        other => bail!("approximate {other:?} is not supported (none and tanh are)"),
+    }
 }
 
 /// ONNX Sign: -1, 0 or 1, NaN stays NaN.
@@ -179,4 +245,27 @@ fn clip(
         let y = if x < lo { lo } else { x };
         if y > hi { hi } else { y }
     })
+}
+
+/// IsNaN, or IsInf (`detect_positive` / `detect_negative`, default both): float32 in, bool out.
+pub(crate) fn classify(
+    attrs: &Attrs,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+    nan: bool,
+) -> Result<(), KernelError> {
+    let (xs, x) = super::tensor::typed::<f32>(inputs, 0)?;
+    let pos = attrs.int("detect_positive", 1)? != 0;
+    let neg = attrs.int("detect_negative", 1)? != 0;
+    let (ys, y) = output::<u8>(outputs, 0)?;
+    expect_shape(0, ys, xs)?;
+    for (o, &v) in y.iter_mut().zip(x) {
+        let hit = if nan {
+            v.is_nan()
+        } else {
+            v.is_infinite() && if v > 0.0 { pos } else { neg }
+        };
+        *o = u8::from(hit);
+    }
+    Ok(())
 }
