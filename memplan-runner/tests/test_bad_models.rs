@@ -49,8 +49,8 @@ fn bad_models_fail_the_build_naming_the_problem() {
         &runner,
         &fixture("unsupported_op.onnx"),
         &[
-            "node `/mix/Einsum` (Einsum)",
-            "operator type \"Einsum\" is not supported",
+            "node `/det/Det` (Det)",
+            "operator type \"Det\" is not supported",
         ],
     );
     refused(
