@@ -199,6 +199,16 @@ pub enum SolveError {
         /// The most accepted.
         max: usize,
     },
+    /// The solver produced a plan that breaks a rule: a bug in memplan, never returned as a plan.
+    #[error(
+        "internal error: `{solver}` produced an invalid plan ({violation}); please report this with the input"
+    )]
+    InvalidPlan {
+        /// The solver that produced it.
+        solver: String,
+        /// The first broken rule, with buffer names.
+        violation: String,
+    },
     /// Pinned buffers overlap each other, so no plan can exist.
     #[error(
         "pinned buffers `{first}` and `{second}` are live at the same step and overlap; move one of the pins"
@@ -211,7 +221,7 @@ pub enum SolveError {
     },
 }
 
-/// Runs the chosen solver.
+/// Runs the chosen solver and checks its plan with [`crate::validate`] (`O(n log n)`).
 pub fn solve(problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
     placements::check_pins(problem)?;
     let solution = match options.solver {
@@ -227,12 +237,16 @@ pub fn solve(problem: &Problem, options: &SolveOptions) -> Result<Solution, Solv
         Solver::Exact => exact::solve(problem, options),
         Solver::Auto => auto::solve(problem, options),
     };
-    debug_assert_eq!(
-        crate::validate::validate(problem, &solution.plan),
-        vec![],
-        "{} made an invalid plan",
-        options.solver
-    );
+    // Checked in every profile: a plan that overlaps would corrupt tensors at run time, so a
+    // solver's bug becomes an error here, never a plan.
+    let violations = crate::validate::validate(problem, &solution.plan);
+    if let Some(violation) = violations.first() {
+        let offsets: Vec<Option<u64>> = solution.plan.offsets.iter().copied().map(Some).collect();
+        return Err(SolveError::InvalidPlan {
+            solver: solution.solver.to_string(),
+            violation: violation.display(problem, &offsets).to_string(),
+        });
+    }
     Ok(solution)
 }
 
