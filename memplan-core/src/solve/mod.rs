@@ -3,8 +3,8 @@
 //! | name | method | quality | runtime |
 //! |---|---|---|---|
 //! | `naive` | no reuse: buffers one above the other | sum of sizes | `O(n)` |
-//! | `first-fit` | TFLite Micro: size descending, lowest gap that fits | near LB on models | `O(n^2)` |
-//! | `best-fit` | TFLite: size descending, smallest gap that fits | near LB on models | `O(n^2)` |
+//! | `first-fit` | TFLite Micro: size descending, lowest gap that fits | near LB on models | `O((n + P) log n)`, `P` pairs live together |
+//! | `best-fit` | TFLite: size descending, smallest gap that fits | near LB on models | `O((n + P) log n)`, `P` pairs live together |
 //! | `patent` | CN113886090A claims 3–6: smallest tentative peak, one-step lookahead on ties | 1.2–1.6x LB on hard sets | `O(n^2)` typical, incremental |
 //! | `enumerate` | claim 7: every stacking order (n ≤ 10), pruned by bound and offset order | optimal | `O(n!)` worst |
 //! | `exact` | branch and bound over canonical placements (MiniMalloc-style pruning, time-cut splits, restarts), node budget | LB on MiniMalloc A–F in < 300k nodes; optimal when proven | budgeted |
@@ -17,6 +17,7 @@ mod best_fit;
 mod enumerate;
 mod exact;
 mod first_fit;
+mod live_index;
 mod naive;
 mod patent;
 mod placements;

@@ -1,0 +1,137 @@
+//! Which placed buffers are live at the same time as a given one, without looking at the others.
+//!
+//! The greedies place one buffer at a time, each in a gap among the placed buffers whose
+//! lifetimes overlap its own. Scanning every placed buffer makes a placement `O(n)` and a plan
+//! `O(n^2)`: 20–30 s at 100,000 buffers. A lifetime `[s, e)` overlaps `[s', e')` exactly when
+//! `s' < e` and `e' > s`, so with every buffer sorted by start, the overlapping ones are, among
+//! the prefix that starts before `e`, those that end after `s`. A max-tree over that order (each
+//! leaf the end of a placed buffer, 0 while unplaced) finds them by descending only into subtrees
+//! whose largest end is after `s`:
+//!
+//! ```text
+//!  sorted by start:   a[0,4)  b[1,2)  c[2,9)  d[3,5)  e[6,8)      query [4, 7): prefix a..e
+//!  max end (placed):     4       -       9       5       -        (b, e unplaced)
+//!  subtree maxima:           4               9                    skip a's subtree (4 <= 4)
+//!                                    9                            report c, d
+//! ```
+//!
+//! # Runtime
+//! Building `O(n log n)`; `place` `O(log n)`; a query `O((k + 1) log n)` for `k` buffers found.
+//! Memory: `O(n)`.
+
+use crate::model::Problem;
+
+/// The placed buffers, indexed by lifetime.
+#[derive(Clone, Debug)]
+pub(crate) struct LiveIndex {
+    /// Buffer indices sorted by `(start, index)`.
+    by_start: Vec<u32>,
+    /// `starts[k]`: the start of `by_start[k]`, for the prefix search.
+    starts: Vec<u64>,
+    /// `position[i]`: where buffer `i` is in `by_start`.
+    position: Vec<u32>,
+    /// Max-tree over `by_start`: `tree[leaves + k]` is the end of `by_start[k]` once placed (else
+    /// 0); `tree[v]` is the largest of its two children.
+    tree: Vec<u64>,
+    leaves: usize,
+}
+
+impl LiveIndex {
+    /// Every buffer of `problem`, none placed.
+    pub(crate) fn new(problem: &Problem) -> Self {
+        let buffers = problem.buffers();
+        let n = buffers.len();
+        assert!(u32::try_from(n).is_ok(), "fewer than 2^32 buffers");
+        let mut by_start: Vec<u32> = (0..n as u32).collect();
+        by_start.sort_unstable_by_key(|&i| (buffers[i as usize].lifetime.start, i));
+        let starts = by_start
+            .iter()
+            .map(|&i| buffers[i as usize].lifetime.start)
+            .collect();
+        let mut position = vec![0u32; n];
+        for (k, &i) in by_start.iter().enumerate() {
+            position[i as usize] = k as u32;
+        }
+        let leaves = n.next_power_of_two().max(1);
+        Self {
+            by_start,
+            starts,
+            position,
+            tree: vec![0; 2 * leaves],
+            leaves,
+        }
+    }
+
+    /// Marks buffer `i`, live until `end`, as placed.
+    pub(crate) fn place(&mut self, i: usize, end: u64) {
+        let mut v = self.leaves + self.position[i] as usize;
+        self.tree[v] = end;
+        while v > 1 {
+            v /= 2;
+            let larger = self.tree[2 * v].max(self.tree[2 * v + 1]);
+            if self.tree[v] == larger {
+                break;
+            }
+            self.tree[v] = larger;
+        }
+    }
+
+    /// Calls `found(j)` for every placed buffer `j` live at a step of `[start, end)`, in no
+    /// particular order.
+    pub(crate) fn for_each_live(&self, start: u64, end: u64, mut found: impl FnMut(usize)) {
+        let prefix = self.starts.partition_point(|&s| s < end);
+        if prefix == 0 {
+            return;
+        }
+        // Nodes whose subtree meets the prefix `[0, prefix)` and may end after `start`:
+        // `(node, first leaf, leaves below)`.
+        let mut stack = vec![(1usize, 0usize, self.leaves)];
+        while let Some((v, first, width)) = stack.pop() {
+            if first >= prefix || self.tree[v] <= start {
+                continue;
+            }
+            if width == 1 {
+                found(self.by_start[first] as usize);
+                continue;
+            }
+            let half = width / 2;
+            stack.push((2 * v + 1, first + half, half));
+            stack.push((2 * v, first, half));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Buffer;
+    use crate::test_utils::Lcg;
+
+    #[test]
+    fn finds_exactly_the_placed_buffers_live_in_the_window() {
+        let mut rng = Lcg::new(7);
+        let buffers: Vec<Buffer> = (0..200)
+            .map(|i| {
+                let start = rng.below(100);
+                Buffer::new(format!("b{i}"), 1, start, start + 1 + rng.below(20))
+            })
+            .collect();
+        let problem = Problem::new(buffers).unwrap();
+        let mut index = LiveIndex::new(&problem);
+        let mut placed = vec![false; problem.len()];
+        for i in (0..problem.len()).step_by(3) {
+            index.place(i, problem.buffers()[i].lifetime.end);
+            placed[i] = true;
+        }
+        for (start, end) in [(0, 1), (10, 30), (50, 51), (99, 200), (200, 300)] {
+            let mut got = Vec::new();
+            index.for_each_live(start, end, |j| got.push(j));
+            got.sort_unstable();
+            let query = crate::model::Lifetime::new(start, end);
+            let expected: Vec<usize> = (0..problem.len())
+                .filter(|&j| placed[j] && problem.buffers()[j].lifetime.overlaps(&query))
+                .collect();
+            assert_eq!(got, expected, "window [{start}, {end})");
+        }
+    }
+}
