@@ -21,7 +21,8 @@
 
 use crate::model::Problem;
 
-/// The placed buffers, indexed by lifetime.
+/// A set of buffers (the placed ones for the greedies, the unplaced ones for the patent's
+/// rounds), indexed by lifetime.
 #[derive(Clone, Debug)]
 pub(crate) struct LiveIndex {
     /// Buffer indices sorted by `(start, index)`.
@@ -30,14 +31,14 @@ pub(crate) struct LiveIndex {
     starts: Vec<u64>,
     /// `position[i]`: where buffer `i` is in `by_start`.
     position: Vec<u32>,
-    /// Max-tree over `by_start`: `tree[leaves + k]` is the end of `by_start[k]` once placed (else
-    /// 0); `tree[v]` is the largest of its two children.
+    /// Max-tree over `by_start`: `tree[leaves + k]` is the end of `by_start[k]` while it is in
+    /// the set (else 0); `tree[v]` is the largest of its two children.
     tree: Vec<u64>,
     leaves: usize,
 }
 
 impl LiveIndex {
-    /// Every buffer of `problem`, none placed.
+    /// For the buffers of `problem`; the set is empty.
     pub(crate) fn new(problem: &Problem) -> Self {
         let buffers = problem.buffers();
         let n = buffers.len();
@@ -62,8 +63,8 @@ impl LiveIndex {
         }
     }
 
-    /// Marks buffer `i`, live until `end`, as placed.
-    pub(crate) fn place(&mut self, i: usize, end: u64) {
+    /// Adds buffer `i`, live until `end`.
+    pub(crate) fn insert(&mut self, i: usize, end: u64) {
         let mut v = self.leaves + self.position[i] as usize;
         self.tree[v] = end;
         while v > 1 {
@@ -76,7 +77,21 @@ impl LiveIndex {
         }
     }
 
-    /// Calls `found(j)` for every placed buffer `j` live at a step of `[start, end)`, in no
+    /// Takes buffer `i` out of the set.
+    pub(crate) fn remove(&mut self, i: usize) {
+        let mut v = self.leaves + self.position[i] as usize;
+        self.tree[v] = 0;
+        while v > 1 {
+            v /= 2;
+            let larger = self.tree[2 * v].max(self.tree[2 * v + 1]);
+            if self.tree[v] == larger {
+                break;
+            }
+            self.tree[v] = larger;
+        }
+    }
+
+    /// Calls `found(j)` for every buffer `j` in the set live at a step of `[start, end)`, in no
     /// particular order.
     pub(crate) fn for_each_live(&self, start: u64, end: u64, mut found: impl FnMut(usize)) {
         let prefix = self.starts.partition_point(|&s| s < end);
@@ -119,9 +134,13 @@ mod tests {
         let problem = Problem::new(buffers).unwrap();
         let mut index = LiveIndex::new(&problem);
         let mut placed = vec![false; problem.len()];
-        for i in (0..problem.len()).step_by(3) {
-            index.place(i, problem.buffers()[i].lifetime.end);
+        for i in (0..problem.len()).step_by(2) {
+            index.insert(i, problem.buffers()[i].lifetime.end);
             placed[i] = true;
+        }
+        for i in (0..problem.len()).step_by(6) {
+            index.remove(i);
+            placed[i] = false;
         }
         for (start, end) in [(0, 1), (10, 30), (50, 51), (99, 200), (200, 300)] {
             let mut got = Vec::new();

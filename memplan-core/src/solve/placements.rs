@@ -50,7 +50,7 @@ impl<'p> Placements<'p> {
     pub(crate) fn place(&mut self, i: usize, offset: u64) {
         debug_assert!(self.offsets[i].is_none(), "buffer {i} placed twice");
         self.offsets[i] = Some(offset);
-        self.live.place(i, self.problem.buffers()[i].lifetime.end);
+        self.live.insert(i, self.problem.buffers()[i].lifetime.end);
     }
 
     /// Calls `visit(start, end)` for each free gap buffer `i` could use, lowest first: `start` is
