@@ -15,11 +15,17 @@
 //!                                    9                            report c, d
 //! ```
 //!
+//! The tree's leaves are blocks of 16 buffers, scanned in a row.
+//!
 //! # Runtime
-//! Building `O(n log n)`; `place` `O(log n)`; a query `O((k + 1) log n)` for `k` buffers found.
-//! Memory: `O(n)`.
+//! Building `O(n log n)`; `insert` and `remove` `O(log n)`; a query `O((k + 1) log n)` for `k`
+//! buffers found. Memory: `O(n)`.
 
 use crate::model::Problem;
+
+/// Buffers per leaf of the max-tree: a leaf's buffers are scanned in a row, which is faster than
+/// descending to each one.
+const BLOCK: usize = 16;
 
 /// A set of buffers (the placed ones for the greedies, the unplaced ones for the patent's
 /// rounds), indexed by lifetime.
@@ -29,10 +35,12 @@ pub(crate) struct LiveIndex {
     by_start: Vec<u32>,
     /// `starts[k]`: the start of `by_start[k]`, for the prefix search.
     starts: Vec<u64>,
+    /// `ends[k]`: the end of `by_start[k]` while it is in the set, else 0.
+    ends: Vec<u64>,
     /// `position[i]`: where buffer `i` is in `by_start`.
     position: Vec<u32>,
-    /// Max-tree over `by_start`: `tree[leaves + k]` is the end of `by_start[k]` while it is in
-    /// the set (else 0); `tree[v]` is the largest of its two children.
+    /// Max-tree over blocks of [`BLOCK`] positions: `tree[leaves + b]` is the largest of
+    /// `ends[b * BLOCK..]` in block `b`; `tree[v]` is the largest of its two children.
     tree: Vec<u64>,
     leaves: usize,
 }
@@ -53,10 +61,11 @@ impl LiveIndex {
         for (k, &i) in by_start.iter().enumerate() {
             position[i as usize] = k as u32;
         }
-        let leaves = n.next_power_of_two().max(1);
+        let leaves = n.div_ceil(BLOCK).next_power_of_two();
         Self {
             by_start,
             starts,
+            ends: vec![0; n],
             position,
             tree: vec![0; 2 * leaves],
             leaves,
@@ -65,22 +74,23 @@ impl LiveIndex {
 
     /// Adds buffer `i`, live until `end`.
     pub(crate) fn insert(&mut self, i: usize, end: u64) {
-        let mut v = self.leaves + self.position[i] as usize;
-        self.tree[v] = end;
-        while v > 1 {
-            v /= 2;
-            let larger = self.tree[2 * v].max(self.tree[2 * v + 1]);
-            if self.tree[v] == larger {
-                break;
-            }
-            self.tree[v] = larger;
-        }
+        let k = self.position[i] as usize;
+        self.ends[k] = end;
+        self.update(k / BLOCK);
     }
 
     /// Takes buffer `i` out of the set.
     pub(crate) fn remove(&mut self, i: usize) {
-        let mut v = self.leaves + self.position[i] as usize;
-        self.tree[v] = 0;
+        let k = self.position[i] as usize;
+        self.ends[k] = 0;
+        self.update(k / BLOCK);
+    }
+
+    /// Recomputes the maxima of block `b` and its ancestors, stopping where nothing changes.
+    fn update(&mut self, b: usize) {
+        let block = &self.ends[b * BLOCK..((b + 1) * BLOCK).min(self.ends.len())];
+        let mut v = self.leaves + b;
+        self.tree[v] = block.iter().copied().max().unwrap_or(0);
         while v > 1 {
             v /= 2;
             let larger = self.tree[2 * v].max(self.tree[2 * v + 1]);
@@ -98,20 +108,30 @@ impl LiveIndex {
         if prefix == 0 {
             return;
         }
-        // Nodes whose subtree meets the prefix `[0, prefix)` and may end after `start`:
-        // `(node, first leaf, leaves below)`.
-        let mut stack = vec![(1usize, 0usize, self.leaves)];
-        while let Some((v, first, width)) = stack.pop() {
-            if first >= prefix || self.tree[v] <= start {
+        // Nodes whose blocks meet the prefix `[0, prefix)` and may end after `start`:
+        // `(node, first block, blocks below)`. The depth is at most 64, so the stack is too.
+        let mut stack = [(0usize, 0usize, 0usize); 64];
+        stack[0] = (1, 0, self.leaves);
+        let mut depth = 1;
+        while depth > 0 {
+            depth -= 1;
+            let (v, first, width) = stack[depth];
+            if first * BLOCK >= prefix || self.tree[v] <= start {
                 continue;
             }
             if width == 1 {
-                found(self.by_start[first] as usize);
+                let last = ((first + 1) * BLOCK).min(prefix);
+                for k in first * BLOCK..last {
+                    if self.ends[k] > start {
+                        found(self.by_start[k] as usize);
+                    }
+                }
                 continue;
             }
             let half = width / 2;
-            stack.push((2 * v + 1, first + half, half));
-            stack.push((2 * v, first, half));
+            stack[depth] = (2 * v + 1, first + half, half);
+            stack[depth + 1] = (2 * v, first, half);
+            depth += 2;
         }
     }
 }
