@@ -131,8 +131,8 @@ pub(crate) enum StartHeight {
 /// candidates by tentative top and stops at the first one the tied rectangle does not disturb,
 /// so it rarely looks past a handful. A round finds the candidates it overlaps among those live
 /// with the placed rectangle only (a [`LiveIndex`] of the unplaced ones, `O(k log n)`), plus the
-/// refits, each a walk over the placed rectangles in the address range it crosses. 18,692
-/// buffers (`somas_pangu_2.6B`) take about a second.
+/// refits, each a walk by offset over the placed rectangles live with the refitted one (another
+/// [`LiveIndex`]). 10^5 buffers take seconds (`benches/scale.rs`).
 pub(crate) fn solve(problem: &Problem, ties: TieOrder, start: StartHeight) -> Plan {
     let mut greedy = Greedy::new(problem, ties, start);
     while let Some(choice) = greedy.choose() {
@@ -171,7 +171,7 @@ struct Greedy<'p> {
     /// Offsets of the placed buffers.
     offset: Vec<Option<u64>>,
     /// `(offset, buffer)` of every placed buffer.
-    placed: BTreeSet<(u64, usize)>,
+    placed: LiveIndex,
     /// Lowest fit of each unplaced buffer among the placed ones.
     candidate: Vec<u64>,
     /// How many buffers are not placed yet.
@@ -205,7 +205,7 @@ impl<'p> Greedy<'p> {
             rank,
             by_rank,
             offset: vec![None; n],
-            placed: BTreeSet::new(),
+            placed: LiveIndex::new(problem),
             candidate: vec![0; n],
             unplaced: 0,
             unplaced_live: LiveIndex::new(problem),
@@ -221,7 +221,7 @@ impl<'p> Greedy<'p> {
         for (i, buffer) in buffers.iter().enumerate() {
             if let Some(pin) = buffer.fixed_offset {
                 greedy.offset[i] = Some(pin);
-                greedy.placed.insert((pin, i));
+                greedy.placed.insert(i, buffer.lifetime.end);
                 greedy.height = greedy.height.max(pin + buffer.size);
             }
         }
@@ -253,13 +253,22 @@ impl<'p> Greedy<'p> {
     fn fit(&self, i: usize, scan_from: u64, y: u64) -> u64 {
         let buffer = &self.buffers[i];
         let mut y = align_up(y, buffer.alignment);
-        for &(offset, j) in self.placed.range((scan_from, 0)..) {
+        // The placed buffers live with `i` from `scan_from` up, by `(offset, index)`.
+        let mut live: Vec<(u64, usize)> = Vec::new();
+        self.placed
+            .for_each_live(buffer.lifetime.start, buffer.lifetime.end, |j| {
+                if let Some(offset) = self.offset[j].filter(|&o| o >= scan_from) {
+                    live.push((offset, j));
+                }
+            });
+        live.sort_unstable();
+        for (offset, j) in live {
             if offset >= y + buffer.size {
                 break;
             }
-            let other = &self.buffers[j];
-            if offset + other.size > y && other.lifetime.overlaps(&buffer.lifetime) {
-                y = align_up(offset + other.size, buffer.alignment);
+            let end = offset + self.buffers[j].size;
+            if end > y {
+                y = align_up(end, buffer.alignment);
             }
         }
         y
@@ -466,7 +475,7 @@ impl<'p> Greedy<'p> {
         self.unplaced -= 1;
         self.unplaced_live.remove(p);
         self.offset[p] = Some(offset);
-        self.placed.insert((offset, p));
+        self.placed.insert(p, self.buffers[p].lifetime.end);
         if top > self.height {
             let newly_under = self
                 .by_top
