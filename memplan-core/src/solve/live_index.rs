@@ -37,6 +37,9 @@ pub(crate) struct LiveIndex {
     starts: Vec<u64>,
     /// `ends[k]`: the end of `by_start[k]` while it is in the set, else 0.
     ends: Vec<u64>,
+    /// `data[k]`: what the caller stored with `by_start[k]` (for the greedies, its offset and
+    /// size), kept here so that a query reads memory in a row instead of one miss per buffer.
+    data: Vec<[u64; 2]>,
     /// `position[i]`: where buffer `i` is in `by_start`.
     position: Vec<u32>,
     /// Max-tree over blocks of [`BLOCK`] positions: `tree[leaves + b]` is the largest of
@@ -66,16 +69,18 @@ impl LiveIndex {
             by_start,
             starts,
             ends: vec![0; n],
+            data: vec![[0; 2]; n],
             position,
             tree: vec![0; 2 * leaves],
             leaves,
         }
     }
 
-    /// Adds buffer `i`, live until `end`.
-    pub(crate) fn insert(&mut self, i: usize, end: u64) {
+    /// Adds buffer `i`, live until `end`, with `data` handed back by queries.
+    pub(crate) fn insert(&mut self, i: usize, end: u64, data: [u64; 2]) {
         let k = self.position[i] as usize;
         self.ends[k] = end;
+        self.data[k] = data;
         self.update(k / BLOCK);
     }
 
@@ -101,9 +106,14 @@ impl LiveIndex {
         }
     }
 
-    /// Calls `found(j)` for every buffer `j` in the set live at a step of `[start, end)`, in no
-    /// particular order.
-    pub(crate) fn for_each_live(&self, start: u64, end: u64, mut found: impl FnMut(usize)) {
+    /// Calls `found(j, data)` for every buffer `j` in the set live at a step of `[start, end)`,
+    /// with the data inserted with it, in no particular order.
+    pub(crate) fn for_each_live(
+        &self,
+        start: u64,
+        end: u64,
+        mut found: impl FnMut(usize, [u64; 2]),
+    ) {
         let prefix = self.starts.partition_point(|&s| s < end);
         if prefix == 0 {
             return;
@@ -123,7 +133,7 @@ impl LiveIndex {
                 let last = ((first + 1) * BLOCK).min(prefix);
                 for k in first * BLOCK..last {
                     if self.ends[k] > start {
-                        found(self.by_start[k] as usize);
+                        found(self.by_start[k] as usize, self.data[k]);
                     }
                 }
                 continue;
@@ -155,7 +165,7 @@ mod tests {
         let mut index = LiveIndex::new(&problem);
         let mut placed = vec![false; problem.len()];
         for i in (0..problem.len()).step_by(2) {
-            index.insert(i, problem.buffers()[i].lifetime.end);
+            index.insert(i, problem.buffers()[i].lifetime.end, [i as u64, 0]);
             placed[i] = true;
         }
         for i in (0..problem.len()).step_by(6) {
@@ -164,7 +174,10 @@ mod tests {
         }
         for (start, end) in [(0, 1), (10, 30), (50, 51), (99, 200), (200, 300)] {
             let mut got = Vec::new();
-            index.for_each_live(start, end, |j| got.push(j));
+            index.for_each_live(start, end, |j, data| {
+                assert_eq!(data[0], j as u64);
+                got.push(j);
+            });
             got.sort_unstable();
             let query = crate::model::Lifetime::new(start, end);
             let expected: Vec<usize> = (0..problem.len())

@@ -221,7 +221,9 @@ impl<'p> Greedy<'p> {
         for (i, buffer) in buffers.iter().enumerate() {
             if let Some(pin) = buffer.fixed_offset {
                 greedy.offset[i] = Some(pin);
-                greedy.placed.insert(i, buffer.lifetime.end);
+                greedy
+                    .placed
+                    .insert(i, buffer.lifetime.end, [pin, buffer.size]);
                 greedy.height = greedy.height.max(pin + buffer.size);
             }
         }
@@ -230,7 +232,7 @@ impl<'p> Greedy<'p> {
                 greedy.candidate[i] = greedy.fit(i, 0, 0);
                 greedy.resume[i] = greedy.candidate[i];
                 greedy.unplaced += 1;
-                greedy.unplaced_live.insert(i, buffer.lifetime.end);
+                greedy.unplaced_live.insert(i, buffer.lifetime.end, [0; 2]);
                 let top = greedy.top(i);
                 greedy.by_top.insert((top, greedy.rank[i]));
                 if top <= greedy.height {
@@ -254,19 +256,22 @@ impl<'p> Greedy<'p> {
         let buffer = &self.buffers[i];
         let mut y = align_up(y, buffer.alignment);
         // The placed buffers live with `i` from `scan_from` up, by `(offset, index)`.
-        let mut live: Vec<(u64, usize)> = Vec::new();
-        self.placed
-            .for_each_live(buffer.lifetime.start, buffer.lifetime.end, |j| {
-                if let Some(offset) = self.offset[j].filter(|&o| o >= scan_from) {
-                    live.push((offset, j));
+        let mut live: Vec<(u64, usize, u64)> = Vec::new();
+        self.placed.for_each_live(
+            buffer.lifetime.start,
+            buffer.lifetime.end,
+            |j, [offset, size]| {
+                if offset >= scan_from {
+                    live.push((offset, j, size));
                 }
-            });
+            },
+        );
         live.sort_unstable();
-        for (offset, j) in live {
+        for (offset, _, size) in live {
             if offset >= y + buffer.size {
                 break;
             }
-            let end = offset + self.buffers[j].size;
+            let end = offset + size;
             if end > y {
                 y = align_up(end, buffer.alignment);
             }
@@ -475,7 +480,9 @@ impl<'p> Greedy<'p> {
         self.unplaced -= 1;
         self.unplaced_live.remove(p);
         self.offset[p] = Some(offset);
-        self.placed.insert(p, self.buffers[p].lifetime.end);
+        let buffer = &self.buffers[p];
+        self.placed
+            .insert(p, buffer.lifetime.end, [offset, buffer.size]);
         if top > self.height {
             let newly_under = self
                 .by_top
@@ -487,7 +494,7 @@ impl<'p> Greedy<'p> {
         let lifetime = self.buffers[p].lifetime;
         let mut disturbed = Vec::new();
         self.unplaced_live
-            .for_each_live(lifetime.start, lifetime.end, |s| {
+            .for_each_live(lifetime.start, lifetime.end, |s, _| {
                 if self.candidate[s] < top && offset < self.top(s) {
                     disturbed.push(s);
                 }

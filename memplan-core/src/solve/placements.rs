@@ -50,7 +50,9 @@ impl<'p> Placements<'p> {
     pub(crate) fn place(&mut self, i: usize, offset: u64) {
         debug_assert!(self.offsets[i].is_none(), "buffer {i} placed twice");
         self.offsets[i] = Some(offset);
-        self.live.insert(i, self.problem.buffers()[i].lifetime.end);
+        let buffer = &self.problem.buffers()[i];
+        self.live
+            .insert(i, buffer.lifetime.end, [offset, buffer.size]);
     }
 
     /// Calls `visit(start, end)` for each free gap buffer `i` could use, lowest first: `start` is
@@ -64,23 +66,24 @@ impl<'p> Placements<'p> {
         let buffers = self.problem.buffers();
         let buffer = &buffers[i];
         // The placed buffers live with `i`, by `(offset, index)`: the order the gaps are met in.
-        let mut live: Vec<(u64, usize)> = Vec::new();
-        self.live
-            .for_each_live(buffer.lifetime.start, buffer.lifetime.end, |j| {
-                if let Some(offset) = self.offsets[j] {
-                    live.push((offset, j));
-                }
-            });
+        let mut live: Vec<(u64, usize, u64)> = Vec::new();
+        self.live.for_each_live(
+            buffer.lifetime.start,
+            buffer.lifetime.end,
+            |j, [offset, size]| {
+                live.push((offset, j, size));
+            },
+        );
         live.sort_unstable();
         let mut cursor = 0u64;
-        for (offset, j) in live {
+        for (offset, _, size) in live {
             let start = align_up(cursor, buffer.alignment);
             if start + buffer.size <= offset {
                 if let ControlFlow::Break(b) = visit(start, Some(offset)) {
                     return Some(b);
                 }
             }
-            cursor = cursor.max(offset + buffers[j].size);
+            cursor = cursor.max(offset + size);
         }
         match visit(align_up(cursor, buffer.alignment), None) {
             ControlFlow::Break(b) => Some(b),
