@@ -1,6 +1,7 @@
 //! `take()` of a model with several pools is all or nothing (issue 12, item 9): when one pool's
 //! `static` was already taken, it returns `None` and consumes none of the others.
 
+#[allow(missing_docs, unreachable_pub)]
 mod pools {
     include!("../memplan-core/tests/golden/pools/expected.rs");
 }
