@@ -5,7 +5,7 @@
 //! | `naive` | no reuse: buffers one above the other | sum of sizes | `O(n)` |
 //! | `first-fit` | TFLite Micro: size descending, lowest gap that fits | near LB on models | `O((n + P) log n)`, `P` pairs live together |
 //! | `best-fit` | TFLite: size descending, smallest gap that fits | near LB on models | `O((n + P) log n)`, `P` pairs live together |
-//! | `patent` | CN113886090A claims 3–6: smallest tentative peak, one-step lookahead on ties | 1.2–1.6x LB on hard sets | `O(n^2)` typical, incremental |
+//! | `patent` | CN113886090A claims 3–6: smallest tentative peak, one-step lookahead on ties | 1.2–1.6x LB on hard sets | incremental: about `O((n + P) log n)` on traces (10^5 buffers in seconds) |
 //! | `enumerate` | claim 7: every stacking order (n ≤ 10), pruned by bound and offset order | optimal | `O(n!)` worst |
 //! | `exact` | branch and bound over canonical placements (MiniMalloc-style pruning, time-cut splits, restarts), node budget | LB on MiniMalloc A–F in < 300k nodes; optimal when proven | budgeted |
 //! | `auto` | best-fit, first-fit; `exact` unless one reached the LB; the patent greedy unless proven optimal | best of all | budgeted |
