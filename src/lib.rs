@@ -152,7 +152,8 @@ impl<T> StaticArena<T> {
     }
 
     /// Gives back the value [`StaticArena::take`] handed out, so that a later `take` hands it
-    /// out again: `Err(value)` (nothing changes) when `value` is not this arena's.
+    /// out again: `Err(value)` (nothing changes) when `value` is not this arena's, or has no
+    /// bytes.
     ///
     /// Generated `take()` functions use it to be all-or-nothing over several pools.
     #[cfg(target_has_atomic = "8")]
@@ -162,7 +163,9 @@ impl<T> StaticArena<T> {
             Slot::Inline(cell) => cell,
             Slot::Placed(placed) => &placed.0,
         };
-        if !core::ptr::eq(value, cell.get()) {
+        // Zero-sized values of different statics may share an address, so they are never
+        // taken back: identity by address holds only for values with bytes.
+        if core::mem::size_of::<T>() == 0 || !core::ptr::eq(value, cell.get()) {
             return Err(value);
         }
         // The `&mut` handed out by `take` is the only reference to the value, and it is moved

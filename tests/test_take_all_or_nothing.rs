@@ -36,4 +36,9 @@ fn put_back_refuses_another_arenas_value() {
     assert!(A.put_back(a).is_ok());
     assert!(!A.is_taken());
     assert!(A.take().is_some());
+    // Zero-sized values cannot be told apart by address: never taken back.
+    static Z: StaticArena<()> = StaticArena::new(());
+    let z = Z.take().expect("first take");
+    assert!(Z.put_back(z).is_err());
+    assert!(Z.is_taken());
 }
