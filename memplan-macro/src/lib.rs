@@ -12,8 +12,10 @@
 //! The output always includes `const _: &[u8] = include_bytes!("<path>");` so that cargo
 //! rebuilds when the model file changes, even when the model has an error. The path is the one
 //! written in the call when it resolved next to the calling file (`include_bytes!` resolves it
-//! the same way, so a crate under a non-UTF-8 directory is tracked too), else the absolute path;
-//! an absolute path that is not UTF-8 cannot be written as a literal and is a located error.
+//! the same way, so the directory's name never has to be UTF-8), else the absolute path; an
+//! absolute path that is not UTF-8 cannot be written as a literal and is a located error. (rustc
+//! 1.95 itself stops with an internal error on any crate built by cargo in a non-UTF-8 directory,
+//! so this is checked by a unit test of [`tracked_path`], not by building such a crate.)
 //!
 //! Only a regular file of at most [`MAX_MODEL_FILE_BYTES`] is read: a FIFO would block the
 //! compiler forever and `/dev/zero` would fill its memory.
