@@ -15,9 +15,9 @@
 //! the same way, so the directory's name never has to be UTF-8), else the absolute path; an
 //! absolute path that is not UTF-8 cannot be written as a literal and is a located error. (rustc
 //! 1.95 itself stops with an internal error on any crate built by cargo in a non-UTF-8 directory,
-//! so this is checked by a unit test of [`tracked_path`], not by building such a crate.)
+//! so this is checked by a unit test of `tracked_path`, not by building such a crate.)
 //!
-//! Only a regular file of at most [`MAX_MODEL_FILE_BYTES`] is read: a FIFO would block the
+//! Only a regular file of at most 64 MiB (`MAX_MODEL_FILE_BYTES`) is read: a FIFO would block the
 //! compiler forever and `/dev/zero` would fill its memory.
 
 use std::io::Read;
