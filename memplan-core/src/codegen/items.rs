@@ -7,6 +7,7 @@ use quote::{format_ident, quote};
 
 use crate::codegen::docs;
 use crate::codegen::plan::{ModelPlan, check};
+use crate::codegen::tables::{tables, views_method};
 use crate::model_file::{Alias, Model};
 
 fn ident(name: &str) -> Ident {
@@ -173,6 +174,8 @@ fn single_pool(model: &Model, plan: &ModelPlan) -> TokenStream {
     let lens = len_consts(model);
     let accessors = accessors(model, plan, &pool.tensors, "len");
     let (op_methods, op_structs) = all_op_views(model, plan);
+    let tables = lex(&tables(model, plan));
+    let views = lex(&views_method(plan));
 
     let module_doc = docs::module(model, plan);
     let arena_doc = docs::arena(model, plan, 0);
@@ -224,6 +227,8 @@ fn single_pool(model: &Model, plan: &ModelPlan) -> TokenStream {
                 #accessors
 
                 #op_methods
+
+                #views
             }
 
             impl ::core::default::Default for Arena {
@@ -231,6 +236,8 @@ fn single_pool(model: &Model, plan: &ModelPlan) -> TokenStream {
                     Self::new()
                 }
             }
+
+            #tables
 
             /// The views each op works on, all borrowed at once from the arena.
             #[allow(non_camel_case_types)]
@@ -378,6 +385,8 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
     }
     let pool_names: Vec<Ident> = plan.pools.iter().map(|p| ident(&p.name)).collect();
     let (op_methods, op_structs) = all_op_views(model, plan);
+    let tables = lex(&tables(model, plan));
+    let views = lex(&views_method(plan));
 
     quote! {
         #[doc = #module_doc]
@@ -408,7 +417,11 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
                 }
 
                 #op_methods
+
+                #views
             }
+
+            #tables
 
             /// Every pool's `static` arena, once: `None` if any was already taken.
             #[cfg(target_has_atomic = "8")]
@@ -427,7 +440,7 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
 }
 
 /// The in-place aliases of each op, in model order.
-fn aliases_by_op(model: &Model) -> Vec<Vec<&Alias>> {
+pub(crate) fn aliases_by_op(model: &Model) -> Vec<Vec<&Alias>> {
     let mut by_op = vec![Vec::new(); model.ops.len()];
     for alias in &model.aliases {
         by_op[alias.op].push(alias);
@@ -435,12 +448,74 @@ fn aliases_by_op(model: &Model) -> Vec<Vec<&Alias>> {
     by_op
 }
 
+/// The fields of op `k`'s view struct, in order: inputs, then outputs and scratch; a tensor
+/// listed twice is one field, and an input overwritten in place is its output's field.
+pub(crate) fn op_fields(model: &Model, k: usize, aliases: &[&Alias]) -> Vec<Field> {
+    let op = &model.ops[k];
+    let absorbed = |input: usize| aliases.iter().any(|a| a.input == input);
+    let mut fields: Vec<Field> = Vec::new();
+    let roles = op
+        .inputs
+        .iter()
+        .map(|&t| (t, false))
+        .chain(op.outputs.iter().chain(&op.scratch).map(|&t| (t, true)));
+    for (t, mutable) in roles {
+        if (!mutable && absorbed(t)) || fields.iter().any(|f| f.tensor == t) {
+            continue;
+        }
+        let absorbs = aliases.iter().find(|a| a.output == t).map(|a| a.input);
+        fields.push(Field {
+            tensor: t,
+            mutable,
+            absorbs,
+        });
+    }
+    fields
+}
+
+/// One arena view of an op, as cut from its pool: `gap` bytes after the previous view's end.
+pub(crate) struct ViewCut {
+    pub(crate) pool: usize,
+    pub(crate) gap: u64,
+    pub(crate) size: u64,
+    /// Index into the op's fields.
+    pub(crate) field: usize,
+}
+
+/// The arena views of `fields`, in pool order, then offset order (external tensors have none).
+pub(crate) fn view_cuts(model: &Model, plan: &ModelPlan, fields: &[Field]) -> Vec<ViewCut> {
+    let mut order: Vec<(usize, u64, usize)> = fields
+        .iter()
+        .enumerate()
+        .filter_map(|(f, field)| {
+            plan.tensors[field.tensor].map(|place| (place.pool, place.offset, f))
+        })
+        .collect();
+    order.sort_by_key(|&(pool, offset, f)| (pool, offset, fields[f].tensor));
+    let mut cuts = Vec::with_capacity(order.len());
+    let mut cursor = (usize::MAX, 0u64);
+    for (pool, offset, f) in order {
+        if cursor.0 != pool {
+            cursor = (pool, 0);
+        }
+        let size = model.tensors[fields[f].tensor].size;
+        cuts.push(ViewCut {
+            pool,
+            gap: offset - cursor.1,
+            size,
+            field: f,
+        });
+        cursor.1 = offset + size;
+    }
+    cuts
+}
+
 /// One field of an op's view struct.
-struct Field {
-    tensor: usize,
-    mutable: bool,
+pub(crate) struct Field {
+    pub(crate) tensor: usize,
+    pub(crate) mutable: bool,
     /// The input this output overwrites in place, if any.
-    absorbs: Option<usize>,
+    pub(crate) absorbs: Option<usize>,
 }
 
 /// The `op_<name>` method (into `methods`) and the `op::<name>` struct (into `structs`) of op
@@ -461,59 +536,39 @@ fn op_views(
     structs: &mut String,
 ) {
     let op = &model.ops[k];
-    let absorbed = |input: usize| aliases.iter().any(|a| a.input == input);
-    let mut fields: Vec<Field> = Vec::new();
-    let roles = op
-        .inputs
-        .iter()
-        .map(|&t| (t, false))
-        .chain(op.outputs.iter().chain(&op.scratch).map(|&t| (t, true)));
-    for (t, mutable) in roles {
-        if (!mutable && absorbed(t)) || fields.iter().any(|f| f.tensor == t) {
-            continue;
-        }
-        let absorbs = aliases.iter().find(|a| a.output == t).map(|a| a.input);
-        fields.push(Field {
-            tensor: t,
-            mutable,
-            absorbs,
-        });
-    }
+    let fields = op_fields(model, k, aliases);
+
 
     let several = !matches!(plan.pools.as_slice(), [pool] if pool.default);
     let mut statements = String::new();
-    for (p, pool) in plan.pools.iter().enumerate() {
-        let mut by_offset: Vec<usize> = (0..fields.len())
-            .filter(|&f| plan.tensors[fields[f].tensor].is_some_and(|place| place.pool == p))
-            .collect();
-        if by_offset.is_empty() {
-            continue;
+    // Each pool's pieces in offset order, cut one after the other by `__private::cut`, whose
+    // sizes are all constants: address arithmetic only, no bounds check, no branch.
+    let mut current_pool = None;
+    let mut remaining = 0u64;
+    let cuts = view_cuts(model, plan, &fields);
+    for (c, cut) in cuts.iter().enumerate() {
+        if current_pool != Some(cut.pool) {
+            current_pool = Some(cut.pool);
+            remaining = plan.pools[cut.pool].arena_size;
+            let bytes = if several {
+                format!("&mut self.{}.bytes", plan.pools[cut.pool].name)
+            } else {
+                "&mut self.bytes".to_owned()
+            };
+            let _ = writeln!(statements, "let rest = {bytes};");
         }
-        by_offset.sort_by_key(|&f| (plan.offset(fields[f].tensor), fields[f].tensor));
-        let bytes = if several {
-            format!("&mut self.{}.bytes", pool.name)
-        } else {
-            "&mut self.bytes".to_owned()
-        };
-        // `split` cuts the pieces in offset order: (gap before, size) each.
-        let mut cursor = 0u64;
-        let mut pieces = Vec::with_capacity(by_offset.len());
-        let mut cuts = Vec::with_capacity(by_offset.len());
-        for &f in &by_offset {
-            let size = model.tensors[fields[f].tensor].size;
-            let offset = plan.offset(fields[f].tensor);
-            pieces.push(format!("piece_{f}"));
-            cuts.push(format!("({}, {size})", offset - cursor));
-            cursor = offset + size;
-        }
+        let last_of_pool = cuts.get(c + 1).is_none_or(|next| next.pool != cut.pool);
+        let rest = remaining - cut.gap - cut.size;
         let _ = writeln!(
             statements,
-            "let [{}] = ::memplan::__private::split({bytes}, [{}]);",
-            pieces.join(", "),
-            cuts.join(", ")
+            "let (piece_{}, {}) = ::memplan::__private::cut::<{}, {}, {rest}, {remaining}>(rest);",
+            cut.field,
+            if last_of_pool { "_" } else { "rest" },
+            cut.gap,
+            cut.size,
         );
+        remaining = rest;
     }
-
     let name = &op.name;
     let _ = writeln!(
         structs,
@@ -545,7 +600,7 @@ fn op_views(
             ));
             let _ = write!(values, "{}, ", tensor.name);
         } else {
-            let view = if field.mutable { "view_mut" } else { "view" };
+            let view = if field.mutable { "piece_mut" } else { "piece" };
             let _ = write!(
                 values,
                 "{}: ::memplan::__private::{view}(piece_{f}), ",

@@ -35,6 +35,7 @@ mod docs;
 mod items;
 mod placeholder;
 mod plan;
+mod tables;
 
 use proc_macro2::TokenStream;
 

@@ -43,7 +43,16 @@ const OP_KEYS: [&str; 8] = [
 const WEIGHT_KEYS: [&str; 3] = ["dtype", "shape", "source"];
 const POOL_KEYS: [&str; 3] = ["name", "size", "link_section"];
 /// Names the generated module already uses, so no pool may take them.
-const RESERVED_POOL_NAMES: [&str; 3] = ["offset", "len", "op"];
+const RESERVED_POOL_NAMES: [&str; 8] = [
+    "offset",
+    "len",
+    "op",
+    "shape",
+    "dtype",
+    "weight_shape",
+    "weight_dtype",
+    "attrs",
+];
 
 type Result<T> = std::result::Result<T, InputError>;
 type Table<'i> = DeTable<'i>;

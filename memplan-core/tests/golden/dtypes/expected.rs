@@ -346,79 +346,80 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
         }
         ///All views of op `widen` (step 0, `Cast`) at once: reads `a_f32`, `a_f32`; writes `b_f64`, `c_f16`, `d_bf16`; scratch `work`.
         pub fn op_widen(&mut self) -> op::widen<'_> {
-            let [piece_4, piece_1, piece_0, piece_2, piece_3] = ::memplan::__private::split(
-                &mut self.bytes,
-                [(0, 100), (4, 24), (0, 12), (4, 10), (6, 10)],
-            );
+            let rest = &mut self.bytes;
+            let (piece_4, rest) = ::memplan::__private::cut::<0, 100, 92, 192>(rest);
+            let (piece_1, rest) = ::memplan::__private::cut::<4, 24, 64, 92>(rest);
+            let (piece_0, rest) = ::memplan::__private::cut::<0, 12, 52, 64>(rest);
+            let (piece_2, rest) = ::memplan::__private::cut::<4, 10, 38, 52>(rest);
+            let (piece_3, _) = ::memplan::__private::cut::<6, 10, 22, 38>(rest);
             op::widen {
-                a_f32: ::memplan::__private::view(piece_0),
-                b_f64: ::memplan::__private::view_mut(piece_1),
-                c_f16: ::memplan::__private::view_mut(piece_2),
-                d_bf16: ::memplan::__private::view_mut(piece_3),
-                work: ::memplan::__private::view_mut(piece_4),
+                a_f32: ::memplan::__private::piece(piece_0),
+                b_f64: ::memplan::__private::piece_mut(piece_1),
+                c_f16: ::memplan::__private::piece_mut(piece_2),
+                d_bf16: ::memplan::__private::piece_mut(piece_3),
+                work: ::memplan::__private::piece_mut(piece_4),
             }
         }
         ///All views of op `ints` (step 1) at once: reads `b_f64`, `c_f16`, `d_bf16`; writes `e_i8`, `f_u8`, `g_i16`, `h_u16`, `i_i32`, `j_u32`, `k_i64`, `l_u64`; scratch none.
         pub fn op_ints(&mut self) -> op::ints<'_> {
-            let [piece_9, piece_10, piece_7, piece_8, piece_3, piece_4, piece_0, piece_5,
-            piece_6, piece_1, piece_2] = ::memplan::__private::split(
-                &mut self.bytes,
-                [
-                    (0, 16),
-                    (0, 16),
-                    (0, 12),
-                    (4, 12),
-                    (20, 7),
-                    (1, 7),
-                    (9, 24),
-                    (0, 8),
-                    (0, 8),
-                    (0, 10),
-                    (6, 10),
-                ],
-            );
+            let rest = &mut self.bytes;
+            let (piece_9, rest) = ::memplan::__private::cut::<0, 16, 176, 192>(rest);
+            let (piece_10, rest) = ::memplan::__private::cut::<0, 16, 160, 176>(rest);
+            let (piece_7, rest) = ::memplan::__private::cut::<0, 12, 148, 160>(rest);
+            let (piece_8, rest) = ::memplan::__private::cut::<4, 12, 132, 148>(rest);
+            let (piece_3, rest) = ::memplan::__private::cut::<20, 7, 105, 132>(rest);
+            let (piece_4, rest) = ::memplan::__private::cut::<1, 7, 97, 105>(rest);
+            let (piece_0, rest) = ::memplan::__private::cut::<9, 24, 64, 97>(rest);
+            let (piece_5, rest) = ::memplan::__private::cut::<0, 8, 56, 64>(rest);
+            let (piece_6, rest) = ::memplan::__private::cut::<0, 8, 48, 56>(rest);
+            let (piece_1, rest) = ::memplan::__private::cut::<0, 10, 38, 48>(rest);
+            let (piece_2, _) = ::memplan::__private::cut::<6, 10, 22, 38>(rest);
             op::ints {
-                b_f64: ::memplan::__private::view(piece_0),
-                c_f16: ::memplan::__private::view(piece_1),
-                d_bf16: ::memplan::__private::view(piece_2),
-                e_i8: ::memplan::__private::view_mut(piece_3),
-                f_u8: ::memplan::__private::view_mut(piece_4),
-                g_i16: ::memplan::__private::view_mut(piece_5),
-                h_u16: ::memplan::__private::view_mut(piece_6),
-                i_i32: ::memplan::__private::view_mut(piece_7),
-                j_u32: ::memplan::__private::view_mut(piece_8),
-                k_i64: ::memplan::__private::view_mut(piece_9),
-                l_u64: ::memplan::__private::view_mut(piece_10),
+                b_f64: ::memplan::__private::piece(piece_0),
+                c_f16: ::memplan::__private::piece(piece_1),
+                d_bf16: ::memplan::__private::piece(piece_2),
+                e_i8: ::memplan::__private::piece_mut(piece_3),
+                f_u8: ::memplan::__private::piece_mut(piece_4),
+                g_i16: ::memplan::__private::piece_mut(piece_5),
+                h_u16: ::memplan::__private::piece_mut(piece_6),
+                i_i32: ::memplan::__private::piece_mut(piece_7),
+                j_u32: ::memplan::__private::piece_mut(piece_8),
+                k_i64: ::memplan::__private::piece_mut(piece_9),
+                l_u64: ::memplan::__private::piece_mut(piece_10),
             }
         }
         ///All views of op `any` (step 2) at once: reads `e_i8`, `f_u8`, `g_i16`, `h_u16`, `i_i32`, `j_u32`, `k_i64`, `l_u64`; writes `m_bool`; scratch none.
         pub fn op_any(&mut self) -> op::any<'_> {
-            let [piece_6, piece_7, piece_4, piece_5, piece_8, piece_0, piece_1, piece_2,
-            piece_3] = ::memplan::__private::split(
-                &mut self.bytes,
-                [
-                    (0, 16),
-                    (0, 16),
-                    (0, 12),
-                    (4, 12),
-                    (4, 9),
-                    (7, 7),
-                    (1, 7),
-                    (33, 8),
-                    (0, 8),
-                ],
-            );
+            let rest = &mut self.bytes;
+            let (piece_6, rest) = ::memplan::__private::cut::<0, 16, 176, 192>(rest);
+            let (piece_7, rest) = ::memplan::__private::cut::<0, 16, 160, 176>(rest);
+            let (piece_4, rest) = ::memplan::__private::cut::<0, 12, 148, 160>(rest);
+            let (piece_5, rest) = ::memplan::__private::cut::<4, 12, 132, 148>(rest);
+            let (piece_8, rest) = ::memplan::__private::cut::<4, 9, 119, 132>(rest);
+            let (piece_0, rest) = ::memplan::__private::cut::<7, 7, 105, 119>(rest);
+            let (piece_1, rest) = ::memplan::__private::cut::<1, 7, 97, 105>(rest);
+            let (piece_2, rest) = ::memplan::__private::cut::<33, 8, 56, 97>(rest);
+            let (piece_3, _) = ::memplan::__private::cut::<0, 8, 48, 56>(rest);
             op::any {
-                e_i8: ::memplan::__private::view(piece_0),
-                f_u8: ::memplan::__private::view(piece_1),
-                g_i16: ::memplan::__private::view(piece_2),
-                h_u16: ::memplan::__private::view(piece_3),
-                i_i32: ::memplan::__private::view(piece_4),
-                j_u32: ::memplan::__private::view(piece_5),
-                k_i64: ::memplan::__private::view(piece_6),
-                l_u64: ::memplan::__private::view(piece_7),
-                m_bool: ::memplan::__private::view_mut(piece_8),
+                e_i8: ::memplan::__private::piece(piece_0),
+                f_u8: ::memplan::__private::piece(piece_1),
+                g_i16: ::memplan::__private::piece(piece_2),
+                h_u16: ::memplan::__private::piece(piece_3),
+                i_i32: ::memplan::__private::piece(piece_4),
+                j_u32: ::memplan::__private::piece(piece_5),
+                k_i64: ::memplan::__private::piece(piece_6),
+                l_u64: ::memplan::__private::piece(piece_7),
+                m_bool: ::memplan::__private::piece_mut(piece_8),
             }
+        }
+        /// All arena views of op `k` (`OPS[k]`), for an interpreter's loop; `None` if there is no op `k`. Take each view by its tensor index (`TENSOR_INFO`).
+        #[inline]
+        pub fn views(
+            &mut self,
+            k: usize,
+        ) -> ::core::option::Option<::memplan::Views<'_, MAX_VIEWS>> {
+            let op = OPS.get(k)?;
+            ::memplan::__private::views([&mut self.bytes[..]], op.cuts)
         }
     }
     impl ::core::default::Default for Arena {
@@ -426,6 +427,430 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             Self::new()
         }
     }
+    /// Dimensions of each tensor (`[bytes]` for a raw one).
+    #[allow(non_upper_case_globals)]
+    pub mod shape {
+        ///Dimensions of `a_f32`.
+        pub const a_f32: [usize; 1] = [3];
+        ///Dimensions of `b_f64`.
+        pub const b_f64: [usize; 1] = [3];
+        ///Dimensions of `c_f16`.
+        pub const c_f16: [usize; 1] = [5];
+        ///Dimensions of `d_bf16`.
+        pub const d_bf16: [usize; 1] = [5];
+        ///Dimensions of `e_i8`.
+        pub const e_i8: [usize; 1] = [7];
+        ///Dimensions of `f_u8`.
+        pub const f_u8: [usize; 1] = [7];
+        ///Dimensions of `g_i16`.
+        pub const g_i16: [usize; 2] = [2, 2];
+        ///Dimensions of `h_u16`.
+        pub const h_u16: [usize; 2] = [2, 2];
+        ///Dimensions of `i_i32`.
+        pub const i_i32: [usize; 2] = [1, 3];
+        ///Dimensions of `j_u32`.
+        pub const j_u32: [usize; 2] = [1, 3];
+        ///Dimensions of `k_i64`.
+        pub const k_i64: [usize; 1] = [2];
+        ///Dimensions of `l_u64`.
+        pub const l_u64: [usize; 1] = [2];
+        ///Dimensions of `m_bool`.
+        pub const m_bool: [usize; 1] = [9];
+        ///Dimensions of `work`.
+        pub const work: [usize; 1] = [100];
+    }
+    /// Element type of each tensor (`U8` for a raw one).
+    #[allow(non_upper_case_globals)]
+    pub mod dtype {
+        ///Element type of `a_f32`.
+        pub const a_f32: ::memplan::DType = ::memplan::DType::F32;
+        ///Element type of `b_f64`.
+        pub const b_f64: ::memplan::DType = ::memplan::DType::F64;
+        ///Element type of `c_f16`.
+        pub const c_f16: ::memplan::DType = ::memplan::DType::F16;
+        ///Element type of `d_bf16`.
+        pub const d_bf16: ::memplan::DType = ::memplan::DType::Bf16;
+        ///Element type of `e_i8`.
+        pub const e_i8: ::memplan::DType = ::memplan::DType::I8;
+        ///Element type of `f_u8`.
+        pub const f_u8: ::memplan::DType = ::memplan::DType::U8;
+        ///Element type of `g_i16`.
+        pub const g_i16: ::memplan::DType = ::memplan::DType::I16;
+        ///Element type of `h_u16`.
+        pub const h_u16: ::memplan::DType = ::memplan::DType::U16;
+        ///Element type of `i_i32`.
+        pub const i_i32: ::memplan::DType = ::memplan::DType::I32;
+        ///Element type of `j_u32`.
+        pub const j_u32: ::memplan::DType = ::memplan::DType::U32;
+        ///Element type of `k_i64`.
+        pub const k_i64: ::memplan::DType = ::memplan::DType::I64;
+        ///Element type of `l_u64`.
+        pub const l_u64: ::memplan::DType = ::memplan::DType::U64;
+        ///Element type of `m_bool`.
+        pub const m_bool: ::memplan::DType = ::memplan::DType::Bool;
+        ///Element type of `work`.
+        pub const work: ::memplan::DType = ::memplan::DType::U8;
+    }
+    /// Every tensor of the model, in model order (external ones too): the indices of [`OPS`] refer to it.
+    pub const TENSOR_INFO: &[::memplan::TensorInfo] = &[
+        ::memplan::TensorInfo {
+            name: "a_f32",
+            dtype: ::memplan::DType::F32,
+            shape: &shape::a_f32,
+            size: 12,
+            pool: 0,
+            offset: 128,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "b_f64",
+            dtype: ::memplan::DType::F64,
+            shape: &shape::b_f64,
+            size: 24,
+            pool: 0,
+            offset: 104,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "c_f16",
+            dtype: ::memplan::DType::F16,
+            shape: &shape::c_f16,
+            size: 10,
+            pool: 0,
+            offset: 144,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "d_bf16",
+            dtype: ::memplan::DType::Bf16,
+            shape: &shape::d_bf16,
+            size: 10,
+            pool: 0,
+            offset: 160,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "e_i8",
+            dtype: ::memplan::DType::I8,
+            shape: &shape::e_i8,
+            size: 7,
+            pool: 0,
+            offset: 80,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "f_u8",
+            dtype: ::memplan::DType::U8,
+            shape: &shape::f_u8,
+            size: 7,
+            pool: 0,
+            offset: 88,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "g_i16",
+            dtype: ::memplan::DType::I16,
+            shape: &shape::g_i16,
+            size: 8,
+            pool: 0,
+            offset: 128,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "h_u16",
+            dtype: ::memplan::DType::U16,
+            shape: &shape::h_u16,
+            size: 8,
+            pool: 0,
+            offset: 136,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "i_i32",
+            dtype: ::memplan::DType::I32,
+            shape: &shape::i_i32,
+            size: 12,
+            pool: 0,
+            offset: 32,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "j_u32",
+            dtype: ::memplan::DType::U32,
+            shape: &shape::j_u32,
+            size: 12,
+            pool: 0,
+            offset: 48,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "k_i64",
+            dtype: ::memplan::DType::I64,
+            shape: &shape::k_i64,
+            size: 16,
+            pool: 0,
+            offset: 0,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "l_u64",
+            dtype: ::memplan::DType::U64,
+            shape: &shape::l_u64,
+            size: 16,
+            pool: 0,
+            offset: 16,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "m_bool",
+            dtype: ::memplan::DType::Bool,
+            shape: &shape::m_bool,
+            size: 9,
+            pool: 0,
+            offset: 64,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "work",
+            dtype: ::memplan::DType::U8,
+            shape: &shape::work,
+            size: 100,
+            pool: 0,
+            offset: 0,
+            external: false,
+        },
+    ];
+    /// The model's constants (`[weights]`), in file order: described, never stored.
+    pub const WEIGHTS: &[::memplan::WeightInfo] = &[];
+    /// Every op in schedule order (`OPS[k]` runs at step `k`): its kind, operands, attributes and view cuts, for interpreters; `views(k)` hands out its views.
+    pub const OPS: &[::memplan::OpInfo] = &[
+        ::memplan::OpInfo {
+            name: "widen",
+            kind: ::core::option::Option::Some("Cast"),
+            step: 0,
+            inputs: &[::memplan::Operand::Tensor(0), ::memplan::Operand::Tensor(0)],
+            outputs: &[1, 2, 3],
+            scratch: &[13],
+            inplace: &[],
+            attrs: &[],
+            cuts: &[
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 100,
+                    tensor: 13,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 4,
+                    size: 24,
+                    tensor: 1,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 12,
+                    tensor: 0,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 4,
+                    size: 10,
+                    tensor: 2,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 6,
+                    size: 10,
+                    tensor: 3,
+                    absorbs: ::core::option::Option::None,
+                },
+            ],
+        },
+        ::memplan::OpInfo {
+            name: "ints",
+            kind: ::core::option::Option::None,
+            step: 1,
+            inputs: &[
+                ::memplan::Operand::Tensor(1),
+                ::memplan::Operand::Tensor(2),
+                ::memplan::Operand::Tensor(3),
+            ],
+            outputs: &[4, 5, 6, 7, 8, 9, 10, 11],
+            scratch: &[],
+            inplace: &[],
+            attrs: &[],
+            cuts: &[
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 16,
+                    tensor: 10,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 16,
+                    tensor: 11,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 12,
+                    tensor: 8,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 4,
+                    size: 12,
+                    tensor: 9,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 20,
+                    size: 7,
+                    tensor: 4,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 1,
+                    size: 7,
+                    tensor: 5,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 9,
+                    size: 24,
+                    tensor: 1,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 8,
+                    tensor: 6,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 8,
+                    tensor: 7,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 10,
+                    tensor: 2,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 6,
+                    size: 10,
+                    tensor: 3,
+                    absorbs: ::core::option::Option::None,
+                },
+            ],
+        },
+        ::memplan::OpInfo {
+            name: "any",
+            kind: ::core::option::Option::None,
+            step: 2,
+            inputs: &[
+                ::memplan::Operand::Tensor(4),
+                ::memplan::Operand::Tensor(5),
+                ::memplan::Operand::Tensor(6),
+                ::memplan::Operand::Tensor(7),
+                ::memplan::Operand::Tensor(8),
+                ::memplan::Operand::Tensor(9),
+                ::memplan::Operand::Tensor(10),
+                ::memplan::Operand::Tensor(11),
+            ],
+            outputs: &[12],
+            scratch: &[],
+            inplace: &[],
+            attrs: &[],
+            cuts: &[
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 16,
+                    tensor: 10,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 16,
+                    tensor: 11,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 12,
+                    tensor: 8,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 4,
+                    size: 12,
+                    tensor: 9,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 4,
+                    size: 9,
+                    tensor: 12,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 7,
+                    size: 7,
+                    tensor: 4,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 1,
+                    size: 7,
+                    tensor: 5,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 33,
+                    size: 8,
+                    tensor: 6,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 8,
+                    tensor: 7,
+                    absorbs: ::core::option::Option::None,
+                },
+            ],
+        },
+    ];
+    /// The most arena views of one op: the capacity of [`::memplan::Views`] from `views`.
+    pub const MAX_VIEWS: usize = 11;
     /// The views each op works on, all borrowed at once from the arena.
     #[allow(non_camel_case_types)]
     pub mod op {

@@ -200,53 +200,55 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             &'v mut self,
             image: &'v [::core::primitive::u8; len::image],
         ) -> op::load<'v> {
-            let [piece_1] = ::memplan::__private::split(&mut self.bytes, [(0, 768)]);
+            let rest = &mut self.bytes;
+            let (piece_1, _) = ::memplan::__private::cut::<0, 768, 8192, 8960>(rest);
             op::load {
                 image,
-                dma: ::memplan::__private::view_mut(piece_1),
+                dma: ::memplan::__private::piece_mut(piece_1),
             }
         }
         ///All views of op `conv1` (step 1, `Conv`) at once: reads `dma`; writes `conv`; scratch none.
         pub fn op_conv1(&mut self) -> op::conv1<'_> {
-            let [piece_0, piece_1] = ::memplan::__private::split(
-                &mut self.bytes,
-                [(0, 768), (0, 8192)],
-            );
+            let rest = &mut self.bytes;
+            let (piece_0, rest) = ::memplan::__private::cut::<0, 768, 8192, 8960>(rest);
+            let (piece_1, _) = ::memplan::__private::cut::<0, 8192, 0, 8192>(rest);
             op::conv1 {
-                dma: ::memplan::__private::view(piece_0),
-                conv: ::memplan::__private::view_mut(piece_1),
+                dma: ::memplan::__private::piece(piece_0),
+                conv: ::memplan::__private::piece_mut(piece_1),
             }
         }
         ///All views of op `relu` (step 2, `Relu`) at once: reads `conv`; writes `act`; scratch none. In place: `act` over `conv` (one `&mut` view each, named after the output).
         pub fn op_relu(&mut self) -> op::relu<'_> {
-            let [piece_0] = ::memplan::__private::split(&mut self.bytes, [(768, 8192)]);
+            let rest = &mut self.bytes;
+            let (piece_0, _) = ::memplan::__private::cut::<768, 8192, 0, 8960>(rest);
             op::relu {
-                act: ::memplan::__private::view_mut(piece_0),
+                act: ::memplan::__private::piece_mut(piece_0),
             }
         }
         ///All views of op `flatten` (step 3, `Flatten`) at once: reads `act`; writes `flat`; scratch none. In place: `flat` over `act` (one `&mut` view each, named after the output).
         pub fn op_flatten(&mut self) -> op::flatten<'_> {
-            let [piece_0] = ::memplan::__private::split(&mut self.bytes, [(768, 8192)]);
+            let rest = &mut self.bytes;
+            let (piece_0, _) = ::memplan::__private::cut::<768, 8192, 0, 8960>(rest);
             op::flatten {
-                flat: ::memplan::__private::view_mut(piece_0),
+                flat: ::memplan::__private::piece_mut(piece_0),
             }
         }
         ///All views of op `dense` (step 4, `Gemm`) at once: reads `flat`; writes `logits`; scratch none.
         pub fn op_dense(&mut self) -> op::dense<'_> {
-            let [piece_1, piece_0] = ::memplan::__private::split(
-                &mut self.bytes,
-                [(0, 40), (728, 8192)],
-            );
+            let rest = &mut self.bytes;
+            let (piece_1, rest) = ::memplan::__private::cut::<0, 40, 8920, 8960>(rest);
+            let (piece_0, _) = ::memplan::__private::cut::<728, 8192, 0, 8920>(rest);
             op::dense {
-                flat: ::memplan::__private::view(piece_0),
-                logits: ::memplan::__private::view_mut(piece_1),
+                flat: ::memplan::__private::piece(piece_0),
+                logits: ::memplan::__private::piece_mut(piece_1),
             }
         }
         ///All views of op `scale` (step 5, `MyScale`) at once: reads `logits`; writes `scaled`; scratch none. In place: `scaled` over `logits` (one `&mut` view each, named after the output).
         pub fn op_scale(&mut self) -> op::scale<'_> {
-            let [piece_0] = ::memplan::__private::split(&mut self.bytes, [(0, 40)]);
+            let rest = &mut self.bytes;
+            let (piece_0, _) = ::memplan::__private::cut::<0, 40, 8920, 8960>(rest);
             op::scale {
-                scaled: ::memplan::__private::view_mut(piece_0),
+                scaled: ::memplan::__private::piece_mut(piece_0),
             }
         }
         ///All views of op `softmax` (step 6, `Softmax`) at once: reads `scaled`; writes `probs`; scratch none.
@@ -254,11 +256,21 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             &'v mut self,
             probs: &'v mut [::core::primitive::f32; len::probs],
         ) -> op::softmax<'v> {
-            let [piece_0] = ::memplan::__private::split(&mut self.bytes, [(0, 40)]);
+            let rest = &mut self.bytes;
+            let (piece_0, _) = ::memplan::__private::cut::<0, 40, 8920, 8960>(rest);
             op::softmax {
-                scaled: ::memplan::__private::view(piece_0),
+                scaled: ::memplan::__private::piece(piece_0),
                 probs,
             }
+        }
+        /// All arena views of op `k` (`OPS[k]`), for an interpreter's loop; `None` if there is no op `k`. Take each view by its tensor index (`TENSOR_INFO`).
+        #[inline]
+        pub fn views(
+            &mut self,
+            k: usize,
+        ) -> ::core::option::Option<::memplan::Views<'_, MAX_VIEWS>> {
+            let op = OPS.get(k)?;
+            ::memplan::__private::views([&mut self.bytes[..]], op.cuts)
         }
     }
     impl ::core::default::Default for Arena {
@@ -266,6 +278,275 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             Self::new()
         }
     }
+    /// Dimensions of each tensor (`[bytes]` for a raw one).
+    #[allow(non_upper_case_globals)]
+    pub mod shape {
+        ///Dimensions of `image`.
+        pub const image: [usize; 4] = [1, 3, 16, 16];
+        ///Dimensions of `dma`.
+        pub const dma: [usize; 1] = [768];
+        ///Dimensions of `conv`.
+        pub const conv: [usize; 4] = [1, 8, 16, 16];
+        ///Dimensions of `act`.
+        pub const act: [usize; 4] = [1, 8, 16, 16];
+        ///Dimensions of `flat`.
+        pub const flat: [usize; 2] = [1, 2048];
+        ///Dimensions of `logits`.
+        pub const logits: [usize; 2] = [1, 10];
+        ///Dimensions of `scaled`.
+        pub const scaled: [usize; 2] = [1, 10];
+        ///Dimensions of `probs`.
+        pub const probs: [usize; 2] = [1, 10];
+    }
+    /// Element type of each tensor (`U8` for a raw one).
+    #[allow(non_upper_case_globals)]
+    pub mod dtype {
+        ///Element type of `image`.
+        pub const image: ::memplan::DType = ::memplan::DType::U8;
+        ///Element type of `dma`.
+        pub const dma: ::memplan::DType = ::memplan::DType::U8;
+        ///Element type of `conv`.
+        pub const conv: ::memplan::DType = ::memplan::DType::F32;
+        ///Element type of `act`.
+        pub const act: ::memplan::DType = ::memplan::DType::F32;
+        ///Element type of `flat`.
+        pub const flat: ::memplan::DType = ::memplan::DType::F32;
+        ///Element type of `logits`.
+        pub const logits: ::memplan::DType = ::memplan::DType::F32;
+        ///Element type of `scaled`.
+        pub const scaled: ::memplan::DType = ::memplan::DType::F32;
+        ///Element type of `probs`.
+        pub const probs: ::memplan::DType = ::memplan::DType::F32;
+    }
+    /// Every tensor of the model, in model order (external ones too): the indices of [`OPS`] refer to it.
+    pub const TENSOR_INFO: &[::memplan::TensorInfo] = &[
+        ::memplan::TensorInfo {
+            name: "image",
+            dtype: ::memplan::DType::U8,
+            shape: &shape::image,
+            size: 768,
+            pool: 0,
+            offset: 0,
+            external: true,
+        },
+        ::memplan::TensorInfo {
+            name: "dma",
+            dtype: ::memplan::DType::U8,
+            shape: &shape::dma,
+            size: 768,
+            pool: 0,
+            offset: 0,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "conv",
+            dtype: ::memplan::DType::F32,
+            shape: &shape::conv,
+            size: 8192,
+            pool: 0,
+            offset: 768,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "act",
+            dtype: ::memplan::DType::F32,
+            shape: &shape::act,
+            size: 8192,
+            pool: 0,
+            offset: 768,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "flat",
+            dtype: ::memplan::DType::F32,
+            shape: &shape::flat,
+            size: 8192,
+            pool: 0,
+            offset: 768,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "logits",
+            dtype: ::memplan::DType::F32,
+            shape: &shape::logits,
+            size: 40,
+            pool: 0,
+            offset: 0,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "scaled",
+            dtype: ::memplan::DType::F32,
+            shape: &shape::scaled,
+            size: 40,
+            pool: 0,
+            offset: 0,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "probs",
+            dtype: ::memplan::DType::F32,
+            shape: &shape::probs,
+            size: 40,
+            pool: 0,
+            offset: 0,
+            external: true,
+        },
+    ];
+    /// The model's constants (`[weights]`), in file order: described, never stored.
+    pub const WEIGHTS: &[::memplan::WeightInfo] = &[];
+    /// Every op in schedule order (`OPS[k]` runs at step `k`): its kind, operands, attributes and view cuts, for interpreters; `views(k)` hands out its views.
+    pub const OPS: &[::memplan::OpInfo] = &[
+        ::memplan::OpInfo {
+            name: "load",
+            kind: ::core::option::Option::None,
+            step: 0,
+            inputs: &[::memplan::Operand::Tensor(0)],
+            outputs: &[1],
+            scratch: &[],
+            inplace: &[],
+            attrs: &[],
+            cuts: &[
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 768,
+                    tensor: 1,
+                    absorbs: ::core::option::Option::None,
+                },
+            ],
+        },
+        ::memplan::OpInfo {
+            name: "conv1",
+            kind: ::core::option::Option::Some("Conv"),
+            step: 1,
+            inputs: &[::memplan::Operand::Tensor(1)],
+            outputs: &[2],
+            scratch: &[],
+            inplace: &[],
+            attrs: &[],
+            cuts: &[
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 768,
+                    tensor: 1,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 8192,
+                    tensor: 2,
+                    absorbs: ::core::option::Option::None,
+                },
+            ],
+        },
+        ::memplan::OpInfo {
+            name: "relu",
+            kind: ::core::option::Option::Some("Relu"),
+            step: 2,
+            inputs: &[::memplan::Operand::Tensor(2)],
+            outputs: &[3],
+            scratch: &[],
+            inplace: &[(3, 2)],
+            attrs: &[],
+            cuts: &[
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 768,
+                    size: 8192,
+                    tensor: 3,
+                    absorbs: ::core::option::Option::Some(2),
+                },
+            ],
+        },
+        ::memplan::OpInfo {
+            name: "flatten",
+            kind: ::core::option::Option::Some("Flatten"),
+            step: 3,
+            inputs: &[::memplan::Operand::Tensor(3)],
+            outputs: &[4],
+            scratch: &[],
+            inplace: &[(4, 3)],
+            attrs: &[],
+            cuts: &[
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 768,
+                    size: 8192,
+                    tensor: 4,
+                    absorbs: ::core::option::Option::Some(3),
+                },
+            ],
+        },
+        ::memplan::OpInfo {
+            name: "dense",
+            kind: ::core::option::Option::Some("Gemm"),
+            step: 4,
+            inputs: &[::memplan::Operand::Tensor(4)],
+            outputs: &[5],
+            scratch: &[],
+            inplace: &[],
+            attrs: &[],
+            cuts: &[
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 40,
+                    tensor: 5,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 728,
+                    size: 8192,
+                    tensor: 4,
+                    absorbs: ::core::option::Option::None,
+                },
+            ],
+        },
+        ::memplan::OpInfo {
+            name: "scale",
+            kind: ::core::option::Option::Some("MyScale"),
+            step: 5,
+            inputs: &[::memplan::Operand::Tensor(5)],
+            outputs: &[6],
+            scratch: &[],
+            inplace: &[(6, 5)],
+            attrs: &[],
+            cuts: &[
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 40,
+                    tensor: 6,
+                    absorbs: ::core::option::Option::Some(5),
+                },
+            ],
+        },
+        ::memplan::OpInfo {
+            name: "softmax",
+            kind: ::core::option::Option::Some("Softmax"),
+            step: 6,
+            inputs: &[::memplan::Operand::Tensor(6)],
+            outputs: &[7],
+            scratch: &[],
+            inplace: &[],
+            attrs: &[],
+            cuts: &[
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 40,
+                    tensor: 6,
+                    absorbs: ::core::option::Option::None,
+                },
+            ],
+        },
+    ];
+    /// The most arena views of one op: the capacity of [`::memplan::Views`] from `views`.
+    pub const MAX_VIEWS: usize = 2;
     /// The views each op works on, all borrowed at once from the arena.
     #[allow(non_camel_case_types)]
     pub mod op {

@@ -363,72 +363,309 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
         }
         ///All views of op `expand` (step 0) at once: reads `input`; writes `big`, `dma`; scratch none.
         pub fn op_expand(&mut self) -> op::expand<'_> {
-            let [piece_2, piece_0] = ::memplan::__private::split(
-                &mut self.sram.bytes,
-                [(0, 1024), (0, 1024)],
-            );
-            let [piece_1] = ::memplan::__private::split(
-                &mut self.dram.bytes,
-                [(0, 16384)],
-            );
+            let rest = &mut self.sram.bytes;
+            let (piece_2, rest) = ::memplan::__private::cut::<0, 1024, 2048, 3072>(rest);
+            let (piece_0, _) = ::memplan::__private::cut::<0, 1024, 1024, 2048>(rest);
+            let rest = &mut self.dram.bytes;
+            let (piece_1, _) = ::memplan::__private::cut::<0, 16384, 0, 16384>(rest);
             op::expand {
-                input: ::memplan::__private::view(piece_0),
-                big: ::memplan::__private::view_mut(piece_1),
-                dma: ::memplan::__private::view_mut(piece_2),
+                input: ::memplan::__private::piece(piece_0),
+                big: ::memplan::__private::piece_mut(piece_1),
+                dma: ::memplan::__private::piece_mut(piece_2),
             }
         }
         ///All views of op `relu` (step 1, `Relu`) at once: reads `big`; writes `act`; scratch none. In place: `act` over `big` (one `&mut` view each, named after the output).
         pub fn op_relu(&mut self) -> op::relu<'_> {
-            let [piece_0] = ::memplan::__private::split(
-                &mut self.dram.bytes,
-                [(0, 16384)],
-            );
+            let rest = &mut self.dram.bytes;
+            let (piece_0, _) = ::memplan::__private::cut::<0, 16384, 0, 16384>(rest);
             op::relu {
-                act: ::memplan::__private::view_mut(piece_0),
+                act: ::memplan::__private::piece_mut(piece_0),
             }
         }
         ///All views of op `reduce` (step 2) at once: reads `act`, `dma`; writes `small`; scratch none.
         pub fn op_reduce(&mut self) -> op::reduce<'_> {
-            let [piece_1, piece_2] = ::memplan::__private::split(
-                &mut self.sram.bytes,
-                [(0, 1024), (0, 2048)],
-            );
-            let [piece_0] = ::memplan::__private::split(
-                &mut self.dram.bytes,
-                [(0, 16384)],
-            );
+            let rest = &mut self.sram.bytes;
+            let (piece_1, rest) = ::memplan::__private::cut::<0, 1024, 2048, 3072>(rest);
+            let (piece_2, _) = ::memplan::__private::cut::<0, 2048, 0, 2048>(rest);
+            let rest = &mut self.dram.bytes;
+            let (piece_0, _) = ::memplan::__private::cut::<0, 16384, 0, 16384>(rest);
             op::reduce {
-                act: ::memplan::__private::view(piece_0),
-                dma: ::memplan::__private::view(piece_1),
-                small: ::memplan::__private::view_mut(piece_2),
+                act: ::memplan::__private::piece(piece_0),
+                dma: ::memplan::__private::piece(piece_1),
+                small: ::memplan::__private::piece_mut(piece_2),
             }
         }
         ///All views of op `head` (step 3) at once: reads `small`; writes `slow`; scratch none.
         pub fn op_head(&mut self) -> op::head<'_> {
-            let [piece_0] = ::memplan::__private::split(
-                &mut self.sram.bytes,
-                [(1024, 2048)],
-            );
-            let [piece_1] = ::memplan::__private::split(
-                &mut self.dram.bytes,
-                [(0, 256)],
-            );
+            let rest = &mut self.sram.bytes;
+            let (piece_0, _) = ::memplan::__private::cut::<1024, 2048, 0, 3072>(rest);
+            let rest = &mut self.dram.bytes;
+            let (piece_1, _) = ::memplan::__private::cut::<0, 256, 16128, 16384>(rest);
             op::head {
-                small: ::memplan::__private::view(piece_0),
-                slow: ::memplan::__private::view_mut(piece_1),
+                small: ::memplan::__private::piece(piece_0),
+                slow: ::memplan::__private::piece_mut(piece_1),
             }
         }
         ///All views of op `tanh` (step 4, `Tanh`) at once: reads `slow`; writes `out`; scratch none. In place: `out` over `slow` (one `&mut` view each, named after the output).
         pub fn op_tanh(&mut self) -> op::tanh<'_> {
-            let [piece_0] = ::memplan::__private::split(
-                &mut self.dram.bytes,
-                [(0, 256)],
-            );
+            let rest = &mut self.dram.bytes;
+            let (piece_0, _) = ::memplan::__private::cut::<0, 256, 16128, 16384>(rest);
             op::tanh {
-                out: ::memplan::__private::view_mut(piece_0),
+                out: ::memplan::__private::piece_mut(piece_0),
             }
         }
+        /// All arena views of op `k` (`OPS[k]`), for an interpreter's loop; `None` if there is no op `k`. Take each view by its tensor index (`TENSOR_INFO`).
+        #[inline]
+        pub fn views(
+            &mut self,
+            k: usize,
+        ) -> ::core::option::Option<::memplan::Views<'_, MAX_VIEWS>> {
+            let op = OPS.get(k)?;
+            ::memplan::__private::views(
+                [&mut self.sram.bytes[..], &mut self.dram.bytes[..]],
+                op.cuts,
+            )
+        }
     }
+    /// Dimensions of each tensor (`[bytes]` for a raw one).
+    #[allow(non_upper_case_globals)]
+    pub mod shape {
+        ///Dimensions of `input`.
+        pub const input: [usize; 2] = [1, 256];
+        ///Dimensions of `dma`.
+        pub const dma: [usize; 1] = [1024];
+        ///Dimensions of `big`.
+        pub const big: [usize; 2] = [1, 4096];
+        ///Dimensions of `act`.
+        pub const act: [usize; 2] = [1, 4096];
+        ///Dimensions of `small`.
+        pub const small: [usize; 2] = [1, 512];
+        ///Dimensions of `slow`.
+        pub const slow: [usize; 2] = [1, 64];
+        ///Dimensions of `out`.
+        pub const out: [usize; 2] = [1, 64];
+    }
+    /// Element type of each tensor (`U8` for a raw one).
+    #[allow(non_upper_case_globals)]
+    pub mod dtype {
+        ///Element type of `input`.
+        pub const input: ::memplan::DType = ::memplan::DType::F32;
+        ///Element type of `dma`.
+        pub const dma: ::memplan::DType = ::memplan::DType::U8;
+        ///Element type of `big`.
+        pub const big: ::memplan::DType = ::memplan::DType::F32;
+        ///Element type of `act`.
+        pub const act: ::memplan::DType = ::memplan::DType::F32;
+        ///Element type of `small`.
+        pub const small: ::memplan::DType = ::memplan::DType::F32;
+        ///Element type of `slow`.
+        pub const slow: ::memplan::DType = ::memplan::DType::F32;
+        ///Element type of `out`.
+        pub const out: ::memplan::DType = ::memplan::DType::F32;
+    }
+    /// Every tensor of the model, in model order (external ones too): the indices of [`OPS`] refer to it.
+    pub const TENSOR_INFO: &[::memplan::TensorInfo] = &[
+        ::memplan::TensorInfo {
+            name: "input",
+            dtype: ::memplan::DType::F32,
+            shape: &shape::input,
+            size: 1024,
+            pool: 0,
+            offset: 1024,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "dma",
+            dtype: ::memplan::DType::U8,
+            shape: &shape::dma,
+            size: 1024,
+            pool: 0,
+            offset: 0,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "big",
+            dtype: ::memplan::DType::F32,
+            shape: &shape::big,
+            size: 16384,
+            pool: 1,
+            offset: 0,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "act",
+            dtype: ::memplan::DType::F32,
+            shape: &shape::act,
+            size: 16384,
+            pool: 1,
+            offset: 0,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "small",
+            dtype: ::memplan::DType::F32,
+            shape: &shape::small,
+            size: 2048,
+            pool: 0,
+            offset: 1024,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "slow",
+            dtype: ::memplan::DType::F32,
+            shape: &shape::slow,
+            size: 256,
+            pool: 1,
+            offset: 0,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "out",
+            dtype: ::memplan::DType::F32,
+            shape: &shape::out,
+            size: 256,
+            pool: 1,
+            offset: 0,
+            external: false,
+        },
+    ];
+    /// The model's constants (`[weights]`), in file order: described, never stored.
+    pub const WEIGHTS: &[::memplan::WeightInfo] = &[];
+    /// Every op in schedule order (`OPS[k]` runs at step `k`): its kind, operands, attributes and view cuts, for interpreters; `views(k)` hands out its views.
+    pub const OPS: &[::memplan::OpInfo] = &[
+        ::memplan::OpInfo {
+            name: "expand",
+            kind: ::core::option::Option::None,
+            step: 0,
+            inputs: &[::memplan::Operand::Tensor(0)],
+            outputs: &[2, 1],
+            scratch: &[],
+            inplace: &[],
+            attrs: &[],
+            cuts: &[
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 1024,
+                    tensor: 1,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 1024,
+                    tensor: 0,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 1,
+                    gap: 0,
+                    size: 16384,
+                    tensor: 2,
+                    absorbs: ::core::option::Option::None,
+                },
+            ],
+        },
+        ::memplan::OpInfo {
+            name: "relu",
+            kind: ::core::option::Option::Some("Relu"),
+            step: 1,
+            inputs: &[::memplan::Operand::Tensor(2)],
+            outputs: &[3],
+            scratch: &[],
+            inplace: &[(3, 2)],
+            attrs: &[],
+            cuts: &[
+                ::memplan::Cut {
+                    pool: 1,
+                    gap: 0,
+                    size: 16384,
+                    tensor: 3,
+                    absorbs: ::core::option::Option::Some(2),
+                },
+            ],
+        },
+        ::memplan::OpInfo {
+            name: "reduce",
+            kind: ::core::option::Option::None,
+            step: 2,
+            inputs: &[::memplan::Operand::Tensor(3), ::memplan::Operand::Tensor(1)],
+            outputs: &[4],
+            scratch: &[],
+            inplace: &[],
+            attrs: &[],
+            cuts: &[
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 1024,
+                    tensor: 1,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 2048,
+                    tensor: 4,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 1,
+                    gap: 0,
+                    size: 16384,
+                    tensor: 3,
+                    absorbs: ::core::option::Option::None,
+                },
+            ],
+        },
+        ::memplan::OpInfo {
+            name: "head",
+            kind: ::core::option::Option::None,
+            step: 3,
+            inputs: &[::memplan::Operand::Tensor(4)],
+            outputs: &[5],
+            scratch: &[],
+            inplace: &[],
+            attrs: &[],
+            cuts: &[
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 1024,
+                    size: 2048,
+                    tensor: 4,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 1,
+                    gap: 0,
+                    size: 256,
+                    tensor: 5,
+                    absorbs: ::core::option::Option::None,
+                },
+            ],
+        },
+        ::memplan::OpInfo {
+            name: "tanh",
+            kind: ::core::option::Option::Some("Tanh"),
+            step: 4,
+            inputs: &[::memplan::Operand::Tensor(5)],
+            outputs: &[6],
+            scratch: &[],
+            inplace: &[(6, 5)],
+            attrs: &[],
+            cuts: &[
+                ::memplan::Cut {
+                    pool: 1,
+                    gap: 0,
+                    size: 256,
+                    tensor: 6,
+                    absorbs: ::core::option::Option::Some(5),
+                },
+            ],
+        },
+    ];
+    /// The most arena views of one op: the capacity of [`::memplan::Views`] from `views`.
+    pub const MAX_VIEWS: usize = 3;
     /// Every pool's `static` arena, once: `None` if any was already taken.
     #[cfg(target_has_atomic = "8")]
     pub fn take() -> ::core::option::Option<Arenas<'static>> {

@@ -221,60 +221,96 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
         }
         ///All views of op `conv1` (step 0, `Conv`) at once: reads `x`; writes `c1`; scratch `im2col`.
         pub fn op_conv1(&mut self) -> op::conv1<'_> {
-            let [piece_2, piece_0, piece_1] = ::memplan::__private::split(
-                &mut self.bytes,
-                [(0, 9216), (0, 4096), (0, 4096)],
-            );
+            let rest = &mut self.bytes;
+            let (piece_2, rest) = ::memplan::__private::cut::<
+                0,
+                9216,
+                8192,
+                17408,
+            >(rest);
+            let (piece_0, rest) = ::memplan::__private::cut::<0, 4096, 4096, 8192>(rest);
+            let (piece_1, _) = ::memplan::__private::cut::<0, 4096, 0, 4096>(rest);
             op::conv1 {
-                x: ::memplan::__private::view(piece_0),
-                c1: ::memplan::__private::view_mut(piece_1),
-                im2col: ::memplan::__private::view_mut(piece_2),
+                x: ::memplan::__private::piece(piece_0),
+                c1: ::memplan::__private::piece_mut(piece_1),
+                im2col: ::memplan::__private::piece_mut(piece_2),
             }
         }
         ///All views of op `relu1` (step 1, `Relu`) at once: reads `c1`; writes `r1`; scratch none.
         pub fn op_relu1(&mut self) -> op::relu1<'_> {
-            let [piece_1, piece_0] = ::memplan::__private::split(
-                &mut self.bytes,
-                [(0, 4096), (9216, 4096)],
-            );
+            let rest = &mut self.bytes;
+            let (piece_1, rest) = ::memplan::__private::cut::<
+                0,
+                4096,
+                13312,
+                17408,
+            >(rest);
+            let (piece_0, _) = ::memplan::__private::cut::<9216, 4096, 0, 13312>(rest);
             op::relu1 {
-                c1: ::memplan::__private::view(piece_0),
-                r1: ::memplan::__private::view_mut(piece_1),
+                c1: ::memplan::__private::piece(piece_0),
+                r1: ::memplan::__private::piece_mut(piece_1),
             }
         }
         ///All views of op `conv2` (step 2, `Conv`) at once: reads `r1`; writes `c2`; scratch none.
         pub fn op_conv2(&mut self) -> op::conv2<'_> {
-            let [piece_0, piece_1] = ::memplan::__private::split(
-                &mut self.bytes,
-                [(0, 4096), (0, 4096)],
-            );
+            let rest = &mut self.bytes;
+            let (piece_0, rest) = ::memplan::__private::cut::<
+                0,
+                4096,
+                13312,
+                17408,
+            >(rest);
+            let (piece_1, _) = ::memplan::__private::cut::<0, 4096, 9216, 13312>(rest);
             op::conv2 {
-                r1: ::memplan::__private::view(piece_0),
-                c2: ::memplan::__private::view_mut(piece_1),
+                r1: ::memplan::__private::piece(piece_0),
+                c2: ::memplan::__private::piece_mut(piece_1),
             }
         }
         ///All views of op `add` (step 3, `Add`) at once: reads `c2`, `x`; writes `sum`; scratch none.
         pub fn op_add(&mut self) -> op::add<'_> {
-            let [piece_2, piece_0, piece_1] = ::memplan::__private::split(
-                &mut self.bytes,
-                [(0, 4096), (0, 4096), (1024, 4096)],
-            );
+            let rest = &mut self.bytes;
+            let (piece_2, rest) = ::memplan::__private::cut::<
+                0,
+                4096,
+                13312,
+                17408,
+            >(rest);
+            let (piece_0, rest) = ::memplan::__private::cut::<
+                0,
+                4096,
+                9216,
+                13312,
+            >(rest);
+            let (piece_1, _) = ::memplan::__private::cut::<1024, 4096, 4096, 9216>(rest);
             op::add {
-                c2: ::memplan::__private::view(piece_0),
-                x: ::memplan::__private::view(piece_1),
-                sum: ::memplan::__private::view_mut(piece_2),
+                c2: ::memplan::__private::piece(piece_0),
+                x: ::memplan::__private::piece(piece_1),
+                sum: ::memplan::__private::piece_mut(piece_2),
             }
         }
         ///All views of op `relu2` (step 4, `Relu`) at once: reads `sum`; writes `y`; scratch none.
         pub fn op_relu2(&mut self) -> op::relu2<'_> {
-            let [piece_0, piece_1] = ::memplan::__private::split(
-                &mut self.bytes,
-                [(0, 4096), (0, 4096)],
-            );
+            let rest = &mut self.bytes;
+            let (piece_0, rest) = ::memplan::__private::cut::<
+                0,
+                4096,
+                13312,
+                17408,
+            >(rest);
+            let (piece_1, _) = ::memplan::__private::cut::<0, 4096, 9216, 13312>(rest);
             op::relu2 {
-                sum: ::memplan::__private::view(piece_0),
-                y: ::memplan::__private::view_mut(piece_1),
+                sum: ::memplan::__private::piece(piece_0),
+                y: ::memplan::__private::piece_mut(piece_1),
             }
+        }
+        /// All arena views of op `k` (`OPS[k]`), for an interpreter's loop; `None` if there is no op `k`. Take each view by its tensor index (`TENSOR_INFO`).
+        #[inline]
+        pub fn views(
+            &mut self,
+            k: usize,
+        ) -> ::core::option::Option<::memplan::Views<'_, MAX_VIEWS>> {
+            let op = OPS.get(k)?;
+            ::memplan::__private::views([&mut self.bytes[..]], op.cuts)
         }
     }
     impl ::core::default::Default for Arena {
@@ -282,6 +318,259 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             Self::new()
         }
     }
+    /// Dimensions of each tensor (`[bytes]` for a raw one).
+    #[allow(non_upper_case_globals)]
+    pub mod shape {
+        ///Dimensions of `x`.
+        pub const x: [usize; 4] = [1, 16, 8, 8];
+        ///Dimensions of `c1`.
+        pub const c1: [usize; 4] = [1, 16, 8, 8];
+        ///Dimensions of `r1`.
+        pub const r1: [usize; 4] = [1, 16, 8, 8];
+        ///Dimensions of `c2`.
+        pub const c2: [usize; 4] = [1, 16, 8, 8];
+        ///Dimensions of `sum`.
+        pub const sum: [usize; 4] = [1, 16, 8, 8];
+        ///Dimensions of `y`.
+        pub const y: [usize; 4] = [1, 16, 8, 8];
+        ///Dimensions of `im2col`.
+        pub const im2col: [usize; 1] = [9216];
+    }
+    /// Element type of each tensor (`U8` for a raw one).
+    #[allow(non_upper_case_globals)]
+    pub mod dtype {
+        ///Element type of `x`.
+        pub const x: ::memplan::DType = ::memplan::DType::F32;
+        ///Element type of `c1`.
+        pub const c1: ::memplan::DType = ::memplan::DType::F32;
+        ///Element type of `r1`.
+        pub const r1: ::memplan::DType = ::memplan::DType::F32;
+        ///Element type of `c2`.
+        pub const c2: ::memplan::DType = ::memplan::DType::F32;
+        ///Element type of `sum`.
+        pub const sum: ::memplan::DType = ::memplan::DType::F32;
+        ///Element type of `y`.
+        pub const y: ::memplan::DType = ::memplan::DType::F32;
+        ///Element type of `im2col`.
+        pub const im2col: ::memplan::DType = ::memplan::DType::U8;
+    }
+    /// Every tensor of the model, in model order (external ones too): the indices of [`OPS`] refer to it.
+    pub const TENSOR_INFO: &[::memplan::TensorInfo] = &[
+        ::memplan::TensorInfo {
+            name: "x",
+            dtype: ::memplan::DType::F32,
+            shape: &shape::x,
+            size: 4096,
+            pool: 0,
+            offset: 9216,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "c1",
+            dtype: ::memplan::DType::F32,
+            shape: &shape::c1,
+            size: 4096,
+            pool: 0,
+            offset: 13312,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "r1",
+            dtype: ::memplan::DType::F32,
+            shape: &shape::r1,
+            size: 4096,
+            pool: 0,
+            offset: 0,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "c2",
+            dtype: ::memplan::DType::F32,
+            shape: &shape::c2,
+            size: 4096,
+            pool: 0,
+            offset: 4096,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "sum",
+            dtype: ::memplan::DType::F32,
+            shape: &shape::sum,
+            size: 4096,
+            pool: 0,
+            offset: 0,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "y",
+            dtype: ::memplan::DType::F32,
+            shape: &shape::y,
+            size: 4096,
+            pool: 0,
+            offset: 4096,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "im2col",
+            dtype: ::memplan::DType::U8,
+            shape: &shape::im2col,
+            size: 9216,
+            pool: 0,
+            offset: 0,
+            external: false,
+        },
+    ];
+    /// The model's constants (`[weights]`), in file order: described, never stored.
+    pub const WEIGHTS: &[::memplan::WeightInfo] = &[];
+    /// Every op in schedule order (`OPS[k]` runs at step `k`): its kind, operands, attributes and view cuts, for interpreters; `views(k)` hands out its views.
+    pub const OPS: &[::memplan::OpInfo] = &[
+        ::memplan::OpInfo {
+            name: "conv1",
+            kind: ::core::option::Option::Some("Conv"),
+            step: 0,
+            inputs: &[::memplan::Operand::Tensor(0)],
+            outputs: &[1],
+            scratch: &[6],
+            inplace: &[],
+            attrs: &[],
+            cuts: &[
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 9216,
+                    tensor: 6,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 4096,
+                    tensor: 0,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 4096,
+                    tensor: 1,
+                    absorbs: ::core::option::Option::None,
+                },
+            ],
+        },
+        ::memplan::OpInfo {
+            name: "relu1",
+            kind: ::core::option::Option::Some("Relu"),
+            step: 1,
+            inputs: &[::memplan::Operand::Tensor(1)],
+            outputs: &[2],
+            scratch: &[],
+            inplace: &[],
+            attrs: &[],
+            cuts: &[
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 4096,
+                    tensor: 2,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 9216,
+                    size: 4096,
+                    tensor: 1,
+                    absorbs: ::core::option::Option::None,
+                },
+            ],
+        },
+        ::memplan::OpInfo {
+            name: "conv2",
+            kind: ::core::option::Option::Some("Conv"),
+            step: 2,
+            inputs: &[::memplan::Operand::Tensor(2)],
+            outputs: &[3],
+            scratch: &[],
+            inplace: &[],
+            attrs: &[],
+            cuts: &[
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 4096,
+                    tensor: 2,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 4096,
+                    tensor: 3,
+                    absorbs: ::core::option::Option::None,
+                },
+            ],
+        },
+        ::memplan::OpInfo {
+            name: "add",
+            kind: ::core::option::Option::Some("Add"),
+            step: 3,
+            inputs: &[::memplan::Operand::Tensor(3), ::memplan::Operand::Tensor(0)],
+            outputs: &[4],
+            scratch: &[],
+            inplace: &[],
+            attrs: &[],
+            cuts: &[
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 4096,
+                    tensor: 4,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 4096,
+                    tensor: 3,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 1024,
+                    size: 4096,
+                    tensor: 0,
+                    absorbs: ::core::option::Option::None,
+                },
+            ],
+        },
+        ::memplan::OpInfo {
+            name: "relu2",
+            kind: ::core::option::Option::Some("Relu"),
+            step: 4,
+            inputs: &[::memplan::Operand::Tensor(4)],
+            outputs: &[5],
+            scratch: &[],
+            inplace: &[],
+            attrs: &[],
+            cuts: &[
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 4096,
+                    tensor: 4,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 4096,
+                    tensor: 5,
+                    absorbs: ::core::option::Option::None,
+                },
+            ],
+        },
+    ];
+    /// The most arena views of one op: the capacity of [`::memplan::Views`] from `views`.
+    pub const MAX_VIEWS: usize = 3;
     /// The views each op works on, all borrowed at once from the arena.
     #[allow(non_camel_case_types)]
     pub mod op {

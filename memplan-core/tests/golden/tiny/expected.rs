@@ -189,37 +189,44 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
         }
         ///All views of op `dense1` (step 0, `Gemm`) at once: reads `input`; writes `hidden`; scratch none.
         pub fn op_dense1(&mut self) -> op::dense1<'_> {
-            let [piece_1, piece_0] = ::memplan::__private::split(
-                &mut self.bytes,
-                [(0, 32), (0, 16)],
-            );
+            let rest = &mut self.bytes;
+            let (piece_1, rest) = ::memplan::__private::cut::<0, 32, 80, 112>(rest);
+            let (piece_0, _) = ::memplan::__private::cut::<0, 16, 64, 80>(rest);
             op::dense1 {
-                input: ::memplan::__private::view(piece_0),
-                hidden: ::memplan::__private::view_mut(piece_1),
+                input: ::memplan::__private::piece(piece_0),
+                hidden: ::memplan::__private::piece_mut(piece_1),
             }
         }
         ///All views of op `relu` (step 1) at once: reads `hidden`; writes `act`; scratch none.
         pub fn op_relu(&mut self) -> op::relu<'_> {
-            let [piece_0, piece_1] = ::memplan::__private::split(
-                &mut self.bytes,
-                [(0, 32), (32, 32)],
-            );
+            let rest = &mut self.bytes;
+            let (piece_0, rest) = ::memplan::__private::cut::<0, 32, 80, 112>(rest);
+            let (piece_1, _) = ::memplan::__private::cut::<32, 32, 16, 80>(rest);
             op::relu {
-                hidden: ::memplan::__private::view(piece_0),
-                act: ::memplan::__private::view_mut(piece_1),
+                hidden: ::memplan::__private::piece(piece_0),
+                act: ::memplan::__private::piece_mut(piece_1),
             }
         }
         ///All views of op `dense2` (step 2) at once: reads `act`, `act`; writes `logits`; scratch `scratch`.
         pub fn op_dense2(&mut self) -> op::dense2<'_> {
-            let [piece_2, piece_0, piece_1] = ::memplan::__private::split(
-                &mut self.bytes,
-                [(0, 64), (0, 32), (0, 12)],
-            );
+            let rest = &mut self.bytes;
+            let (piece_2, rest) = ::memplan::__private::cut::<0, 64, 48, 112>(rest);
+            let (piece_0, rest) = ::memplan::__private::cut::<0, 32, 16, 48>(rest);
+            let (piece_1, _) = ::memplan::__private::cut::<0, 12, 4, 16>(rest);
             op::dense2 {
-                act: ::memplan::__private::view(piece_0),
-                logits: ::memplan::__private::view_mut(piece_1),
-                scratch: ::memplan::__private::view_mut(piece_2),
+                act: ::memplan::__private::piece(piece_0),
+                logits: ::memplan::__private::piece_mut(piece_1),
+                scratch: ::memplan::__private::piece_mut(piece_2),
             }
+        }
+        /// All arena views of op `k` (`OPS[k]`), for an interpreter's loop; `None` if there is no op `k`. Take each view by its tensor index (`TENSOR_INFO`).
+        #[inline]
+        pub fn views(
+            &mut self,
+            k: usize,
+        ) -> ::core::option::Option<::memplan::Views<'_, MAX_VIEWS>> {
+            let op = OPS.get(k)?;
+            ::memplan::__private::views([&mut self.bytes[..]], op.cuts)
         }
     }
     impl ::core::default::Default for Arena {
@@ -227,6 +234,174 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             Self::new()
         }
     }
+    /// Dimensions of each tensor (`[bytes]` for a raw one).
+    #[allow(non_upper_case_globals)]
+    pub mod shape {
+        ///Dimensions of `input`.
+        pub const input: [usize; 2] = [1, 4];
+        ///Dimensions of `hidden`.
+        pub const hidden: [usize; 2] = [1, 8];
+        ///Dimensions of `act`.
+        pub const act: [usize; 2] = [1, 8];
+        ///Dimensions of `logits`.
+        pub const logits: [usize; 2] = [1, 3];
+        ///Dimensions of `scratch`.
+        pub const scratch: [usize; 1] = [64];
+    }
+    /// Element type of each tensor (`U8` for a raw one).
+    #[allow(non_upper_case_globals)]
+    pub mod dtype {
+        ///Element type of `input`.
+        pub const input: ::memplan::DType = ::memplan::DType::F32;
+        ///Element type of `hidden`.
+        pub const hidden: ::memplan::DType = ::memplan::DType::F32;
+        ///Element type of `act`.
+        pub const act: ::memplan::DType = ::memplan::DType::F32;
+        ///Element type of `logits`.
+        pub const logits: ::memplan::DType = ::memplan::DType::F32;
+        ///Element type of `scratch`.
+        pub const scratch: ::memplan::DType = ::memplan::DType::U8;
+    }
+    /// Every tensor of the model, in model order (external ones too): the indices of [`OPS`] refer to it.
+    pub const TENSOR_INFO: &[::memplan::TensorInfo] = &[
+        ::memplan::TensorInfo {
+            name: "input",
+            dtype: ::memplan::DType::F32,
+            shape: &shape::input,
+            size: 16,
+            pool: 0,
+            offset: 32,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "hidden",
+            dtype: ::memplan::DType::F32,
+            shape: &shape::hidden,
+            size: 32,
+            pool: 0,
+            offset: 0,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "act",
+            dtype: ::memplan::DType::F32,
+            shape: &shape::act,
+            size: 32,
+            pool: 0,
+            offset: 64,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "logits",
+            dtype: ::memplan::DType::F32,
+            shape: &shape::logits,
+            size: 12,
+            pool: 0,
+            offset: 96,
+            external: false,
+        },
+        ::memplan::TensorInfo {
+            name: "scratch",
+            dtype: ::memplan::DType::U8,
+            shape: &shape::scratch,
+            size: 64,
+            pool: 0,
+            offset: 0,
+            external: false,
+        },
+    ];
+    /// The model's constants (`[weights]`), in file order: described, never stored.
+    pub const WEIGHTS: &[::memplan::WeightInfo] = &[];
+    /// Every op in schedule order (`OPS[k]` runs at step `k`): its kind, operands, attributes and view cuts, for interpreters; `views(k)` hands out its views.
+    pub const OPS: &[::memplan::OpInfo] = &[
+        ::memplan::OpInfo {
+            name: "dense1",
+            kind: ::core::option::Option::Some("Gemm"),
+            step: 0,
+            inputs: &[::memplan::Operand::Tensor(0)],
+            outputs: &[1],
+            scratch: &[],
+            inplace: &[],
+            attrs: &[],
+            cuts: &[
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 32,
+                    tensor: 1,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 16,
+                    tensor: 0,
+                    absorbs: ::core::option::Option::None,
+                },
+            ],
+        },
+        ::memplan::OpInfo {
+            name: "relu",
+            kind: ::core::option::Option::None,
+            step: 1,
+            inputs: &[::memplan::Operand::Tensor(1)],
+            outputs: &[2],
+            scratch: &[],
+            inplace: &[],
+            attrs: &[],
+            cuts: &[
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 32,
+                    tensor: 1,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 32,
+                    size: 32,
+                    tensor: 2,
+                    absorbs: ::core::option::Option::None,
+                },
+            ],
+        },
+        ::memplan::OpInfo {
+            name: "dense2",
+            kind: ::core::option::Option::None,
+            step: 2,
+            inputs: &[::memplan::Operand::Tensor(2), ::memplan::Operand::Tensor(2)],
+            outputs: &[3],
+            scratch: &[4],
+            inplace: &[],
+            attrs: &[],
+            cuts: &[
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 64,
+                    tensor: 4,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 32,
+                    tensor: 2,
+                    absorbs: ::core::option::Option::None,
+                },
+                ::memplan::Cut {
+                    pool: 0,
+                    gap: 0,
+                    size: 12,
+                    tensor: 3,
+                    absorbs: ::core::option::Option::None,
+                },
+            ],
+        },
+    ];
+    /// The most arena views of one op: the capacity of [`::memplan::Views`] from `views`.
+    pub const MAX_VIEWS: usize = 3;
     /// The views each op works on, all borrowed at once from the arena.
     #[allow(non_camel_case_types)]
     pub mod op {
