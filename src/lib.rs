@@ -333,9 +333,27 @@ mod tests {
     #[test]
     fn views_by_index_are_disjoint_and_taken_once() {
         static CUTS: [Cut; 3] = [
-            Cut { pool: 0, gap: 4, size: 4, tensor: 7, absorbs: None },
-            Cut { pool: 0, gap: 0, size: 8, tensor: 3, absorbs: Some(2) },
-            Cut { pool: 1, gap: 2, size: 2, tensor: 5, absorbs: None },
+            Cut {
+                pool: 0,
+                gap: 4,
+                size: 4,
+                tensor: 7,
+                absorbs: None,
+            },
+            Cut {
+                pool: 0,
+                gap: 0,
+                size: 8,
+                tensor: 3,
+                absorbs: Some(2),
+            },
+            Cut {
+                pool: 1,
+                gap: 2,
+                size: 2,
+                tensor: 5,
+                absorbs: None,
+            },
         ];
         let mut first = [0u8; 16];
         let mut second = [0u8; 4];

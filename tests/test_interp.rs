@@ -40,7 +40,9 @@ fn every_view_of_every_op_is_its_tensors_planned_bytes() {
         for &t in &tensors {
             // The other tensor of an in-place pair: one view for both, taken under either index.
             let partner = op.inplace.iter().find_map(|&(output, input)| {
-                (input == t).then_some(output).or((output == t).then_some(input))
+                (input == t)
+                    .then_some(output)
+                    .or((output == t).then_some(input))
             });
             let info = &m::TENSOR_INFO[t];
             match views.take_bytes(t) {
@@ -52,7 +54,12 @@ fn every_view_of_every_op_is_its_tensors_planned_bytes() {
                         assert!(views.take_bytes(partner).is_none(), "{} twice", info.name);
                     }
                 }
-                None => assert!(partner.is_some(), "op {} has no view of {}", op.name, info.name),
+                None => assert!(
+                    partner.is_some(),
+                    "op {} has no view of {}",
+                    op.name,
+                    info.name
+                ),
             }
             // Never twice.
             assert!(views.take_bytes(t).is_none());
@@ -102,7 +109,9 @@ fn typed_views_by_index_run_an_interpreter_loop() {
                 act.iter_mut().for_each(|x| *x = x.max(0.0) + 1.0);
             }
             Some("GlobalAveragePool") => {
-                let Operand::Tensor(a) = op.inputs[0] else { panic!() };
+                let Operand::Tensor(a) = op.inputs[0] else {
+                    panic!()
+                };
                 let act = views.input::<f32>(a).unwrap();
                 let pooled = views.output::<f32>(op.outputs[0]).unwrap();
                 assert!(act.iter().all(|&x| x == 3.0));
@@ -112,14 +121,18 @@ fn typed_views_by_index_run_an_interpreter_loop() {
                 assert_eq!(op.inputs[1], Operand::Weight(2));
                 assert_eq!(op.inputs[2], Operand::Absent);
                 assert_eq!(m::WEIGHTS[2].shape, &m::weight_shape::fc_weight);
-                let Operand::Tensor(p) = op.inputs[0] else { panic!() };
+                let Operand::Tensor(p) = op.inputs[0] else {
+                    panic!()
+                };
                 let pooled = views.input::<f32>(p).unwrap();
                 let logits = views.output::<f32>(op.outputs[0]).unwrap();
                 logits.fill(pooled[0] * 10.0);
             }
             Some("Softmax") => {
                 assert_eq!(op.attr("axis"), Some(Attr::Int(-1)));
-                let Operand::Tensor(l) = op.inputs[0] else { panic!() };
+                let Operand::Tensor(l) = op.inputs[0] else {
+                    panic!()
+                };
                 let logits = views.input::<f32>(l).unwrap();
                 assert!(logits.iter().all(|&x| x == 30.0), "{logits:?}");
                 views.output::<f32>(op.outputs[0]).unwrap().fill(0.1);
@@ -147,7 +160,10 @@ fn tables_describe_the_model_file() {
             (info.name, info.offset, info.size),
             (placement.name, placement.offset, placement.size)
         );
-        assert_eq!(info.size, info.shape.iter().product::<usize>() * info.dtype.size());
+        assert_eq!(
+            info.size,
+            info.shape.iter().product::<usize>() * info.dtype.size()
+        );
     }
     let names: Vec<_> = m::WEIGHTS.iter().map(|w| w.name).collect();
     assert_eq!(names, ["conv1_weight", "conv1_bias", "fc_weight", "axes"]);
@@ -192,7 +208,12 @@ fn views_by_index_reach_across_pools() {
             let info = &p::TENSOR_INFO[cut.tensor];
             let bytes = views.take_bytes(cut.tensor).unwrap();
             assert_eq!(cut.pool, info.pool);
-            assert_eq!(bytes.as_ptr() as usize - bases[info.pool], info.offset, "{}", info.name);
+            assert_eq!(
+                bytes.as_ptr() as usize - bases[info.pool],
+                info.offset,
+                "{}",
+                info.name
+            );
             assert_eq!(bytes.len(), info.size);
         }
     }

@@ -183,11 +183,14 @@ fn single_pool(model: &Model, plan: &ModelPlan) -> TokenStream {
     let align_lit = number(pool.alignment);
     let bound_lit = number(pool.lower_bound);
     let steps = number(model.steps());
+    let guard = pointer_width_guard(model, plan);
 
     quote! {
         #[doc = #module_doc]
         #[allow(dead_code, clippy::all)]
         pub mod #module {
+            #guard
+
             /// Bytes of the arena: the plan's height, rounded up to [`ARENA_ALIGN`].
             pub const ARENA_SIZE: usize = #size_lit;
             /// Alignment of the arena: the largest alignment any tensor needs.
@@ -253,6 +256,47 @@ fn single_pool(model: &Model, plan: &ModelPlan) -> TokenStream {
     }
 }
 
+/// The largest number the generated code writes as a `usize`: arena sizes, offsets, tensor
+/// sizes and ends, element counts, dimensions (of tensors and weights), steps.
+fn largest_constant(model: &Model, plan: &ModelPlan) -> u64 {
+    let pools = plan.pools.iter().map(|p| p.arena_size.max(p.alignment));
+    let tensors = model.tensors.iter().enumerate().map(|(i, t)| {
+        let dims = match &t.layout {
+            crate::model_file::Layout::Typed { shape, .. } => shape.iter().copied().max(),
+            crate::model_file::Layout::Bytes => None,
+        };
+        (plan.offset(i) + t.size).max(dims.unwrap_or(0))
+    });
+    let weights = model.weights.iter().flat_map(|w| w.shape.iter().copied());
+    pools
+        .chain(tensors)
+        .chain(weights)
+        .chain([model.steps() + 1])
+        .max()
+        .unwrap_or(0)
+}
+
+/// A `const` assertion that every constant of the module fits in the target's `usize`: the plan
+/// is computed in `u64` on the host, and a 4 GiB tensor would wrap on a 32-bit target. The
+/// numbers are compared as `u128`, which never wraps.
+fn pointer_width_guard(model: &Model, plan: &ModelPlan) -> TokenStream {
+    let largest = largest_constant(model, plan);
+    let literal = Literal::u128_suffixed(u128::from(largest));
+    let message = format!(
+        "memplan: model `{}` ({}) needs numbers up to {largest} (arena sizes, offsets, tensor \
+         sizes and shapes), more than `usize` holds on this target; build it for a 64-bit \
+         target, or shrink the model's tensors or pools so every arena fits this target's \
+         address space",
+        model.name, model.file
+    );
+    quote! {
+        const _: () = ::core::assert!(
+            #literal <= ::core::primitive::usize::MAX as ::core::primitive::u128,
+            #message
+        );
+    }
+}
+
 /// `sram` -> `Sram`, `fast_mem` -> `FastMem`.
 fn camel(name: &str) -> String {
     name.split('_')
@@ -271,6 +315,7 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
     let lens = len_consts(model);
     let steps = number(model.steps());
     let module_doc = docs::module(model, plan);
+    let guard = pointer_width_guard(model, plan);
 
     let mut pool_modules = Vec::new();
     let mut aliases = Vec::new();
@@ -392,6 +437,8 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
         #[doc = #module_doc]
         #[allow(dead_code, clippy::all)]
         pub mod #module {
+            #guard
+
             /// Steps of the schedule: one per op.
             pub const STEPS: usize = #steps;
 
@@ -538,7 +585,6 @@ fn op_views(
     let op = &model.ops[k];
     let fields = op_fields(model, k, aliases);
 
-
     let several = !matches!(plan.pools.as_slice(), [pool] if pool.default);
     let mut statements = String::new();
     // Each pool's pieces in offset order, cut one after the other by `__private::cut`, whose
@@ -608,6 +654,14 @@ fn op_views(
             );
         }
     }
+    if fields.is_empty() {
+        // An op that touches no tensor still borrows the arena: keep the lifetime used.
+        structs.push_str(
+            "#[doc = \"The op has no tensor views; this only keeps the arena borrowed.\"]\n\
+             pub _arena: ::core::marker::PhantomData<&'a mut ()>,\n",
+        );
+        values.push_str("_arena: ::core::marker::PhantomData, ");
+    }
     let _ = writeln!(structs, "}}");
     let signature = if params.is_empty() {
         format!("pub fn op_{name}(&mut self) -> op::{name}<'_>")
@@ -625,6 +679,6 @@ fn op_views(
     let _ = writeln!(
         methods,
         "{}\n{signature} {{\n{uses_self}{statements}op::{name} {{ {values}}}\n}}",
-        doc_attr(&docs::op_method(model, k))
+        doc_attr(&docs::op_method(model, k, aliases))
     );
 }

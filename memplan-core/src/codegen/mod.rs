@@ -46,6 +46,40 @@ pub use plan::{ModelPlan, PlannedPool, TensorPlace, check, plan_model, single_ar
 use crate::error::InputError;
 use crate::model_file::parse_model;
 
+/// The most tensors (and the most ops) a model may have for the `memplan!` macro: planning and
+/// code generation stay `O(n log n)` beyond it, but the compiler then holds hundreds of
+/// thousands of items in one expansion. Larger models use a build script
+/// ([`expand_model`] from `build.rs`, see `examples/build-script`), which has no limit.
+pub const MAX_MACRO_TENSORS: usize = 100_000;
+
+/// [`expand_model`] for the `memplan!` macro: the same, but a model with more than
+/// [`MAX_MACRO_TENSORS`] tensors or ops is a located error that recommends a build script.
+pub fn expand_model_for_macro(file_name: &str, text: &str) -> Result<TokenStream, InputError> {
+    let model = parse_model(file_name, text)?;
+    let too_many = |what: &str, count: usize, at: crate::model_file::Location| {
+        InputError::new(
+            file_name,
+            at.line,
+            at.column,
+            format!(
+                "the model has {count} {what}, more than the {MAX_MACRO_TENSORS} the `memplan!` \
+                 macro supports (this is the first one past the limit)"
+            ),
+            "generate the code from a build script instead: call \
+             `memplan_core::expand_model` in `build.rs` and `include!` the file it writes (see \
+             `examples/build-script`); it has no size limit",
+        )
+    };
+    if let Some(t) = model.tensors.get(MAX_MACRO_TENSORS) {
+        return Err(too_many("tensors", model.tensors.len(), t.location));
+    }
+    if let Some(op) = model.ops.get(MAX_MACRO_TENSORS) {
+        return Err(too_many("ops", model.ops.len(), op.location));
+    }
+    let plan = plan_model(&model)?;
+    Ok(generate(&model, &plan))
+}
+
 /// Parses, plans and generates in one go: what the `memplan!` macro expands to (without the
 /// `include_bytes!` the macro adds so cargo tracks the file).
 ///

@@ -246,7 +246,9 @@ pub(crate) fn tables(model: &Model, plan: &ModelPlan) -> String {
 
     // attrs::<op>::<NAME>
     if model.ops.iter().any(|op| !op.attrs.is_empty()) {
-        out.push_str("/// Each op's attributes as constants (`attrs::conv1::STRIDES`).\npub mod attrs {\n");
+        out.push_str(
+            "/// Each op's attributes as constants (`attrs::conv1::STRIDES`).\npub mod attrs {\n",
+        );
         for op in model.ops.iter().filter(|op| !op.attrs.is_empty()) {
             let _ = writeln!(
                 out,
@@ -291,9 +293,11 @@ pub(crate) fn tables(model: &Model, plan: &ModelPlan) -> String {
         max_views = max_views.max(cuts.len());
         let cuts = list(&cuts, |c| {
             let field = &fields[c.field];
-            let absorbs = field.absorbs.map_or("::core::option::Option::None".to_owned(), |a| {
-                format!("::core::option::Option::Some({a})")
-            });
+            let absorbs = field
+                .absorbs
+                .map_or("::core::option::Option::None".to_owned(), |a| {
+                    format!("::core::option::Option::Some({a})")
+                });
             format!(
                 "::memplan::Cut {{ pool: {}, gap: {}, size: {}, tensor: {}, absorbs: {absorbs} }}",
                 c.pool, c.gap, c.size, field.tensor

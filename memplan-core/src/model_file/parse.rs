@@ -42,6 +42,92 @@ const OP_KEYS: [&str; 8] = [
 ];
 const WEIGHT_KEYS: [&str; 3] = ["dtype", "shape", "source"];
 const POOL_KEYS: [&str; 3] = ["name", "size", "link_section"];
+/// Crates a generated module or its user reach by name: a module named like one of them
+/// (`pub mod memplan`) makes `memplan::...` ambiguous.
+const RESERVED_MODEL_NAMES: [&str; 6] = [
+    "memplan",
+    "core",
+    "std",
+    "alloc",
+    "bytemuck",
+    "memplan_core",
+];
+
+/// The largest `link_section` name accepted.
+const MAX_SECTION_NAME: usize = 64;
+
+/// Sections the loader, the start-up code or the code itself depend on: an arena there runs as
+/// code, is executed before `main`, makes code or constants writable, or is thrown away. A
+/// `link_section` equal to one of these or starting with one is refused.
+const FORBIDDEN_SECTIONS: [&str; 34] = [
+    ".init_array",
+    ".fini_array",
+    ".preinit_array",
+    ".ctors",
+    ".dtors",
+    ".init",
+    ".fini",
+    ".text",
+    ".rodata",
+    ".plt",
+    ".got",
+    ".data.rel.ro",
+    ".tdata",
+    ".tbss",
+    ".eh_frame",
+    ".gcc_except_table",
+    ".debug",
+    ".zdebug",
+    ".interp",
+    ".dynamic",
+    ".dynsym",
+    ".dynstr",
+    ".hash",
+    ".gnu",
+    ".rel",
+    ".note",
+    ".symtab",
+    ".strtab",
+    ".shstrtab",
+    ".comment",
+    ".ARM.exidx",
+    ".ARM.extab",
+    ".isr_vector",
+    ".vector",
+];
+
+/// Why `section` may not hold an arena, or `None` if it may: a conservative charset (ASCII
+/// letters, digits, `.`, `_`, `$`, and `,` for Mach-O `segment,section`), at most 64 characters,
+/// none of [`FORBIDDEN_SECTIONS`] nor Mach-O's `__TEXT` segment.
+pub(crate) fn link_section_problem(section: &str) -> Option<String> {
+    if section.is_empty() {
+        return Some("is empty".into());
+    }
+    if section.chars().count() > MAX_SECTION_NAME {
+        return Some(format!("is longer than {MAX_SECTION_NAME} characters"));
+    }
+    if let Some(c) = section
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '$' | ',')))
+    {
+        return Some(format!(
+            "contains {c:?}; a section name may only use ASCII letters, digits, `.`, `_`, `$` \
+             and `,`"
+        ));
+    }
+    if let Some(forbidden) = FORBIDDEN_SECTIONS.iter().find(|f| section.starts_with(**f)) {
+        return Some(format!(
+            "is (or starts with) `{forbidden}`, a section the program's loader, start-up code \
+             or code depends on: an arena there would be run, made of code or constants, or \
+             thrown away"
+        ));
+    }
+    if section.starts_with("__TEXT") {
+        return Some("is in Mach-O's `__TEXT` segment, which holds code and constants".into());
+    }
+    None
+}
+
 /// Names the generated module already uses, so no pool may take them.
 const RESERVED_POOL_NAMES: [&str; 8] = [
     "offset",
@@ -162,6 +248,16 @@ impl Parser<'_> {
             "model name",
             "it names the generated module",
         )?;
+        if RESERVED_MODEL_NAMES.contains(&name) {
+            return Err(self.source.error(
+                &name_value.span(),
+                format!(
+                    "model name `{name}` is also the name of a crate the generated code and your \
+                     code use, so paths like `{name}::...` would become ambiguous"
+                ),
+                format!("rename the model (for example `{name}_model`)"),
+            ));
+        }
 
         // alignment
         let alignment = match model.get("alignment") {
@@ -725,6 +821,15 @@ impl Parser<'_> {
                 spans.push(item.span());
             } else if let Some(&w) = names.weights.get(name) {
                 all.push(OpInput::Weight(w));
+            } else if names.weights.is_empty() {
+                return Err(self.source.error(
+                    &item.span(),
+                    format!("unknown tensor `{name}` in {what}"),
+                    format!(
+                        "declare `{name}` under `[tensors]`, or fix the name{}",
+                        did_you_mean(name, names.tensors.keys().copied())
+                    ),
+                ));
             } else {
                 return Err(self.source.error(
                     &item.span(),
@@ -1090,11 +1195,13 @@ impl Parser<'_> {
                 None => None,
                 Some(v) => {
                     let section = self.string(v, &format!("`link_section` of pool `{name}`"))?;
-                    if section.is_empty() || section.contains(['"', '\\', '\0']) {
+                    if let Some(problem) = link_section_problem(section) {
                         return Err(self.source.error(
                             &v.span(),
-                            format!("`link_section` of pool `{name}` is not a section name"),
-                            "give the linker section's name, e.g. `link_section = \".sram\"`",
+                            format!("`link_section` {section:?} of pool `{name}` {problem}"),
+                            "name a data section of your memory map that the linker script \
+                             places in the pool's memory, e.g. `link_section = \".sram\"` or \
+                             `\".bss.dtcm\"`",
                         ));
                     }
                     Some(section.to_owned())

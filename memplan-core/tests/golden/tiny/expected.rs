@@ -91,6 +91,10 @@ last step 2: dense2</title></rect>
 */
 #[allow(dead_code, clippy::all)]
 pub mod tiny {
+    const _: () = ::core::assert!(
+        112u128 <= ::core::primitive::usize::MAX as ::core::primitive::u128,
+        "memplan: model `tiny` (golden/tiny/model.toml) needs numbers up to 112 (arena sizes, offsets, tensor sizes and shapes), more than `usize` holds on this target; build it for a 64-bit target, or shrink the model's tensors or pools so every arena fits this target's address space"
+    );
     /// Bytes of the arena: the plan's height, rounded up to [`ARENA_ALIGN`].
     pub const ARENA_SIZE: usize = 112;
     /// Alignment of the arena: the largest alignment any tensor needs.
