@@ -125,3 +125,44 @@ fn placeholders_keep_the_names_of_a_broken_model() {
     );
     assert!(memplan_core::codegen::placeholder("not toml [").is_empty());
 }
+
+/// A build script's file is the macro's tokens, one item, statement or field per line: it reads
+/// back to the same tokens, and no line is long (a real model's single line was 1.29 MB).
+#[test]
+fn the_build_script_source_is_the_same_code_in_short_lines() {
+    for case in ["tiny", "dtypes", "residual", "inplace", "pools", "interp"] {
+        let text = std::fs::read_to_string(golden_dir().join(case).join("model.toml")).unwrap();
+        let tokens = expand_model("model.toml", &text).unwrap();
+        let source = memplan_core::codegen::expand_model_source("model.toml", &text).unwrap();
+        let again: proc_macro2::TokenStream = source.parse().unwrap();
+        assert_eq!(leaves(again), leaves(tokens), "{case}");
+
+        let lines = source.lines().count();
+        assert!(lines > 50, "{case}: {lines} lines");
+        // Doc comments hold the module's table and picture; code lines stay short.
+        let longest_code = source
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("#[doc"))
+            .map(str::len)
+            .max()
+            .unwrap();
+        assert!(longest_code < 400, "{case}: a {longest_code}-byte line");
+    }
+}
+
+/// The tokens of a stream, flattened, without their spacing.
+fn leaves(tokens: proc_macro2::TokenStream) -> Vec<String> {
+    let mut out = Vec::new();
+    for tree in tokens {
+        match tree {
+            proc_macro2::TokenTree::Group(g) => {
+                out.push(format!("{:?}", g.delimiter()));
+                out.extend(leaves(g.stream()));
+                out.push("end".into());
+            }
+            proc_macro2::TokenTree::Punct(p) => out.push(p.as_char().to_string()),
+            other => out.push(other.to_string()),
+        }
+    }
+    out
+}

@@ -35,6 +35,7 @@ mod docs;
 mod items;
 mod placeholder;
 mod plan;
+mod source;
 mod tables;
 
 use proc_macro2::TokenStream;
@@ -42,9 +43,16 @@ use proc_macro2::TokenStream;
 pub use items::generate;
 pub use placeholder::placeholder;
 pub use plan::{ModelPlan, PlannedPool, TensorPlace, check, plan_model, single_arena_solution};
+pub use source::to_source;
 
 use crate::error::InputError;
 use crate::model_file::parse_model;
+
+/// [`expand_model`] as a source file for a build script to write (`include!`d by the crate):
+/// the same tokens, one item, statement or field per line (see [`to_source`]).
+pub fn expand_model_source(file_name: &str, text: &str) -> Result<String, InputError> {
+    expand_model(file_name, text).map(|tokens| to_source(&tokens))
+}
 
 /// The most tensors (and the most ops) a model may have for the `memplan!` macro: planning and
 /// code generation stay `O(n log n)` beyond it, but the compiler then holds hundreds of
