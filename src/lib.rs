@@ -108,6 +108,91 @@ pub mod __private {
         }
     }
 
+    /// A [`TensorInfo`](crate::TensorInfo), in fewer tokens than the struct literal.
+    pub const fn tensor_info(
+        name: &'static str,
+        dtype: crate::DType,
+        shape: &'static [usize],
+        size: usize,
+        pool: usize,
+        offset: usize,
+        external: bool,
+    ) -> crate::TensorInfo {
+        crate::TensorInfo {
+            name,
+            dtype,
+            shape,
+            size,
+            pool,
+            offset,
+            external,
+        }
+    }
+
+    /// A [`Cut`](crate::Cut); `absorbs` is `usize::MAX` for none.
+    pub const fn view_cut(
+        pool: usize,
+        gap: usize,
+        size: usize,
+        tensor: usize,
+        absorbs: usize,
+    ) -> crate::Cut {
+        crate::Cut {
+            pool,
+            gap,
+            size,
+            tensor,
+            absorbs: if absorbs == usize::MAX {
+                None
+            } else {
+                Some(absorbs)
+            },
+        }
+    }
+
+    /// An [`OpInfo`](crate::OpInfo); `kind` is `""` for none.
+    #[allow(clippy::too_many_arguments)]
+    pub const fn op_info(
+        name: &'static str,
+        kind: &'static str,
+        step: usize,
+        inputs: &'static [crate::Operand],
+        outputs: &'static [usize],
+        scratch: &'static [usize],
+        inplace: &'static [(usize, usize)],
+        attrs: &'static [(&'static str, crate::Attr)],
+        cuts: &'static [crate::Cut],
+    ) -> crate::OpInfo {
+        crate::OpInfo {
+            name,
+            kind: if kind.is_empty() { None } else { Some(kind) },
+            step,
+            inputs,
+            outputs,
+            scratch,
+            inplace,
+            attrs,
+            cuts,
+        }
+    }
+
+    /// [`Operand::Tensor`](crate::Operand::Tensor).
+    pub const fn tensor(index: usize) -> crate::Operand {
+        crate::Operand::Tensor(index)
+    }
+
+    /// [`Operand::Weight`](crate::Operand::Weight).
+    pub const fn weight(index: usize) -> crate::Operand {
+        crate::Operand::Weight(index)
+    }
+
+    /// [`Operand::Absent`](crate::Operand::Absent).
+    pub const ABSENT: crate::Operand = crate::Operand::Absent;
+
+    pub use crate::DType::{
+        Bf16 as BF16, Bool as BOOL, F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64,
+    };
+
     /// A [`Placement`](crate::Placement), in fewer tokens than the struct literal.
     pub const fn placement(
         name: &'static str,

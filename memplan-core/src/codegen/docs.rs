@@ -128,6 +128,15 @@ pub(crate) fn module(model: &Model, plan: &ModelPlan) -> String {
             plan.lower_bound_without_aliasing
         );
     }
+    if !crate::codegen::tables::per_item_docs(model) {
+        let _ = writeln!(
+            doc,
+            "The model has more than {} tensors, so the generated items carry no docs of their \
+             own (that keeps the build and rustdoc fast); this table, `TENSORS` and \
+             `TENSOR_INFO` describe every tensor.\n",
+            crate::codegen::tables::PER_ITEM_DOCS_UP_TO
+        );
+    }
     doc.push_str(&pictures(model, plan, &Index::new(model, plan)));
     if several {
         let _ = writeln!(

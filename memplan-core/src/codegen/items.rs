@@ -80,6 +80,16 @@ fn doc_attr(text: &str) -> String {
     format!("#[doc = {text:?}]")
 }
 
+/// [`doc_attr`] for a per-tensor or per-op item: nothing on a big model (see
+/// [`per_item_docs`](crate::codegen::tables::per_item_docs)), where the module's docs say it all.
+fn item_doc(model: &Model, text: impl FnOnce() -> String) -> String {
+    if crate::codegen::tables::per_item_docs(model) {
+        doc_attr(&text())
+    } else {
+        String::new()
+    }
+}
+
 /// The elements of `TENSORS`, comma separated.
 fn placements(model: &Model, plan: &ModelPlan, tensors: &[usize]) -> TokenStream {
     let lifetimes = reported_lifetimes(model);
@@ -106,7 +116,7 @@ fn offset_consts(model: &Model, plan: &ModelPlan, tensors: &[usize], place: &str
         let _ = writeln!(
             out,
             "{}\npub const {}: usize = {};",
-            doc_attr(&doc),
+            item_doc(model, || doc),
             t.name,
             plan.offset(i)
         );
@@ -128,7 +138,7 @@ fn len_consts(model: &Model) -> TokenStream {
         let _ = writeln!(
             out,
             "{}\npub const {}: usize = {};",
-            doc_attr(&doc),
+            item_doc(model, || doc),
             t.name,
             t.len()
         );
@@ -147,7 +157,7 @@ fn accessors(model: &Model, plan: &ModelPlan, tensors: &[usize], len: &str) -> T
             out,
             "{}\n#[inline]\npub fn {name}(&mut self) -> &mut [::core::primitive::{}] {{\n\
              ::memplan::__private::tensor_mut(&mut self.bytes, offset::{name}, {len}::{name})\n}}",
-            doc_attr(&docs::accessor(model, plan, i, &index)),
+            item_doc(model, || docs::accessor(model, plan, i, &index)),
             t.rust_type(),
             name = t.name
         );
@@ -619,7 +629,7 @@ fn op_views(
     let _ = writeln!(
         structs,
         "{}\npub struct {name}<'a> {{",
-        doc_attr(&docs::op_struct(model, k))
+        item_doc(model, || docs::op_struct(model, k))
     );
     let mut params = Vec::new();
     let mut values = String::new();
@@ -630,7 +640,7 @@ fn op_views(
         let _ = writeln!(
             structs,
             "{}\npub {}: {reference} [{element}],",
-            doc_attr(&docs::field(
+            item_doc(model, || docs::field(
                 model,
                 field.tensor,
                 field.mutable,
@@ -679,6 +689,6 @@ fn op_views(
     let _ = writeln!(
         methods,
         "{}\n{signature} {{\n{uses_self}{statements}op::{name} {{ {values}}}\n}}",
-        doc_attr(&docs::op_method(model, k, aliases))
+        item_doc(model, || docs::op_method(model, k, aliases))
     );
 }

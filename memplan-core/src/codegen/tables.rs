@@ -13,24 +13,17 @@ use crate::codegen::items::{aliases_by_op, op_fields, view_cuts};
 use crate::codegen::plan::ModelPlan;
 use crate::model_file::{AttrValue, DType, Layout, Model, OpInput, sanitize_identifier};
 
-/// `::memplan::DType::F32`.
+/// `__memplan::F32`: the dtype through the module's private alias of `::memplan::__private`.
 fn dtype_path(dtype: DType) -> String {
-    let variant = match dtype {
-        DType::F32 => "F32",
-        DType::F64 => "F64",
-        DType::F16 => "F16",
-        DType::Bf16 => "Bf16",
-        DType::I8 => "I8",
-        DType::U8 => "U8",
-        DType::I16 => "I16",
-        DType::U16 => "U16",
-        DType::I32 => "I32",
-        DType::U32 => "U32",
-        DType::I64 => "I64",
-        DType::U64 => "U64",
-        DType::Bool => "Bool",
-    };
-    format!("::memplan::DType::{variant}")
+    format!("__memplan::{}", dtype.name().to_ascii_uppercase())
+}
+
+/// `::memplan::__private::F32`, for the submodules `dtype` and `weight_dtype`.
+fn dtype_full_path(dtype: DType) -> String {
+    format!(
+        "::memplan::__private::{}",
+        dtype.name().to_ascii_uppercase()
+    )
 }
 
 fn list<T>(items: impl IntoIterator<Item = T>, f: impl Fn(T) -> String) -> String {
@@ -128,14 +121,30 @@ pub(crate) fn attr_const_names(attrs: &[(String, AttrValue)]) -> Vec<String> {
         .collect()
 }
 
-fn doc(text: &str) -> String {
-    format!("#[doc = {text:?}]")
+/// `#[doc = ".."]`, or nothing for a big model (see [`per_item_docs`]).
+fn doc(model: &Model, text: impl FnOnce() -> String) -> String {
+    if per_item_docs(model) {
+        format!("#[doc = {:?}]", text())
+    } else {
+        String::new()
+    }
+}
+
+/// Models up to this many tensors get rustdoc on every generated item; bigger ones only on the
+/// module and the item groups, so the docs stay a bounded size per tensor that rustdoc and the
+/// compiler handle quickly (the module's table lists the tensors).
+pub(crate) const PER_ITEM_DOCS_UP_TO: usize = 2000;
+
+/// Whether every item of `model` gets its own rustdoc.
+pub(crate) fn per_item_docs(model: &Model) -> bool {
+    model.tensors.len() <= PER_ITEM_DOCS_UP_TO
 }
 
 /// Shapes, dtypes, `TENSOR_INFO`, `WEIGHTS`, weight shapes and dtypes, attribute constants,
 /// `OPS` and `MAX_VIEWS`, as source text for the model's module.
 pub(crate) fn tables(model: &Model, plan: &ModelPlan) -> String {
     let mut out = String::with_capacity(256 * (model.tensors.len() + model.ops.len()));
+    out.push_str("#[allow(unused_imports)]\nuse ::memplan::__private as __memplan;\n");
     let dims = |shape: &[u64]| list(shape, u64::to_string);
     let (shapes, dtypes): (Vec<String>, Vec<DType>) = model
         .tensors
@@ -156,7 +165,7 @@ pub(crate) fn tables(model: &Model, plan: &ModelPlan) -> String {
         let _ = writeln!(
             out,
             "{}\npub const {}: [usize; {rank}] = [{shape}];",
-            doc(&format!("Dimensions of `{}`.", t.name)),
+            doc(model, || format!("Dimensions of `{}`.", t.name)),
             t.name
         );
     }
@@ -168,9 +177,9 @@ pub(crate) fn tables(model: &Model, plan: &ModelPlan) -> String {
         let _ = writeln!(
             out,
             "{}\npub const {}: ::memplan::DType = {};",
-            doc(&format!("Element type of `{}`.", t.name)),
+            doc(model, || format!("Element type of `{}`.", t.name)),
             t.name,
-            dtype_path(*dtype)
+            dtype_full_path(*dtype)
         );
     }
     out.push_str("}\n");
@@ -184,7 +193,7 @@ pub(crate) fn tables(model: &Model, plan: &ModelPlan) -> String {
         let (pool, offset) = plan.tensors[i].map_or((0, 0), |p| (p.pool, p.offset));
         let _ = writeln!(
             out,
-            "::memplan::TensorInfo {{ name: {:?}, dtype: {}, shape: &shape::{}, size: {}, pool: {pool}, offset: {offset}, external: {} }},",
+            "__memplan::tensor_info({:?}, {}, &shape::{}, {}, {pool}, {offset}, {}),",
             t.name,
             dtype_path(dtypes[i]),
             t.name,
@@ -223,7 +232,7 @@ pub(crate) fn tables(model: &Model, plan: &ModelPlan) -> String {
             let _ = writeln!(
                 out,
                 "{}\npub const {}: [usize; {}] = [{}];",
-                doc(&format!("Dimensions of weight `{}`.", w.name)),
+                doc(model, || format!("Dimensions of weight `{}`.", w.name)),
                 w.name,
                 w.shape.len(),
                 dims(&w.shape)
@@ -236,9 +245,9 @@ pub(crate) fn tables(model: &Model, plan: &ModelPlan) -> String {
             let _ = writeln!(
                 out,
                 "{}\npub const {}: ::memplan::DType = {};",
-                doc(&format!("Element type of weight `{}`.", w.name)),
+                doc(model, || format!("Element type of weight `{}`.", w.name)),
                 w.name,
-                dtype_path(w.dtype)
+                dtype_full_path(w.dtype)
             );
         }
         out.push_str("}\n");
@@ -253,7 +262,7 @@ pub(crate) fn tables(model: &Model, plan: &ModelPlan) -> String {
             let _ = writeln!(
                 out,
                 "{}\n#[allow(non_snake_case)]\npub mod {} {{",
-                doc(&format!("Attributes of op `{}`.", op.name)),
+                doc(model, || format!("Attributes of op `{}`.", op.name)),
                 op.name
             );
             for ((name, value), constant) in op.attrs.iter().zip(attr_const_names(&op.attrs)) {
@@ -261,7 +270,7 @@ pub(crate) fn tables(model: &Model, plan: &ModelPlan) -> String {
                 let _ = writeln!(
                     out,
                     "{}\npub const {constant}: {ty} = {literal};",
-                    doc(&format!("`{name}`"))
+                    doc(model, || format!("`{name}`"))
                 );
             }
             out.push_str("}\n");
@@ -279,9 +288,9 @@ pub(crate) fn tables(model: &Model, plan: &ModelPlan) -> String {
     );
     for (k, op) in model.ops.iter().enumerate() {
         let inputs = list(op.input_list(), |input| match input {
-            OpInput::Tensor(t) => format!("::memplan::Operand::Tensor({t})"),
-            OpInput::Weight(w) => format!("::memplan::Operand::Weight({w})"),
-            OpInput::Absent => "::memplan::Operand::Absent".to_owned(),
+            OpInput::Tensor(t) => format!("__memplan::tensor({t})"),
+            OpInput::Weight(w) => format!("__memplan::weight({w})"),
+            OpInput::Absent => "__memplan::ABSENT".to_owned(),
         });
         let indices = |v: &[usize]| list(v, usize::to_string);
         let inplace = list(&aliases[k], |a| format!("({}, {})", a.output, a.input));
@@ -303,16 +312,11 @@ pub(crate) fn tables(model: &Model, plan: &ModelPlan) -> String {
                 c.pool, c.gap, c.size, field.tensor
             )
         });
-        let kind = op
-            .kind
-            .as_ref()
-            .map_or("::core::option::Option::None".to_owned(), |s| {
-                format!("::core::option::Option::Some({s:?})")
-            });
+        let kind = op.kind.as_deref().unwrap_or("");
         let _ = writeln!(
             out,
-            "::memplan::OpInfo {{ name: {:?}, kind: {kind}, step: {k}, inputs: &[{inputs}], \
-             outputs: &[{}], scratch: &[{}], inplace: &[{inplace}], attrs: &[{attrs}], cuts: &[{cuts}] }},",
+            "__memplan::op_info({:?}, {kind:?}, {k}, &[{inputs}], &[{}], &[{}], &[{inplace}], \
+             &[{attrs}], &[{cuts}]),",
             op.name,
             indices(&op.outputs),
             indices(&op.scratch),

@@ -129,7 +129,8 @@ pub(crate) fn link_section_problem(section: &str) -> Option<String> {
 }
 
 /// Names the generated module already uses, so no pool may take them.
-const RESERVED_POOL_NAMES: [&str; 8] = [
+const RESERVED_POOL_NAMES: [&str; 9] = [
+    "__memplan",
     "offset",
     "len",
     "op",

@@ -431,6 +431,8 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             Self::new()
         }
     }
+    #[allow(unused_imports)]
+    use ::memplan::__private as __memplan;
     /// Dimensions of each tensor (`[bytes]` for a raw one).
     #[allow(non_upper_case_globals)]
     pub mod shape {
@@ -467,177 +469,105 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
     #[allow(non_upper_case_globals)]
     pub mod dtype {
         ///Element type of `a_f32`.
-        pub const a_f32: ::memplan::DType = ::memplan::DType::F32;
+        pub const a_f32: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of `b_f64`.
-        pub const b_f64: ::memplan::DType = ::memplan::DType::F64;
+        pub const b_f64: ::memplan::DType = ::memplan::__private::F64;
         ///Element type of `c_f16`.
-        pub const c_f16: ::memplan::DType = ::memplan::DType::F16;
+        pub const c_f16: ::memplan::DType = ::memplan::__private::F16;
         ///Element type of `d_bf16`.
-        pub const d_bf16: ::memplan::DType = ::memplan::DType::Bf16;
+        pub const d_bf16: ::memplan::DType = ::memplan::__private::BF16;
         ///Element type of `e_i8`.
-        pub const e_i8: ::memplan::DType = ::memplan::DType::I8;
+        pub const e_i8: ::memplan::DType = ::memplan::__private::I8;
         ///Element type of `f_u8`.
-        pub const f_u8: ::memplan::DType = ::memplan::DType::U8;
+        pub const f_u8: ::memplan::DType = ::memplan::__private::U8;
         ///Element type of `g_i16`.
-        pub const g_i16: ::memplan::DType = ::memplan::DType::I16;
+        pub const g_i16: ::memplan::DType = ::memplan::__private::I16;
         ///Element type of `h_u16`.
-        pub const h_u16: ::memplan::DType = ::memplan::DType::U16;
+        pub const h_u16: ::memplan::DType = ::memplan::__private::U16;
         ///Element type of `i_i32`.
-        pub const i_i32: ::memplan::DType = ::memplan::DType::I32;
+        pub const i_i32: ::memplan::DType = ::memplan::__private::I32;
         ///Element type of `j_u32`.
-        pub const j_u32: ::memplan::DType = ::memplan::DType::U32;
+        pub const j_u32: ::memplan::DType = ::memplan::__private::U32;
         ///Element type of `k_i64`.
-        pub const k_i64: ::memplan::DType = ::memplan::DType::I64;
+        pub const k_i64: ::memplan::DType = ::memplan::__private::I64;
         ///Element type of `l_u64`.
-        pub const l_u64: ::memplan::DType = ::memplan::DType::U64;
+        pub const l_u64: ::memplan::DType = ::memplan::__private::U64;
         ///Element type of `m_bool`.
-        pub const m_bool: ::memplan::DType = ::memplan::DType::Bool;
+        pub const m_bool: ::memplan::DType = ::memplan::__private::BOOL;
         ///Element type of `work`.
-        pub const work: ::memplan::DType = ::memplan::DType::U8;
+        pub const work: ::memplan::DType = ::memplan::__private::U8;
     }
     /// Every tensor of the model, in model order (external ones too): the indices of [`OPS`] refer to it.
     pub const TENSOR_INFO: &[::memplan::TensorInfo] = &[
-        ::memplan::TensorInfo {
-            name: "a_f32",
-            dtype: ::memplan::DType::F32,
-            shape: &shape::a_f32,
-            size: 12,
-            pool: 0,
-            offset: 128,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "b_f64",
-            dtype: ::memplan::DType::F64,
-            shape: &shape::b_f64,
-            size: 24,
-            pool: 0,
-            offset: 104,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "c_f16",
-            dtype: ::memplan::DType::F16,
-            shape: &shape::c_f16,
-            size: 10,
-            pool: 0,
-            offset: 144,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "d_bf16",
-            dtype: ::memplan::DType::Bf16,
-            shape: &shape::d_bf16,
-            size: 10,
-            pool: 0,
-            offset: 160,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "e_i8",
-            dtype: ::memplan::DType::I8,
-            shape: &shape::e_i8,
-            size: 7,
-            pool: 0,
-            offset: 80,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "f_u8",
-            dtype: ::memplan::DType::U8,
-            shape: &shape::f_u8,
-            size: 7,
-            pool: 0,
-            offset: 88,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "g_i16",
-            dtype: ::memplan::DType::I16,
-            shape: &shape::g_i16,
-            size: 8,
-            pool: 0,
-            offset: 128,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "h_u16",
-            dtype: ::memplan::DType::U16,
-            shape: &shape::h_u16,
-            size: 8,
-            pool: 0,
-            offset: 136,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "i_i32",
-            dtype: ::memplan::DType::I32,
-            shape: &shape::i_i32,
-            size: 12,
-            pool: 0,
-            offset: 32,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "j_u32",
-            dtype: ::memplan::DType::U32,
-            shape: &shape::j_u32,
-            size: 12,
-            pool: 0,
-            offset: 48,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "k_i64",
-            dtype: ::memplan::DType::I64,
-            shape: &shape::k_i64,
-            size: 16,
-            pool: 0,
-            offset: 0,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "l_u64",
-            dtype: ::memplan::DType::U64,
-            shape: &shape::l_u64,
-            size: 16,
-            pool: 0,
-            offset: 16,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "m_bool",
-            dtype: ::memplan::DType::Bool,
-            shape: &shape::m_bool,
-            size: 9,
-            pool: 0,
-            offset: 64,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "work",
-            dtype: ::memplan::DType::U8,
-            shape: &shape::work,
-            size: 100,
-            pool: 0,
-            offset: 0,
-            external: false,
-        },
+        __memplan::tensor_info(
+            "a_f32",
+            __memplan::F32,
+            &shape::a_f32,
+            12,
+            0,
+            128,
+            false,
+        ),
+        __memplan::tensor_info(
+            "b_f64",
+            __memplan::F64,
+            &shape::b_f64,
+            24,
+            0,
+            104,
+            false,
+        ),
+        __memplan::tensor_info(
+            "c_f16",
+            __memplan::F16,
+            &shape::c_f16,
+            10,
+            0,
+            144,
+            false,
+        ),
+        __memplan::tensor_info(
+            "d_bf16",
+            __memplan::BF16,
+            &shape::d_bf16,
+            10,
+            0,
+            160,
+            false,
+        ),
+        __memplan::tensor_info("e_i8", __memplan::I8, &shape::e_i8, 7, 0, 80, false),
+        __memplan::tensor_info("f_u8", __memplan::U8, &shape::f_u8, 7, 0, 88, false),
+        __memplan::tensor_info("g_i16", __memplan::I16, &shape::g_i16, 8, 0, 128, false),
+        __memplan::tensor_info("h_u16", __memplan::U16, &shape::h_u16, 8, 0, 136, false),
+        __memplan::tensor_info("i_i32", __memplan::I32, &shape::i_i32, 12, 0, 32, false),
+        __memplan::tensor_info("j_u32", __memplan::U32, &shape::j_u32, 12, 0, 48, false),
+        __memplan::tensor_info("k_i64", __memplan::I64, &shape::k_i64, 16, 0, 0, false),
+        __memplan::tensor_info("l_u64", __memplan::U64, &shape::l_u64, 16, 0, 16, false),
+        __memplan::tensor_info(
+            "m_bool",
+            __memplan::BOOL,
+            &shape::m_bool,
+            9,
+            0,
+            64,
+            false,
+        ),
+        __memplan::tensor_info("work", __memplan::U8, &shape::work, 100, 0, 0, false),
     ];
     /// The model's constants (`[weights]`), in file order: described, never stored.
     pub const WEIGHTS: &[::memplan::WeightInfo] = &[];
     /// Every op in schedule order (`OPS[k]` runs at step `k`): its kind, operands, attributes and view cuts, for interpreters; `views(k)` hands out its views.
     pub const OPS: &[::memplan::OpInfo] = &[
-        ::memplan::OpInfo {
-            name: "widen",
-            kind: ::core::option::Option::Some("Cast"),
-            step: 0,
-            inputs: &[::memplan::Operand::Tensor(0), ::memplan::Operand::Tensor(0)],
-            outputs: &[1, 2, 3],
-            scratch: &[13],
-            inplace: &[],
-            attrs: &[],
-            cuts: &[
+        __memplan::op_info(
+            "widen",
+            "Cast",
+            0,
+            &[__memplan::tensor(0), __memplan::tensor(0)],
+            &[1, 2, 3],
+            &[13],
+            &[],
+            &[],
+            &[
                 ::memplan::Cut {
                     pool: 0,
                     gap: 0,
@@ -674,21 +604,17 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
                     absorbs: ::core::option::Option::None,
                 },
             ],
-        },
-        ::memplan::OpInfo {
-            name: "ints",
-            kind: ::core::option::Option::None,
-            step: 1,
-            inputs: &[
-                ::memplan::Operand::Tensor(1),
-                ::memplan::Operand::Tensor(2),
-                ::memplan::Operand::Tensor(3),
-            ],
-            outputs: &[4, 5, 6, 7, 8, 9, 10, 11],
-            scratch: &[],
-            inplace: &[],
-            attrs: &[],
-            cuts: &[
+        ),
+        __memplan::op_info(
+            "ints",
+            "",
+            1,
+            &[__memplan::tensor(1), __memplan::tensor(2), __memplan::tensor(3)],
+            &[4, 5, 6, 7, 8, 9, 10, 11],
+            &[],
+            &[],
+            &[],
+            &[
                 ::memplan::Cut {
                     pool: 0,
                     gap: 0,
@@ -767,26 +693,26 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
                     absorbs: ::core::option::Option::None,
                 },
             ],
-        },
-        ::memplan::OpInfo {
-            name: "any",
-            kind: ::core::option::Option::None,
-            step: 2,
-            inputs: &[
-                ::memplan::Operand::Tensor(4),
-                ::memplan::Operand::Tensor(5),
-                ::memplan::Operand::Tensor(6),
-                ::memplan::Operand::Tensor(7),
-                ::memplan::Operand::Tensor(8),
-                ::memplan::Operand::Tensor(9),
-                ::memplan::Operand::Tensor(10),
-                ::memplan::Operand::Tensor(11),
+        ),
+        __memplan::op_info(
+            "any",
+            "",
+            2,
+            &[
+                __memplan::tensor(4),
+                __memplan::tensor(5),
+                __memplan::tensor(6),
+                __memplan::tensor(7),
+                __memplan::tensor(8),
+                __memplan::tensor(9),
+                __memplan::tensor(10),
+                __memplan::tensor(11),
             ],
-            outputs: &[12],
-            scratch: &[],
-            inplace: &[],
-            attrs: &[],
-            cuts: &[
+            &[12],
+            &[],
+            &[],
+            &[],
+            &[
                 ::memplan::Cut {
                     pool: 0,
                     gap: 0,
@@ -851,7 +777,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
                     absorbs: ::core::option::Option::None,
                 },
             ],
-        },
+        ),
     ];
     /// The most arena views of one op: the capacity of [`::memplan::Views`] from `views`.
     pub const MAX_VIEWS: usize = 11;

@@ -282,6 +282,8 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             Self::new()
         }
     }
+    #[allow(unused_imports)]
+    use ::memplan::__private as __memplan;
     /// Dimensions of each tensor (`[bytes]` for a raw one).
     #[allow(non_upper_case_globals)]
     pub mod shape {
@@ -306,111 +308,79 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
     #[allow(non_upper_case_globals)]
     pub mod dtype {
         ///Element type of `image`.
-        pub const image: ::memplan::DType = ::memplan::DType::U8;
+        pub const image: ::memplan::DType = ::memplan::__private::U8;
         ///Element type of `dma`.
-        pub const dma: ::memplan::DType = ::memplan::DType::U8;
+        pub const dma: ::memplan::DType = ::memplan::__private::U8;
         ///Element type of `conv`.
-        pub const conv: ::memplan::DType = ::memplan::DType::F32;
+        pub const conv: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of `act`.
-        pub const act: ::memplan::DType = ::memplan::DType::F32;
+        pub const act: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of `flat`.
-        pub const flat: ::memplan::DType = ::memplan::DType::F32;
+        pub const flat: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of `logits`.
-        pub const logits: ::memplan::DType = ::memplan::DType::F32;
+        pub const logits: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of `scaled`.
-        pub const scaled: ::memplan::DType = ::memplan::DType::F32;
+        pub const scaled: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of `probs`.
-        pub const probs: ::memplan::DType = ::memplan::DType::F32;
+        pub const probs: ::memplan::DType = ::memplan::__private::F32;
     }
     /// Every tensor of the model, in model order (external ones too): the indices of [`OPS`] refer to it.
     pub const TENSOR_INFO: &[::memplan::TensorInfo] = &[
-        ::memplan::TensorInfo {
-            name: "image",
-            dtype: ::memplan::DType::U8,
-            shape: &shape::image,
-            size: 768,
-            pool: 0,
-            offset: 0,
-            external: true,
-        },
-        ::memplan::TensorInfo {
-            name: "dma",
-            dtype: ::memplan::DType::U8,
-            shape: &shape::dma,
-            size: 768,
-            pool: 0,
-            offset: 0,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "conv",
-            dtype: ::memplan::DType::F32,
-            shape: &shape::conv,
-            size: 8192,
-            pool: 0,
-            offset: 768,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "act",
-            dtype: ::memplan::DType::F32,
-            shape: &shape::act,
-            size: 8192,
-            pool: 0,
-            offset: 768,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "flat",
-            dtype: ::memplan::DType::F32,
-            shape: &shape::flat,
-            size: 8192,
-            pool: 0,
-            offset: 768,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "logits",
-            dtype: ::memplan::DType::F32,
-            shape: &shape::logits,
-            size: 40,
-            pool: 0,
-            offset: 0,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "scaled",
-            dtype: ::memplan::DType::F32,
-            shape: &shape::scaled,
-            size: 40,
-            pool: 0,
-            offset: 0,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "probs",
-            dtype: ::memplan::DType::F32,
-            shape: &shape::probs,
-            size: 40,
-            pool: 0,
-            offset: 0,
-            external: true,
-        },
+        __memplan::tensor_info("image", __memplan::U8, &shape::image, 768, 0, 0, true),
+        __memplan::tensor_info("dma", __memplan::U8, &shape::dma, 768, 0, 0, false),
+        __memplan::tensor_info(
+            "conv",
+            __memplan::F32,
+            &shape::conv,
+            8192,
+            0,
+            768,
+            false,
+        ),
+        __memplan::tensor_info("act", __memplan::F32, &shape::act, 8192, 0, 768, false),
+        __memplan::tensor_info(
+            "flat",
+            __memplan::F32,
+            &shape::flat,
+            8192,
+            0,
+            768,
+            false,
+        ),
+        __memplan::tensor_info(
+            "logits",
+            __memplan::F32,
+            &shape::logits,
+            40,
+            0,
+            0,
+            false,
+        ),
+        __memplan::tensor_info(
+            "scaled",
+            __memplan::F32,
+            &shape::scaled,
+            40,
+            0,
+            0,
+            false,
+        ),
+        __memplan::tensor_info("probs", __memplan::F32, &shape::probs, 40, 0, 0, true),
     ];
     /// The model's constants (`[weights]`), in file order: described, never stored.
     pub const WEIGHTS: &[::memplan::WeightInfo] = &[];
     /// Every op in schedule order (`OPS[k]` runs at step `k`): its kind, operands, attributes and view cuts, for interpreters; `views(k)` hands out its views.
     pub const OPS: &[::memplan::OpInfo] = &[
-        ::memplan::OpInfo {
-            name: "load",
-            kind: ::core::option::Option::None,
-            step: 0,
-            inputs: &[::memplan::Operand::Tensor(0)],
-            outputs: &[1],
-            scratch: &[],
-            inplace: &[],
-            attrs: &[],
-            cuts: &[
+        __memplan::op_info(
+            "load",
+            "",
+            0,
+            &[__memplan::tensor(0)],
+            &[1],
+            &[],
+            &[],
+            &[],
+            &[
                 ::memplan::Cut {
                     pool: 0,
                     gap: 0,
@@ -419,17 +389,17 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
                     absorbs: ::core::option::Option::None,
                 },
             ],
-        },
-        ::memplan::OpInfo {
-            name: "conv1",
-            kind: ::core::option::Option::Some("Conv"),
-            step: 1,
-            inputs: &[::memplan::Operand::Tensor(1)],
-            outputs: &[2],
-            scratch: &[],
-            inplace: &[],
-            attrs: &[],
-            cuts: &[
+        ),
+        __memplan::op_info(
+            "conv1",
+            "Conv",
+            1,
+            &[__memplan::tensor(1)],
+            &[2],
+            &[],
+            &[],
+            &[],
+            &[
                 ::memplan::Cut {
                     pool: 0,
                     gap: 0,
@@ -445,17 +415,17 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
                     absorbs: ::core::option::Option::None,
                 },
             ],
-        },
-        ::memplan::OpInfo {
-            name: "relu",
-            kind: ::core::option::Option::Some("Relu"),
-            step: 2,
-            inputs: &[::memplan::Operand::Tensor(2)],
-            outputs: &[3],
-            scratch: &[],
-            inplace: &[(3, 2)],
-            attrs: &[],
-            cuts: &[
+        ),
+        __memplan::op_info(
+            "relu",
+            "Relu",
+            2,
+            &[__memplan::tensor(2)],
+            &[3],
+            &[],
+            &[(3, 2)],
+            &[],
+            &[
                 ::memplan::Cut {
                     pool: 0,
                     gap: 768,
@@ -464,17 +434,17 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
                     absorbs: ::core::option::Option::Some(2),
                 },
             ],
-        },
-        ::memplan::OpInfo {
-            name: "flatten",
-            kind: ::core::option::Option::Some("Flatten"),
-            step: 3,
-            inputs: &[::memplan::Operand::Tensor(3)],
-            outputs: &[4],
-            scratch: &[],
-            inplace: &[(4, 3)],
-            attrs: &[],
-            cuts: &[
+        ),
+        __memplan::op_info(
+            "flatten",
+            "Flatten",
+            3,
+            &[__memplan::tensor(3)],
+            &[4],
+            &[],
+            &[(4, 3)],
+            &[],
+            &[
                 ::memplan::Cut {
                     pool: 0,
                     gap: 768,
@@ -483,17 +453,17 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
                     absorbs: ::core::option::Option::Some(3),
                 },
             ],
-        },
-        ::memplan::OpInfo {
-            name: "dense",
-            kind: ::core::option::Option::Some("Gemm"),
-            step: 4,
-            inputs: &[::memplan::Operand::Tensor(4)],
-            outputs: &[5],
-            scratch: &[],
-            inplace: &[],
-            attrs: &[],
-            cuts: &[
+        ),
+        __memplan::op_info(
+            "dense",
+            "Gemm",
+            4,
+            &[__memplan::tensor(4)],
+            &[5],
+            &[],
+            &[],
+            &[],
+            &[
                 ::memplan::Cut {
                     pool: 0,
                     gap: 0,
@@ -509,17 +479,17 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
                     absorbs: ::core::option::Option::None,
                 },
             ],
-        },
-        ::memplan::OpInfo {
-            name: "scale",
-            kind: ::core::option::Option::Some("MyScale"),
-            step: 5,
-            inputs: &[::memplan::Operand::Tensor(5)],
-            outputs: &[6],
-            scratch: &[],
-            inplace: &[(6, 5)],
-            attrs: &[],
-            cuts: &[
+        ),
+        __memplan::op_info(
+            "scale",
+            "MyScale",
+            5,
+            &[__memplan::tensor(5)],
+            &[6],
+            &[],
+            &[(6, 5)],
+            &[],
+            &[
                 ::memplan::Cut {
                     pool: 0,
                     gap: 0,
@@ -528,17 +498,17 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
                     absorbs: ::core::option::Option::Some(5),
                 },
             ],
-        },
-        ::memplan::OpInfo {
-            name: "softmax",
-            kind: ::core::option::Option::Some("Softmax"),
-            step: 6,
-            inputs: &[::memplan::Operand::Tensor(6)],
-            outputs: &[7],
-            scratch: &[],
-            inplace: &[],
-            attrs: &[],
-            cuts: &[
+        ),
+        __memplan::op_info(
+            "softmax",
+            "Softmax",
+            6,
+            &[__memplan::tensor(6)],
+            &[7],
+            &[],
+            &[],
+            &[],
+            &[
                 ::memplan::Cut {
                     pool: 0,
                     gap: 0,
@@ -547,7 +517,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
                     absorbs: ::core::option::Option::None,
                 },
             ],
-        },
+        ),
     ];
     /// The most arena views of one op: the capacity of [`::memplan::Views`] from `views`.
     pub const MAX_VIEWS: usize = 2;

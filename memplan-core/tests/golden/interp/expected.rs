@@ -318,6 +318,8 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             Self::new()
         }
     }
+    #[allow(unused_imports)]
+    use ::memplan::__private as __memplan;
     /// Dimensions of each tensor (`[bytes]` for a raw one).
     #[allow(non_upper_case_globals)]
     pub mod shape {
@@ -344,131 +346,75 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
     #[allow(non_upper_case_globals)]
     pub mod dtype {
         ///Element type of `image`.
-        pub const image: ::memplan::DType = ::memplan::DType::F32;
+        pub const image: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of `dma`.
-        pub const dma: ::memplan::DType = ::memplan::DType::U8;
+        pub const dma: ::memplan::DType = ::memplan::__private::U8;
         ///Element type of `conv`.
-        pub const conv: ::memplan::DType = ::memplan::DType::F32;
+        pub const conv: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of `act`.
-        pub const act: ::memplan::DType = ::memplan::DType::F32;
+        pub const act: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of `pooled`.
-        pub const pooled: ::memplan::DType = ::memplan::DType::F32;
+        pub const pooled: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of `logits`.
-        pub const logits: ::memplan::DType = ::memplan::DType::F32;
+        pub const logits: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of `probs`.
-        pub const probs: ::memplan::DType = ::memplan::DType::F32;
+        pub const probs: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of `idx`.
-        pub const idx: ::memplan::DType = ::memplan::DType::I64;
+        pub const idx: ::memplan::DType = ::memplan::__private::I64;
         ///Element type of `col`.
-        pub const col: ::memplan::DType = ::memplan::DType::U8;
+        pub const col: ::memplan::DType = ::memplan::__private::U8;
     }
     /// Every tensor of the model, in model order (external ones too): the indices of [`OPS`] refer to it.
     pub const TENSOR_INFO: &[::memplan::TensorInfo] = &[
-        ::memplan::TensorInfo {
-            name: "image",
-            dtype: ::memplan::DType::F32,
-            shape: &shape::image,
-            size: 768,
-            pool: 0,
-            offset: 0,
-            external: true,
-        },
-        ::memplan::TensorInfo {
-            name: "dma",
-            dtype: ::memplan::DType::U8,
-            shape: &shape::dma,
-            size: 64,
-            pool: 0,
-            offset: 0,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "conv",
-            dtype: ::memplan::DType::F32,
-            shape: &shape::conv,
-            size: 256,
-            pool: 0,
-            offset: 496,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "act",
-            dtype: ::memplan::DType::F32,
-            shape: &shape::act,
-            size: 256,
-            pool: 0,
-            offset: 496,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "pooled",
-            dtype: ::memplan::DType::F32,
-            shape: &shape::pooled,
-            size: 16,
-            pool: 0,
-            offset: 64,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "logits",
-            dtype: ::memplan::DType::F32,
-            shape: &shape::logits,
-            size: 40,
-            pool: 0,
-            offset: 0,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "probs",
-            dtype: ::memplan::DType::F32,
-            shape: &shape::probs,
-            size: 40,
-            pool: 0,
-            offset: 48,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "idx",
-            dtype: ::memplan::DType::I64,
-            shape: &shape::idx,
-            size: 16,
-            pool: 0,
-            offset: 752,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "col",
-            dtype: ::memplan::DType::U8,
-            shape: &shape::col,
-            size: 432,
-            pool: 0,
-            offset: 64,
-            external: false,
-        },
+        __memplan::tensor_info("image", __memplan::F32, &shape::image, 768, 0, 0, true),
+        __memplan::tensor_info("dma", __memplan::U8, &shape::dma, 64, 0, 0, false),
+        __memplan::tensor_info("conv", __memplan::F32, &shape::conv, 256, 0, 496, false),
+        __memplan::tensor_info("act", __memplan::F32, &shape::act, 256, 0, 496, false),
+        __memplan::tensor_info(
+            "pooled",
+            __memplan::F32,
+            &shape::pooled,
+            16,
+            0,
+            64,
+            false,
+        ),
+        __memplan::tensor_info(
+            "logits",
+            __memplan::F32,
+            &shape::logits,
+            40,
+            0,
+            0,
+            false,
+        ),
+        __memplan::tensor_info("probs", __memplan::F32, &shape::probs, 40, 0, 48, false),
+        __memplan::tensor_info("idx", __memplan::I64, &shape::idx, 16, 0, 752, false),
+        __memplan::tensor_info("col", __memplan::U8, &shape::col, 432, 0, 64, false),
     ];
     /// The model's constants (`[weights]`), in file order: described, never stored.
     pub const WEIGHTS: &[::memplan::WeightInfo] = &[
         ::memplan::WeightInfo {
             name: "conv1_weight",
-            dtype: ::memplan::DType::F32,
+            dtype: __memplan::F32,
             shape: &[4, 3, 3, 3],
             source: ::core::option::Option::Some("conv1.weight"),
         },
         ::memplan::WeightInfo {
             name: "conv1_bias",
-            dtype: ::memplan::DType::F32,
+            dtype: __memplan::F32,
             shape: &[4],
             source: ::core::option::Option::Some("conv1.bias"),
         },
         ::memplan::WeightInfo {
             name: "fc_weight",
-            dtype: ::memplan::DType::F32,
+            dtype: __memplan::F32,
             shape: &[10, 4],
             source: ::core::option::Option::None,
         },
         ::memplan::WeightInfo {
             name: "axes",
-            dtype: ::memplan::DType::I64,
+            dtype: __memplan::I64,
             shape: &[],
             source: ::core::option::Option::None,
         },
@@ -489,13 +435,13 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
     #[allow(non_upper_case_globals)]
     pub mod weight_dtype {
         ///Element type of weight `conv1_weight`.
-        pub const conv1_weight: ::memplan::DType = ::memplan::DType::F32;
+        pub const conv1_weight: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of weight `conv1_bias`.
-        pub const conv1_bias: ::memplan::DType = ::memplan::DType::F32;
+        pub const conv1_bias: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of weight `fc_weight`.
-        pub const fc_weight: ::memplan::DType = ::memplan::DType::F32;
+        pub const fc_weight: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of weight `axes`.
-        pub const axes: ::memplan::DType = ::memplan::DType::I64;
+        pub const axes: ::memplan::DType = ::memplan::__private::I64;
     }
     /// Each op's attributes as constants (`attrs::conv1::STRIDES`).
     pub mod attrs {
@@ -540,19 +486,15 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
     }
     /// Every op in schedule order (`OPS[k]` runs at step `k`): its kind, operands, attributes and view cuts, for interpreters; `views(k)` hands out its views.
     pub const OPS: &[::memplan::OpInfo] = &[
-        ::memplan::OpInfo {
-            name: "conv1",
-            kind: ::core::option::Option::Some("Conv"),
-            step: 0,
-            inputs: &[
-                ::memplan::Operand::Tensor(0),
-                ::memplan::Operand::Weight(0),
-                ::memplan::Operand::Weight(1),
-            ],
-            outputs: &[2, 1, 7],
-            scratch: &[8],
-            inplace: &[],
-            attrs: &[
+        __memplan::op_info(
+            "conv1",
+            "Conv",
+            0,
+            &[__memplan::tensor(0), __memplan::weight(0), __memplan::weight(1)],
+            &[2, 1, 7],
+            &[8],
+            &[],
+            &[
                 ("strides", ::memplan::Attr::Ints(&[2, 2])),
                 ("pads", ::memplan::Attr::Ints(&[1, 1, 1, 1])),
                 ("group", ::memplan::Attr::Int(1)),
@@ -564,7 +506,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
                 ("empty", ::memplan::Attr::Ints(&[])),
                 ("modes", ::memplan::Attr::Strs(&["a", "b"])),
             ],
-            cuts: &[
+            &[
                 ::memplan::Cut {
                     pool: 0,
                     gap: 0,
@@ -594,17 +536,17 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
                     absorbs: ::core::option::Option::None,
                 },
             ],
-        },
-        ::memplan::OpInfo {
-            name: "relu",
-            kind: ::core::option::Option::Some("Relu"),
-            step: 1,
-            inputs: &[::memplan::Operand::Tensor(2)],
-            outputs: &[3],
-            scratch: &[],
-            inplace: &[(3, 2)],
-            attrs: &[],
-            cuts: &[
+        ),
+        __memplan::op_info(
+            "relu",
+            "Relu",
+            1,
+            &[__memplan::tensor(2)],
+            &[3],
+            &[],
+            &[(3, 2)],
+            &[],
+            &[
                 ::memplan::Cut {
                     pool: 0,
                     gap: 496,
@@ -613,21 +555,17 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
                     absorbs: ::core::option::Option::Some(2),
                 },
             ],
-        },
-        ::memplan::OpInfo {
-            name: "pool",
-            kind: ::core::option::Option::Some("GlobalAveragePool"),
-            step: 2,
-            inputs: &[
-                ::memplan::Operand::Tensor(3),
-                ::memplan::Operand::Tensor(1),
-                ::memplan::Operand::Tensor(7),
-            ],
-            outputs: &[4],
-            scratch: &[],
-            inplace: &[],
-            attrs: &[],
-            cuts: &[
+        ),
+        __memplan::op_info(
+            "pool",
+            "GlobalAveragePool",
+            2,
+            &[__memplan::tensor(3), __memplan::tensor(1), __memplan::tensor(7)],
+            &[4],
+            &[],
+            &[],
+            &[],
+            &[
                 ::memplan::Cut {
                     pool: 0,
                     gap: 0,
@@ -657,25 +595,25 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
                     absorbs: ::core::option::Option::None,
                 },
             ],
-        },
-        ::memplan::OpInfo {
-            name: "fc",
-            kind: ::core::option::Option::Some("Gemm"),
-            step: 3,
-            inputs: &[
-                ::memplan::Operand::Tensor(4),
-                ::memplan::Operand::Weight(2),
-                ::memplan::Operand::Absent,
-                ::memplan::Operand::Weight(3),
+        ),
+        __memplan::op_info(
+            "fc",
+            "Gemm",
+            3,
+            &[
+                __memplan::tensor(4),
+                __memplan::weight(2),
+                __memplan::ABSENT,
+                __memplan::weight(3),
             ],
-            outputs: &[5],
-            scratch: &[],
-            inplace: &[],
-            attrs: &[
+            &[5],
+            &[],
+            &[],
+            &[
                 ("transB", ::memplan::Attr::Int(1)),
                 ("beta", ::memplan::Attr::Float(1.0)),
             ],
-            cuts: &[
+            &[
                 ::memplan::Cut {
                     pool: 0,
                     gap: 0,
@@ -691,17 +629,17 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
                     absorbs: ::core::option::Option::None,
                 },
             ],
-        },
-        ::memplan::OpInfo {
-            name: "softmax",
-            kind: ::core::option::Option::Some("Softmax"),
-            step: 4,
-            inputs: &[::memplan::Operand::Tensor(5)],
-            outputs: &[6],
-            scratch: &[],
-            inplace: &[],
-            attrs: &[("axis", ::memplan::Attr::Int(-1))],
-            cuts: &[
+        ),
+        __memplan::op_info(
+            "softmax",
+            "Softmax",
+            4,
+            &[__memplan::tensor(5)],
+            &[6],
+            &[],
+            &[],
+            &[("axis", ::memplan::Attr::Int(-1))],
+            &[
                 ::memplan::Cut {
                     pool: 0,
                     gap: 0,
@@ -717,7 +655,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
                     absorbs: ::core::option::Option::None,
                 },
             ],
-        },
+        ),
     ];
     /// The most arena views of one op: the capacity of [`::memplan::Views`] from `views`.
     pub const MAX_VIEWS: usize = 4;

@@ -431,6 +431,8 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
             )
         }
     }
+    #[allow(unused_imports)]
+    use ::memplan::__private as __memplan;
     /// Dimensions of each tensor (`[bytes]` for a raw one).
     #[allow(non_upper_case_globals)]
     pub mod shape {
@@ -453,100 +455,60 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
     #[allow(non_upper_case_globals)]
     pub mod dtype {
         ///Element type of `input`.
-        pub const input: ::memplan::DType = ::memplan::DType::F32;
+        pub const input: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of `dma`.
-        pub const dma: ::memplan::DType = ::memplan::DType::U8;
+        pub const dma: ::memplan::DType = ::memplan::__private::U8;
         ///Element type of `big`.
-        pub const big: ::memplan::DType = ::memplan::DType::F32;
+        pub const big: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of `act`.
-        pub const act: ::memplan::DType = ::memplan::DType::F32;
+        pub const act: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of `small`.
-        pub const small: ::memplan::DType = ::memplan::DType::F32;
+        pub const small: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of `slow`.
-        pub const slow: ::memplan::DType = ::memplan::DType::F32;
+        pub const slow: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of `out`.
-        pub const out: ::memplan::DType = ::memplan::DType::F32;
+        pub const out: ::memplan::DType = ::memplan::__private::F32;
     }
     /// Every tensor of the model, in model order (external ones too): the indices of [`OPS`] refer to it.
     pub const TENSOR_INFO: &[::memplan::TensorInfo] = &[
-        ::memplan::TensorInfo {
-            name: "input",
-            dtype: ::memplan::DType::F32,
-            shape: &shape::input,
-            size: 1024,
-            pool: 0,
-            offset: 1024,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "dma",
-            dtype: ::memplan::DType::U8,
-            shape: &shape::dma,
-            size: 1024,
-            pool: 0,
-            offset: 0,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "big",
-            dtype: ::memplan::DType::F32,
-            shape: &shape::big,
-            size: 16384,
-            pool: 1,
-            offset: 0,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "act",
-            dtype: ::memplan::DType::F32,
-            shape: &shape::act,
-            size: 16384,
-            pool: 1,
-            offset: 0,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "small",
-            dtype: ::memplan::DType::F32,
-            shape: &shape::small,
-            size: 2048,
-            pool: 0,
-            offset: 1024,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "slow",
-            dtype: ::memplan::DType::F32,
-            shape: &shape::slow,
-            size: 256,
-            pool: 1,
-            offset: 0,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "out",
-            dtype: ::memplan::DType::F32,
-            shape: &shape::out,
-            size: 256,
-            pool: 1,
-            offset: 0,
-            external: false,
-        },
+        __memplan::tensor_info(
+            "input",
+            __memplan::F32,
+            &shape::input,
+            1024,
+            0,
+            1024,
+            false,
+        ),
+        __memplan::tensor_info("dma", __memplan::U8, &shape::dma, 1024, 0, 0, false),
+        __memplan::tensor_info("big", __memplan::F32, &shape::big, 16384, 1, 0, false),
+        __memplan::tensor_info("act", __memplan::F32, &shape::act, 16384, 1, 0, false),
+        __memplan::tensor_info(
+            "small",
+            __memplan::F32,
+            &shape::small,
+            2048,
+            0,
+            1024,
+            false,
+        ),
+        __memplan::tensor_info("slow", __memplan::F32, &shape::slow, 256, 1, 0, false),
+        __memplan::tensor_info("out", __memplan::F32, &shape::out, 256, 1, 0, false),
     ];
     /// The model's constants (`[weights]`), in file order: described, never stored.
     pub const WEIGHTS: &[::memplan::WeightInfo] = &[];
     /// Every op in schedule order (`OPS[k]` runs at step `k`): its kind, operands, attributes and view cuts, for interpreters; `views(k)` hands out its views.
     pub const OPS: &[::memplan::OpInfo] = &[
-        ::memplan::OpInfo {
-            name: "expand",
-            kind: ::core::option::Option::None,
-            step: 0,
-            inputs: &[::memplan::Operand::Tensor(0)],
-            outputs: &[2, 1],
-            scratch: &[],
-            inplace: &[],
-            attrs: &[],
-            cuts: &[
+        __memplan::op_info(
+            "expand",
+            "",
+            0,
+            &[__memplan::tensor(0)],
+            &[2, 1],
+            &[],
+            &[],
+            &[],
+            &[
                 ::memplan::Cut {
                     pool: 0,
                     gap: 0,
@@ -569,17 +531,17 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
                     absorbs: ::core::option::Option::None,
                 },
             ],
-        },
-        ::memplan::OpInfo {
-            name: "relu",
-            kind: ::core::option::Option::Some("Relu"),
-            step: 1,
-            inputs: &[::memplan::Operand::Tensor(2)],
-            outputs: &[3],
-            scratch: &[],
-            inplace: &[(3, 2)],
-            attrs: &[],
-            cuts: &[
+        ),
+        __memplan::op_info(
+            "relu",
+            "Relu",
+            1,
+            &[__memplan::tensor(2)],
+            &[3],
+            &[],
+            &[(3, 2)],
+            &[],
+            &[
                 ::memplan::Cut {
                     pool: 1,
                     gap: 0,
@@ -588,17 +550,17 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
                     absorbs: ::core::option::Option::Some(2),
                 },
             ],
-        },
-        ::memplan::OpInfo {
-            name: "reduce",
-            kind: ::core::option::Option::None,
-            step: 2,
-            inputs: &[::memplan::Operand::Tensor(3), ::memplan::Operand::Tensor(1)],
-            outputs: &[4],
-            scratch: &[],
-            inplace: &[],
-            attrs: &[],
-            cuts: &[
+        ),
+        __memplan::op_info(
+            "reduce",
+            "",
+            2,
+            &[__memplan::tensor(3), __memplan::tensor(1)],
+            &[4],
+            &[],
+            &[],
+            &[],
+            &[
                 ::memplan::Cut {
                     pool: 0,
                     gap: 0,
@@ -621,17 +583,17 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
                     absorbs: ::core::option::Option::None,
                 },
             ],
-        },
-        ::memplan::OpInfo {
-            name: "head",
-            kind: ::core::option::Option::None,
-            step: 3,
-            inputs: &[::memplan::Operand::Tensor(4)],
-            outputs: &[5],
-            scratch: &[],
-            inplace: &[],
-            attrs: &[],
-            cuts: &[
+        ),
+        __memplan::op_info(
+            "head",
+            "",
+            3,
+            &[__memplan::tensor(4)],
+            &[5],
+            &[],
+            &[],
+            &[],
+            &[
                 ::memplan::Cut {
                     pool: 0,
                     gap: 1024,
@@ -647,17 +609,17 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
                     absorbs: ::core::option::Option::None,
                 },
             ],
-        },
-        ::memplan::OpInfo {
-            name: "tanh",
-            kind: ::core::option::Option::Some("Tanh"),
-            step: 4,
-            inputs: &[::memplan::Operand::Tensor(5)],
-            outputs: &[6],
-            scratch: &[],
-            inplace: &[(6, 5)],
-            attrs: &[],
-            cuts: &[
+        ),
+        __memplan::op_info(
+            "tanh",
+            "Tanh",
+            4,
+            &[__memplan::tensor(5)],
+            &[6],
+            &[],
+            &[(6, 5)],
+            &[],
+            &[
                 ::memplan::Cut {
                     pool: 1,
                     gap: 0,
@@ -666,7 +628,7 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
                     absorbs: ::core::option::Option::Some(5),
                 },
             ],
-        },
+        ),
     ];
     /// The most arena views of one op: the capacity of [`::memplan::Views`] from `views`.
     pub const MAX_VIEWS: usize = 3;

@@ -322,6 +322,8 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             Self::new()
         }
     }
+    #[allow(unused_imports)]
+    use ::memplan::__private as __memplan;
     /// Dimensions of each tensor (`[bytes]` for a raw one).
     #[allow(non_upper_case_globals)]
     pub mod shape {
@@ -344,100 +346,52 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
     #[allow(non_upper_case_globals)]
     pub mod dtype {
         ///Element type of `x`.
-        pub const x: ::memplan::DType = ::memplan::DType::F32;
+        pub const x: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of `c1`.
-        pub const c1: ::memplan::DType = ::memplan::DType::F32;
+        pub const c1: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of `r1`.
-        pub const r1: ::memplan::DType = ::memplan::DType::F32;
+        pub const r1: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of `c2`.
-        pub const c2: ::memplan::DType = ::memplan::DType::F32;
+        pub const c2: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of `sum`.
-        pub const sum: ::memplan::DType = ::memplan::DType::F32;
+        pub const sum: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of `y`.
-        pub const y: ::memplan::DType = ::memplan::DType::F32;
+        pub const y: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of `im2col`.
-        pub const im2col: ::memplan::DType = ::memplan::DType::U8;
+        pub const im2col: ::memplan::DType = ::memplan::__private::U8;
     }
     /// Every tensor of the model, in model order (external ones too): the indices of [`OPS`] refer to it.
     pub const TENSOR_INFO: &[::memplan::TensorInfo] = &[
-        ::memplan::TensorInfo {
-            name: "x",
-            dtype: ::memplan::DType::F32,
-            shape: &shape::x,
-            size: 4096,
-            pool: 0,
-            offset: 9216,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "c1",
-            dtype: ::memplan::DType::F32,
-            shape: &shape::c1,
-            size: 4096,
-            pool: 0,
-            offset: 13312,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "r1",
-            dtype: ::memplan::DType::F32,
-            shape: &shape::r1,
-            size: 4096,
-            pool: 0,
-            offset: 0,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "c2",
-            dtype: ::memplan::DType::F32,
-            shape: &shape::c2,
-            size: 4096,
-            pool: 0,
-            offset: 4096,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "sum",
-            dtype: ::memplan::DType::F32,
-            shape: &shape::sum,
-            size: 4096,
-            pool: 0,
-            offset: 0,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "y",
-            dtype: ::memplan::DType::F32,
-            shape: &shape::y,
-            size: 4096,
-            pool: 0,
-            offset: 4096,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "im2col",
-            dtype: ::memplan::DType::U8,
-            shape: &shape::im2col,
-            size: 9216,
-            pool: 0,
-            offset: 0,
-            external: false,
-        },
+        __memplan::tensor_info("x", __memplan::F32, &shape::x, 4096, 0, 9216, false),
+        __memplan::tensor_info("c1", __memplan::F32, &shape::c1, 4096, 0, 13312, false),
+        __memplan::tensor_info("r1", __memplan::F32, &shape::r1, 4096, 0, 0, false),
+        __memplan::tensor_info("c2", __memplan::F32, &shape::c2, 4096, 0, 4096, false),
+        __memplan::tensor_info("sum", __memplan::F32, &shape::sum, 4096, 0, 0, false),
+        __memplan::tensor_info("y", __memplan::F32, &shape::y, 4096, 0, 4096, false),
+        __memplan::tensor_info(
+            "im2col",
+            __memplan::U8,
+            &shape::im2col,
+            9216,
+            0,
+            0,
+            false,
+        ),
     ];
     /// The model's constants (`[weights]`), in file order: described, never stored.
     pub const WEIGHTS: &[::memplan::WeightInfo] = &[];
     /// Every op in schedule order (`OPS[k]` runs at step `k`): its kind, operands, attributes and view cuts, for interpreters; `views(k)` hands out its views.
     pub const OPS: &[::memplan::OpInfo] = &[
-        ::memplan::OpInfo {
-            name: "conv1",
-            kind: ::core::option::Option::Some("Conv"),
-            step: 0,
-            inputs: &[::memplan::Operand::Tensor(0)],
-            outputs: &[1],
-            scratch: &[6],
-            inplace: &[],
-            attrs: &[],
-            cuts: &[
+        __memplan::op_info(
+            "conv1",
+            "Conv",
+            0,
+            &[__memplan::tensor(0)],
+            &[1],
+            &[6],
+            &[],
+            &[],
+            &[
                 ::memplan::Cut {
                     pool: 0,
                     gap: 0,
@@ -460,17 +414,17 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
                     absorbs: ::core::option::Option::None,
                 },
             ],
-        },
-        ::memplan::OpInfo {
-            name: "relu1",
-            kind: ::core::option::Option::Some("Relu"),
-            step: 1,
-            inputs: &[::memplan::Operand::Tensor(1)],
-            outputs: &[2],
-            scratch: &[],
-            inplace: &[],
-            attrs: &[],
-            cuts: &[
+        ),
+        __memplan::op_info(
+            "relu1",
+            "Relu",
+            1,
+            &[__memplan::tensor(1)],
+            &[2],
+            &[],
+            &[],
+            &[],
+            &[
                 ::memplan::Cut {
                     pool: 0,
                     gap: 0,
@@ -486,17 +440,17 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
                     absorbs: ::core::option::Option::None,
                 },
             ],
-        },
-        ::memplan::OpInfo {
-            name: "conv2",
-            kind: ::core::option::Option::Some("Conv"),
-            step: 2,
-            inputs: &[::memplan::Operand::Tensor(2)],
-            outputs: &[3],
-            scratch: &[],
-            inplace: &[],
-            attrs: &[],
-            cuts: &[
+        ),
+        __memplan::op_info(
+            "conv2",
+            "Conv",
+            2,
+            &[__memplan::tensor(2)],
+            &[3],
+            &[],
+            &[],
+            &[],
+            &[
                 ::memplan::Cut {
                     pool: 0,
                     gap: 0,
@@ -512,17 +466,17 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
                     absorbs: ::core::option::Option::None,
                 },
             ],
-        },
-        ::memplan::OpInfo {
-            name: "add",
-            kind: ::core::option::Option::Some("Add"),
-            step: 3,
-            inputs: &[::memplan::Operand::Tensor(3), ::memplan::Operand::Tensor(0)],
-            outputs: &[4],
-            scratch: &[],
-            inplace: &[],
-            attrs: &[],
-            cuts: &[
+        ),
+        __memplan::op_info(
+            "add",
+            "Add",
+            3,
+            &[__memplan::tensor(3), __memplan::tensor(0)],
+            &[4],
+            &[],
+            &[],
+            &[],
+            &[
                 ::memplan::Cut {
                     pool: 0,
                     gap: 0,
@@ -545,17 +499,17 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
                     absorbs: ::core::option::Option::None,
                 },
             ],
-        },
-        ::memplan::OpInfo {
-            name: "relu2",
-            kind: ::core::option::Option::Some("Relu"),
-            step: 4,
-            inputs: &[::memplan::Operand::Tensor(4)],
-            outputs: &[5],
-            scratch: &[],
-            inplace: &[],
-            attrs: &[],
-            cuts: &[
+        ),
+        __memplan::op_info(
+            "relu2",
+            "Relu",
+            4,
+            &[__memplan::tensor(4)],
+            &[5],
+            &[],
+            &[],
+            &[],
+            &[
                 ::memplan::Cut {
                     pool: 0,
                     gap: 0,
@@ -571,7 +525,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
                     absorbs: ::core::option::Option::None,
                 },
             ],
-        },
+        ),
     ];
     /// The most arena views of one op: the capacity of [`::memplan::Views`] from `views`.
     pub const MAX_VIEWS: usize = 3;

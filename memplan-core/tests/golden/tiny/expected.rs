@@ -238,6 +238,8 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             Self::new()
         }
     }
+    #[allow(unused_imports)]
+    use ::memplan::__private as __memplan;
     /// Dimensions of each tensor (`[bytes]` for a raw one).
     #[allow(non_upper_case_globals)]
     pub mod shape {
@@ -256,78 +258,62 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
     #[allow(non_upper_case_globals)]
     pub mod dtype {
         ///Element type of `input`.
-        pub const input: ::memplan::DType = ::memplan::DType::F32;
+        pub const input: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of `hidden`.
-        pub const hidden: ::memplan::DType = ::memplan::DType::F32;
+        pub const hidden: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of `act`.
-        pub const act: ::memplan::DType = ::memplan::DType::F32;
+        pub const act: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of `logits`.
-        pub const logits: ::memplan::DType = ::memplan::DType::F32;
+        pub const logits: ::memplan::DType = ::memplan::__private::F32;
         ///Element type of `scratch`.
-        pub const scratch: ::memplan::DType = ::memplan::DType::U8;
+        pub const scratch: ::memplan::DType = ::memplan::__private::U8;
     }
     /// Every tensor of the model, in model order (external ones too): the indices of [`OPS`] refer to it.
     pub const TENSOR_INFO: &[::memplan::TensorInfo] = &[
-        ::memplan::TensorInfo {
-            name: "input",
-            dtype: ::memplan::DType::F32,
-            shape: &shape::input,
-            size: 16,
-            pool: 0,
-            offset: 32,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "hidden",
-            dtype: ::memplan::DType::F32,
-            shape: &shape::hidden,
-            size: 32,
-            pool: 0,
-            offset: 0,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "act",
-            dtype: ::memplan::DType::F32,
-            shape: &shape::act,
-            size: 32,
-            pool: 0,
-            offset: 64,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "logits",
-            dtype: ::memplan::DType::F32,
-            shape: &shape::logits,
-            size: 12,
-            pool: 0,
-            offset: 96,
-            external: false,
-        },
-        ::memplan::TensorInfo {
-            name: "scratch",
-            dtype: ::memplan::DType::U8,
-            shape: &shape::scratch,
-            size: 64,
-            pool: 0,
-            offset: 0,
-            external: false,
-        },
+        __memplan::tensor_info("input", __memplan::F32, &shape::input, 16, 0, 32, false),
+        __memplan::tensor_info(
+            "hidden",
+            __memplan::F32,
+            &shape::hidden,
+            32,
+            0,
+            0,
+            false,
+        ),
+        __memplan::tensor_info("act", __memplan::F32, &shape::act, 32, 0, 64, false),
+        __memplan::tensor_info(
+            "logits",
+            __memplan::F32,
+            &shape::logits,
+            12,
+            0,
+            96,
+            false,
+        ),
+        __memplan::tensor_info(
+            "scratch",
+            __memplan::U8,
+            &shape::scratch,
+            64,
+            0,
+            0,
+            false,
+        ),
     ];
     /// The model's constants (`[weights]`), in file order: described, never stored.
     pub const WEIGHTS: &[::memplan::WeightInfo] = &[];
     /// Every op in schedule order (`OPS[k]` runs at step `k`): its kind, operands, attributes and view cuts, for interpreters; `views(k)` hands out its views.
     pub const OPS: &[::memplan::OpInfo] = &[
-        ::memplan::OpInfo {
-            name: "dense1",
-            kind: ::core::option::Option::Some("Gemm"),
-            step: 0,
-            inputs: &[::memplan::Operand::Tensor(0)],
-            outputs: &[1],
-            scratch: &[],
-            inplace: &[],
-            attrs: &[],
-            cuts: &[
+        __memplan::op_info(
+            "dense1",
+            "Gemm",
+            0,
+            &[__memplan::tensor(0)],
+            &[1],
+            &[],
+            &[],
+            &[],
+            &[
                 ::memplan::Cut {
                     pool: 0,
                     gap: 0,
@@ -343,17 +329,17 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
                     absorbs: ::core::option::Option::None,
                 },
             ],
-        },
-        ::memplan::OpInfo {
-            name: "relu",
-            kind: ::core::option::Option::None,
-            step: 1,
-            inputs: &[::memplan::Operand::Tensor(1)],
-            outputs: &[2],
-            scratch: &[],
-            inplace: &[],
-            attrs: &[],
-            cuts: &[
+        ),
+        __memplan::op_info(
+            "relu",
+            "",
+            1,
+            &[__memplan::tensor(1)],
+            &[2],
+            &[],
+            &[],
+            &[],
+            &[
                 ::memplan::Cut {
                     pool: 0,
                     gap: 0,
@@ -369,17 +355,17 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
                     absorbs: ::core::option::Option::None,
                 },
             ],
-        },
-        ::memplan::OpInfo {
-            name: "dense2",
-            kind: ::core::option::Option::None,
-            step: 2,
-            inputs: &[::memplan::Operand::Tensor(2), ::memplan::Operand::Tensor(2)],
-            outputs: &[3],
-            scratch: &[4],
-            inplace: &[],
-            attrs: &[],
-            cuts: &[
+        ),
+        __memplan::op_info(
+            "dense2",
+            "",
+            2,
+            &[__memplan::tensor(2), __memplan::tensor(2)],
+            &[3],
+            &[4],
+            &[],
+            &[],
+            &[
                 ::memplan::Cut {
                     pool: 0,
                     gap: 0,
@@ -402,7 +388,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
                     absorbs: ::core::option::Option::None,
                 },
             ],
-        },
+        ),
     ];
     /// The most arena views of one op: the capacity of [`::memplan::Views`] from `views`.
     pub const MAX_VIEWS: usize = 3;
