@@ -688,7 +688,7 @@ fn op_views(
     };
     let _ = writeln!(
         methods,
-        "{}\n{signature} {{\n{uses_self}{statements}op::{name} {{ {values}}}\n}}",
+        "{}\n#[inline]\n{signature} {{\n{uses_self}{statements}op::{name} {{ {values}}}\n}}",
         item_doc(model, || docs::op_method(model, k, aliases))
     );
 }

@@ -349,6 +349,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             ::memplan::__private::tensor_mut(&mut self.bytes, offset::work, len::work)
         }
         ///All views of op `widen` (step 0, `Cast`) at once: reads `a_f32`, `a_f32`; writes `b_f64`, `c_f16`, `d_bf16`; scratch `work`.
+        #[inline]
         pub fn op_widen(&mut self) -> op::widen<'_> {
             let rest = &mut self.bytes;
             let (piece_4, rest) = ::memplan::__private::cut::<0, 100, 92, 192>(rest);
@@ -365,6 +366,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             }
         }
         ///All views of op `ints` (step 1) at once: reads `b_f64`, `c_f16`, `d_bf16`; writes `e_i8`, `f_u8`, `g_i16`, `h_u16`, `i_i32`, `j_u32`, `k_i64`, `l_u64`; scratch none.
+        #[inline]
         pub fn op_ints(&mut self) -> op::ints<'_> {
             let rest = &mut self.bytes;
             let (piece_9, rest) = ::memplan::__private::cut::<0, 16, 176, 192>(rest);
@@ -393,6 +395,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             }
         }
         ///All views of op `any` (step 2) at once: reads `e_i8`, `f_u8`, `g_i16`, `h_u16`, `i_i32`, `j_u32`, `k_i64`, `l_u64`; writes `m_bool`; scratch none.
+        #[inline]
         pub fn op_any(&mut self) -> op::any<'_> {
             let rest = &mut self.bytes;
             let (piece_6, rest) = ::memplan::__private::cut::<0, 16, 176, 192>(rest);

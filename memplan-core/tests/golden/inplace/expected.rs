@@ -200,6 +200,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             )
         }
         ///All views of op `load` (step 0) at once: reads `image`; writes `dma`; scratch none.
+        #[inline]
         pub fn op_load<'v>(
             &'v mut self,
             image: &'v [::core::primitive::u8; len::image],
@@ -212,6 +213,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             }
         }
         ///All views of op `conv1` (step 1, `Conv`) at once: reads `dma`; writes `conv`; scratch none.
+        #[inline]
         pub fn op_conv1(&mut self) -> op::conv1<'_> {
             let rest = &mut self.bytes;
             let (piece_0, rest) = ::memplan::__private::cut::<0, 768, 8192, 8960>(rest);
@@ -222,6 +224,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             }
         }
         ///All views of op `relu` (step 2, `Relu`) at once: reads `conv`; writes `act`; scratch none. In place: `act` over `conv` (one `&mut` view each, named after the output).
+        #[inline]
         pub fn op_relu(&mut self) -> op::relu<'_> {
             let rest = &mut self.bytes;
             let (piece_0, _) = ::memplan::__private::cut::<768, 8192, 0, 8960>(rest);
@@ -230,6 +233,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             }
         }
         ///All views of op `flatten` (step 3, `Flatten`) at once: reads `act`; writes `flat`; scratch none. In place: `flat` over `act` (one `&mut` view each, named after the output).
+        #[inline]
         pub fn op_flatten(&mut self) -> op::flatten<'_> {
             let rest = &mut self.bytes;
             let (piece_0, _) = ::memplan::__private::cut::<768, 8192, 0, 8960>(rest);
@@ -238,6 +242,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             }
         }
         ///All views of op `dense` (step 4, `Gemm`) at once: reads `flat`; writes `logits`; scratch none.
+        #[inline]
         pub fn op_dense(&mut self) -> op::dense<'_> {
             let rest = &mut self.bytes;
             let (piece_1, rest) = ::memplan::__private::cut::<0, 40, 8920, 8960>(rest);
@@ -248,6 +253,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             }
         }
         ///All views of op `scale` (step 5, `MyScale`) at once: reads `logits`; writes `scaled`; scratch none. In place: `scaled` over `logits` (one `&mut` view each, named after the output).
+        #[inline]
         pub fn op_scale(&mut self) -> op::scale<'_> {
             let rest = &mut self.bytes;
             let (piece_0, _) = ::memplan::__private::cut::<0, 40, 8920, 8960>(rest);
@@ -256,6 +262,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             }
         }
         ///All views of op `softmax` (step 6, `Softmax`) at once: reads `scaled`; writes `probs`; scratch none.
+        #[inline]
         pub fn op_softmax<'v>(
             &'v mut self,
             probs: &'v mut [::core::primitive::f32; len::probs],

@@ -244,6 +244,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             ::memplan::__private::tensor_mut(&mut self.bytes, offset::col, len::col)
         }
         ///All views of op `conv1` (step 0, `Conv`) at once: reads `image`; writes `conv`, `dma`, `idx`; scratch `col`.
+        #[inline]
         pub fn op_conv1<'v>(
             &'v mut self,
             image: &'v [::core::primitive::f32; len::image],
@@ -262,6 +263,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             }
         }
         ///All views of op `relu` (step 1, `Relu`) at once: reads `conv`; writes `act`; scratch none. In place: `act` over `conv` (one `&mut` view each, named after the output).
+        #[inline]
         pub fn op_relu(&mut self) -> op::relu<'_> {
             let rest = &mut self.bytes;
             let (piece_0, _) = ::memplan::__private::cut::<496, 256, 16, 768>(rest);
@@ -270,6 +272,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             }
         }
         ///All views of op `pool` (step 2, `GlobalAveragePool`) at once: reads `act`, `dma`, `idx`; writes `pooled`; scratch none.
+        #[inline]
         pub fn op_pool(&mut self) -> op::pool<'_> {
             let rest = &mut self.bytes;
             let (piece_1, rest) = ::memplan::__private::cut::<0, 64, 704, 768>(rest);
@@ -284,6 +287,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             }
         }
         ///All views of op `fc` (step 3, `Gemm`) at once: reads `pooled`; writes `logits`; scratch none.
+        #[inline]
         pub fn op_fc(&mut self) -> op::fc<'_> {
             let rest = &mut self.bytes;
             let (piece_1, rest) = ::memplan::__private::cut::<0, 40, 728, 768>(rest);
@@ -294,6 +298,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             }
         }
         ///All views of op `softmax` (step 4, `Softmax`) at once: reads `logits`; writes `probs`; scratch none.
+        #[inline]
         pub fn op_softmax(&mut self) -> op::softmax<'_> {
             let rest = &mut self.bytes;
             let (piece_0, rest) = ::memplan::__private::cut::<0, 40, 728, 768>(rest);

@@ -366,6 +366,7 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
             Self { sram, dram }
         }
         ///All views of op `expand` (step 0) at once: reads `input`; writes `big`, `dma`; scratch none.
+        #[inline]
         pub fn op_expand(&mut self) -> op::expand<'_> {
             let rest = &mut self.sram.bytes;
             let (piece_2, rest) = ::memplan::__private::cut::<0, 1024, 2048, 3072>(rest);
@@ -379,6 +380,7 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
             }
         }
         ///All views of op `relu` (step 1, `Relu`) at once: reads `big`; writes `act`; scratch none. In place: `act` over `big` (one `&mut` view each, named after the output).
+        #[inline]
         pub fn op_relu(&mut self) -> op::relu<'_> {
             let rest = &mut self.dram.bytes;
             let (piece_0, _) = ::memplan::__private::cut::<0, 16384, 0, 16384>(rest);
@@ -387,6 +389,7 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
             }
         }
         ///All views of op `reduce` (step 2) at once: reads `act`, `dma`; writes `small`; scratch none.
+        #[inline]
         pub fn op_reduce(&mut self) -> op::reduce<'_> {
             let rest = &mut self.sram.bytes;
             let (piece_1, rest) = ::memplan::__private::cut::<0, 1024, 2048, 3072>(rest);
@@ -400,6 +403,7 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
             }
         }
         ///All views of op `head` (step 3) at once: reads `small`; writes `slow`; scratch none.
+        #[inline]
         pub fn op_head(&mut self) -> op::head<'_> {
             let rest = &mut self.sram.bytes;
             let (piece_0, _) = ::memplan::__private::cut::<1024, 2048, 0, 3072>(rest);
@@ -411,6 +415,7 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
             }
         }
         ///All views of op `tanh` (step 4, `Tanh`) at once: reads `slow`; writes `out`; scratch none. In place: `out` over `slow` (one `&mut` view each, named after the output).
+        #[inline]
         pub fn op_tanh(&mut self) -> op::tanh<'_> {
             let rest = &mut self.dram.bytes;
             let (piece_0, _) = ::memplan::__private::cut::<0, 256, 16128, 16384>(rest);

@@ -224,6 +224,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             )
         }
         ///All views of op `conv1` (step 0, `Conv`) at once: reads `x`; writes `c1`; scratch `im2col`.
+        #[inline]
         pub fn op_conv1(&mut self) -> op::conv1<'_> {
             let rest = &mut self.bytes;
             let (piece_2, rest) = ::memplan::__private::cut::<
@@ -241,6 +242,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             }
         }
         ///All views of op `relu1` (step 1, `Relu`) at once: reads `c1`; writes `r1`; scratch none.
+        #[inline]
         pub fn op_relu1(&mut self) -> op::relu1<'_> {
             let rest = &mut self.bytes;
             let (piece_1, rest) = ::memplan::__private::cut::<
@@ -256,6 +258,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             }
         }
         ///All views of op `conv2` (step 2, `Conv`) at once: reads `r1`; writes `c2`; scratch none.
+        #[inline]
         pub fn op_conv2(&mut self) -> op::conv2<'_> {
             let rest = &mut self.bytes;
             let (piece_0, rest) = ::memplan::__private::cut::<
@@ -271,6 +274,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             }
         }
         ///All views of op `add` (step 3, `Add`) at once: reads `c2`, `x`; writes `sum`; scratch none.
+        #[inline]
         pub fn op_add(&mut self) -> op::add<'_> {
             let rest = &mut self.bytes;
             let (piece_2, rest) = ::memplan::__private::cut::<
@@ -293,6 +297,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             }
         }
         ///All views of op `relu2` (step 4, `Relu`) at once: reads `sum`; writes `y`; scratch none.
+        #[inline]
         pub fn op_relu2(&mut self) -> op::relu2<'_> {
             let rest = &mut self.bytes;
             let (piece_0, rest) = ::memplan::__private::cut::<

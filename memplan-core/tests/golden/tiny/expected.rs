@@ -192,6 +192,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             )
         }
         ///All views of op `dense1` (step 0, `Gemm`) at once: reads `input`; writes `hidden`; scratch none.
+        #[inline]
         pub fn op_dense1(&mut self) -> op::dense1<'_> {
             let rest = &mut self.bytes;
             let (piece_1, rest) = ::memplan::__private::cut::<0, 32, 80, 112>(rest);
@@ -202,6 +203,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             }
         }
         ///All views of op `relu` (step 1) at once: reads `hidden`; writes `act`; scratch none.
+        #[inline]
         pub fn op_relu(&mut self) -> op::relu<'_> {
             let rest = &mut self.bytes;
             let (piece_0, rest) = ::memplan::__private::cut::<0, 32, 80, 112>(rest);
@@ -212,6 +214,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             }
         }
         ///All views of op `dense2` (step 2) at once: reads `act`, `act`; writes `logits`; scratch `scratch`.
+        #[inline]
         pub fn op_dense2(&mut self) -> op::dense2<'_> {
             let rest = &mut self.bytes;
             let (piece_2, rest) = ::memplan::__private::cut::<0, 64, 48, 112>(rest);
