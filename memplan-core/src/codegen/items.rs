@@ -581,7 +581,8 @@ pub(crate) struct Field {
 /// The op's distinct arena tensors are all live at step `k`, so a valid plan gives them disjoint
 /// bytes within each pool, except an input that the op overwrites in place: that input and its
 /// output are one `&mut` field, named after the output. Sorted by offset, each pool's pieces are
-/// cut by `__private::split` (`split_at_mut` in a loop), one after the other. A tensor read twice
+/// cut one after the other by `__private::cut::<GAP, SIZE, REST, N>`, a split of a fixed-size
+/// array whose sizes are constants: no bounds check, no branch, no panic path. A tensor read twice
 /// by the op is one field. App-owned (`external`) tensors are parameters of the method, as arrays
 /// of their exact length.
 fn op_views(

@@ -19,6 +19,12 @@
 //!         pub fn op_<op>(&mut self) -> op::<op><'_>;   // all views of one op at once
 //!     }
 //!     pub mod op { pub struct <op><'a> { pub <input>: &'a [T], pub <output>: &'a mut [T], .. } }
+//!     // For interpreters (see `tables`):
+//!     pub mod shape { pub const <tensor>: [usize; R]; }  pub mod dtype { pub const <tensor>: memplan::DType; }
+//!     pub const TENSOR_INFO: &[memplan::TensorInfo];  pub const WEIGHTS: &[memplan::WeightInfo];
+//!     pub mod weight_shape { .. }  pub mod weight_dtype { .. }  pub mod attrs { pub mod <op> { pub const <NAME>: T; } }
+//!     pub const OPS: &[memplan::OpInfo];  pub const MAX_VIEWS: usize;
+//!     impl Arena { pub fn views(&mut self, k: usize) -> Option<memplan::Views<'_, MAX_VIEWS>>; }
 //! }
 //! ```
 //!
