@@ -76,7 +76,7 @@ pub mod __private {
     pub fn piece_mut<T: bytemuck::Pod, const SIZE: usize>(bytes: &mut [u8; SIZE]) -> &mut [T] {
         const {
             assert!(
-                core::mem::size_of::<T>() != 0 && SIZE % core::mem::size_of::<T>() == 0,
+                core::mem::size_of::<T>() != 0 && SIZE.is_multiple_of(core::mem::size_of::<T>()),
                 "memplan: a view's bytes are not a whole number of elements (a bug in memplan)"
             );
         }

@@ -176,7 +176,7 @@ fn tables_describe_the_model_file() {
     assert_eq!(m::attrs::conv1::AUTO_PAD, "NOTSET");
     assert_eq!(m::attrs::conv1::ALPHA, 0.2);
     assert_eq!(m::attrs::conv1::ALPHA_2, -1.5e-3);
-    assert!(m::attrs::conv1::X_Y);
+    const { assert!(m::attrs::conv1::X_Y) };
     assert_eq!(m::attrs::conv1::EMPTY, [0i64; 0]);
     assert_eq!(m::attrs::conv1::MODES, ["a", "b"]);
     assert_eq!(m::attrs::fc::TRANS_B, 1);

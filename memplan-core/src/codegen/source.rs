@@ -105,10 +105,7 @@ fn write_stream(tokens: TokenStream, depth: usize, list: bool, out: &mut String)
                     angles = angles.saturating_sub(1);
                 }
                 out.push(c);
-                if c == ';' {
-                    newline(out, depth);
-                    last = Last::Start;
-                } else if c == ',' && list && angles == 0 && ends_line_after_comma(out) {
+                if c == ';' || (c == ',' && list && angles == 0 && ends_line_after_comma(out)) {
                     newline(out, depth);
                     last = Last::Start;
                 } else if punct.spacing() == Spacing::Joint
