@@ -3,7 +3,8 @@
 //! branch (the cuts are constant-size array splits, the casts' checks fold at compile time).
 //!
 //! The assembly (`--emit asm`) of one `#[inline(never)]` function per op is inspected. Only on
-//! x86_64, where the instruction names are known.
+//! x86_64, where the instruction names are known. (Before the constant-size cuts, the 30-view op
+//! compiled to 402 instructions with 43 conditional jumps and 2 panic calls.)
 
 mod common;
 
@@ -126,7 +127,11 @@ fn op_views_have_no_panic_path_and_no_branch() {
             .iter()
             .filter(|l| l.starts_with('j') && !l.starts_with("jmp"))
             .collect();
-        let calls: Vec<&&str> = body.iter().filter(|l| l.starts_with("call")).collect();
+        // Calls, and tail calls (a `jmp` to another function rather than a local label).
+        let calls: Vec<&&str> = body
+            .iter()
+            .filter(|l| l.starts_with("call") || (l.starts_with("jmp") && !l.contains(".L")))
+            .collect();
         let panics = body.iter().filter(|l| l.contains("panic")).count();
         println!(
             "{name}: {views} views, {} instructions, {} conditional jumps, {} calls",
