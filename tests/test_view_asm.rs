@@ -65,6 +65,15 @@ pub fn views_of_eight(arena: &mut probe::Arena) -> probe::op::eight<'_> {
 pub fn views_of_thirty(arena: &mut probe::Arena) -> probe::op::thirty<'_> {
     arena.op_thirty()
 }
+
+#[inline(never)]
+#[unsafe(no_mangle)]
+pub fn views_by_index(
+    arena: &mut probe::Arena,
+    k: usize,
+) -> Option<memplan::Views<'_, { probe::MAX_VIEWS }>> {
+    arena.views(k)
+}
 "#;
 
 /// The instructions of function `name` in an assembly listing.
@@ -153,4 +162,15 @@ fn op_views_have_no_panic_path_and_no_branch() {
         // Two words (pointer, length) per view, stored into the returned struct.
         assert!(body.len() >= 2 * views, "{name}: {}", body.join("\n"));
     }
+    // `views(k)` walks the op's cut table: a short loop with checked splits, never a panic.
+    let body = function(&asm, "views_by_index");
+    let panics = body
+        .iter()
+        .filter(|l| l.contains("panic") || l.contains("unwrap_failed"))
+        .count();
+    println!(
+        "views_by_index: {} instructions (a loop over the op's cuts)",
+        body.len()
+    );
+    assert_eq!(panics, 0, "views(k) can panic:\n{}", body.join("\n"));
 }
