@@ -190,11 +190,18 @@ pub fn placeholder(text: &str) -> TokenStream {
             pub const LOWER_BOUND: usize = 0;
             pub const STEPS: usize = 0;
             pub const TENSORS: &[::memplan::Placement] = &[];
+            pub const TENSOR_INFO: &[::memplan::TensorInfo] = &[];
+            pub const WEIGHTS: &[::memplan::WeightInfo] = &[];
+            pub const OPS: &[::memplan::OpInfo] = &[];
+            pub const MAX_VIEWS: usize = 0;
             pub mod offset { #(#zeros)* }
             pub mod len { #(#zeros)* }
             pub struct Arena { bytes: [::core::primitive::u8; 0] }
             impl Arena {
                 pub const fn new() -> Self { Self { bytes: [] } }
+                pub fn views(&mut self, k: usize) -> ::core::option::Option<::memplan::Views<'_, MAX_VIEWS>> {
+                    ::core::option::Option::None
+                }
                 #(#accessors)*
                 #(#op_methods)*
             }
@@ -284,6 +291,9 @@ fn pool_items(
         pub struct Arenas<'a> { #(pub #idents: &'a mut #idents::Arena,)* }
         impl<'a> Arenas<'a> {
             pub fn new(#(#idents: &'a mut #idents::Arena),*) -> Self { Self { #(#idents),* } }
+            pub fn views(&mut self, k: usize) -> ::core::option::Option<::memplan::Views<'_, MAX_VIEWS>> {
+                ::core::option::Option::None
+            }
             #(#op_methods)*
         }
         #[cfg(target_has_atomic = "8")]
