@@ -80,6 +80,12 @@ fn doc_attr(text: &str) -> String {
     format!("#[doc = {text:?}]")
 }
 
+/// The module's docs as one `#[doc]` per line (rustdoc joins them with line breaks), so that
+/// a build script's source file has no line as long as the whole table and picture.
+fn doc_lines(text: &str) -> Vec<String> {
+    text.split('\n').map(str::to_owned).collect()
+}
+
 /// [`doc_attr`] for a per-tensor or per-op item: nothing on a big model (see
 /// [`per_item_docs`](crate::codegen::tables::per_item_docs)), where the module's docs say it all.
 fn item_doc(model: &Model, text: impl FnOnce() -> String) -> String {
@@ -187,7 +193,7 @@ fn single_pool(model: &Model, plan: &ModelPlan) -> TokenStream {
     let tables = lex(&tables(model, plan));
     let views = lex(&views_method(plan));
 
-    let module_doc = docs::module(model, plan);
+    let module_doc = doc_lines(&docs::module(model, plan));
     let arena_doc = docs::arena(model, plan, 0);
     let size_lit = number(pool.arena_size);
     let align_lit = number(pool.alignment);
@@ -196,7 +202,7 @@ fn single_pool(model: &Model, plan: &ModelPlan) -> TokenStream {
     let guard = pointer_width_guard(model, plan);
 
     quote! {
-        #[doc = #module_doc]
+        #(#[doc = #module_doc])*
         #[allow(dead_code, clippy::all)]
         pub mod #module {
             #guard
@@ -324,7 +330,7 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
     let module = ident(&model.name);
     let lens = len_consts(model);
     let steps = number(model.steps());
-    let module_doc = docs::module(model, plan);
+    let module_doc = doc_lines(&docs::module(model, plan));
     let guard = pointer_width_guard(model, plan);
 
     let mut pool_modules = Vec::new();
@@ -444,7 +450,7 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
     let views = lex(&views_method(plan));
 
     quote! {
-        #[doc = #module_doc]
+        #(#[doc = #module_doc])*
         #[allow(dead_code, clippy::all)]
         pub mod #module {
             #guard
