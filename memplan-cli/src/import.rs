@@ -26,11 +26,13 @@ pub(crate) struct ImportArgs {
     /// `[model] alignment` of the written model, in bytes (a power of two).
     #[arg(long, default_value_t = memplan_core::model_file::DEFAULT_ALIGNMENT)]
     alignment: u64,
-    /// Also write `[weights]` (initializers and folded constants the ops read: dtype, shape and
-    /// ONNX name, never data), each op's inputs in ONNX order (weights included, `""` for an
-    /// absent optional input) and its `attrs`.
+    /// Leave out `[weights]`, the ops' full input lists and their `attrs`: ops list their tensor
+    /// inputs only (the model file of earlier versions). By default the file lists the weights
+    /// (initializers and folded constants the ops read: dtype, shape and ONNX name, never data),
+    /// each op's inputs in ONNX order (weights included, `""` for an absent optional input) and
+    /// its `attrs`.
     #[arg(long)]
-    with_weights: bool,
+    no_weights: bool,
 }
 
 fn parse_dims(dims: &[String]) -> anyhow::Result<BTreeMap<String, u64>> {
@@ -53,7 +55,7 @@ pub(crate) fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
         name: args.name.clone(),
         dims: parse_dims(&args.dims)?,
         alignment: args.alignment,
-        with_weights: args.with_weights,
+        with_weights: !args.no_weights,
         ..ImportOptions::default()
     };
     let bytes = std::fs::read(&args.input)

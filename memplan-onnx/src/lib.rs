@@ -840,6 +840,9 @@ impl<'g> Importer<'g> {
                 // Left to the op's kind: the planner knows which kinds may run in place.
                 inplace: None,
                 location: Location::default(),
+                // The plain file lists tensor inputs only; `with_weights` writes the rest.
+                all_inputs: Vec::new(),
+                attrs: Vec::new(),
             });
         }
 
@@ -886,6 +889,7 @@ impl<'g> Importer<'g> {
             outputs,
             tensors,
             ops,
+            weights: Vec::new(),
             pools: Vec::new(),
             inplace: self.options.inplace,
             // Derived from the kinds when the written file is parsed back below.
