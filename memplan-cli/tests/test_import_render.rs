@@ -179,6 +179,31 @@ fn bad_onnx_fails_cleanly() {
     assert_fails(&out, "cannot read");
 }
 
+/// By default the model file names the weights the ops read and keeps each op's inputs in ONNX
+/// order; `--no-weights` writes the tensor-only file of earlier versions. Both plan.
+#[test]
+fn import_names_weights_unless_told_not_to() {
+    let dir = scratch("weights");
+    let tiny = fixture("tiny.onnx");
+    let with = dir.join("with.toml");
+    let out = memplan(&["import", tiny.as_str(), "-o", s(&with)]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let written = std::fs::read_to_string(&with).unwrap();
+    assert!(
+        written.contains("[weights]\nw2 = { dtype = \"f32\", shape = [1, 4], source = \"w2\" }"),
+        "{written}"
+    );
+    assert!(written.contains("inputs = [\"x\", \"w2\"]"), "{written}");
+    assert!(plan_json(&with)["buffers"].as_u64().unwrap() > 0);
+    let without = dir.join("without.toml");
+    let out = memplan(&["import", tiny.as_str(), "-o", s(&without), "--no-weights"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let written = std::fs::read_to_string(&without).unwrap();
+    assert!(!written.contains("[weights]"), "{written}");
+    assert!(written.contains("inputs = [\"x\"]"), "{written}");
+    assert_eq!(plan_json(&with)["buffers"], plan_json(&without)["buffers"]);
+}
+
 /// Issue 12 item 8: bad flags are explained, not called a bug in the importer, and write nothing.
 #[test]
 fn bad_import_flags_fail_with_an_explanation() {
