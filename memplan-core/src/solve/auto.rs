@@ -1,7 +1,7 @@
 //! The default solver: the fast heuristics, then exact search when none of them is provably
 //! optimal.
 
-use crate::bounds::lower_bound;
+use crate::bounds::aligned_lower_bound;
 use crate::model::{Plan, Problem};
 use crate::solve::patent::StartHeight;
 use crate::solve::{Solution, SolveOptions, Solver, best_fit, exact, first_fit, patent};
@@ -17,7 +17,7 @@ use crate::solve::{Solution, SolveOptions, Solver, best_fit, exact, first_fit, p
 /// # Runtime
 /// `O(n^2)` for the greedies, plus the exact search's budget, plus the patent greedy's.
 pub(crate) fn solve(problem: &Problem, options: &SolveOptions) -> Solution {
-    let bound = lower_bound(problem);
+    let bound = aligned_lower_bound(problem);
     let (mut solver, plan) = best_of(problem, &[Solver::BestFit, Solver::FirstFit], bound);
     if plan.arena_size <= bound {
         return Solution {
@@ -86,7 +86,7 @@ pub(crate) fn run_heuristic(problem: &Problem, solver: Solver) -> Plan {
 pub(crate) fn best_heuristic(problem: &Problem) -> (Solver, Plan) {
     let mut all = vec![Solver::BestFit, Solver::FirstFit];
     all.extend(Solver::patents());
-    best_of(problem, &all, lower_bound(problem))
+    best_of(problem, &all, aligned_lower_bound(problem))
 }
 
 #[cfg(test)]

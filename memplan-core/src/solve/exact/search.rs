@@ -107,6 +107,17 @@ pub(crate) fn first_round_nodes() -> u64 {
 /// Nodes of each rule's first attempt in [`decide`].
 const FIRST_ATTEMPT: u64 = 4000;
 
+/// Units of work a node may do on average: the budget counts work, in nodes of this size.
+///
+/// A node's work (buffers, neighbours, pins and sections it looks at) grows with the part: on
+/// 2,000 buffers live together it reaches millions of units, and a budget of nodes alone would
+/// not bound time. So an attempt costs its nodes or its work divided by `WORK_PER_NODE`,
+/// whichever is more, counted as it goes (the root's work included): a budget of `N` nodes
+/// bounds the search to about `N * WORK_PER_NODE` units whatever the instance (about 4 ns
+/// each). The nodes of the MiniMalloc instances average 600 to 2,300 units, so there a
+/// node still costs one.
+pub(crate) const WORK_PER_NODE: u64 = 4096;
+
 /// [`minimise`] makes its restart rounds small enough that this many fit in its budget.
 const ROUNDS_IN_BUDGET: u32 = 4;
 
@@ -132,10 +143,26 @@ impl Preference {
 }
 
 fn attempt(sub: &Subproblem, target: u64, budget: &mut Budget, rule: Preference) -> Decision {
+    attempt_metered(sub, target, budget, rule).0
+}
+
+/// [`attempt`], also returning the nodes it expanded and the units of work it did (see
+/// [`WORK_PER_NODE`]).
+fn attempt_metered(
+    sub: &Subproblem,
+    target: u64,
+    budget: &mut Budget,
+    rule: Preference,
+) -> (Decision, u64, u64) {
     if sub.pin_top > target {
-        return Decision::Infeasible;
+        return (Decision::Infeasible, 0, 0);
+    }
+    if budget.exhausted() {
+        // Even the root's work (a scan of every buffer) must be paid for.
+        return (Decision::OutOfBudget, 0, 0);
     }
     let n = sub.len();
+    let budget_at_start = budget.used;
     let mut search = Search {
         sub,
         target,
@@ -148,6 +175,11 @@ fn attempt(sub: &Subproblem, target: u64, budget: &mut Budget, rule: Preference)
         rule,
         budget,
         out_of_budget: false,
+        nodes: 0,
+        work: 0,
+        budget_at_start,
+        cached_base: vec![UNPLACED; n],
+        cached_lowest: vec![0; n],
         floor_log: Vec::new(),
         base_log: Vec::new(),
         barred_log: Vec::new(),
@@ -159,13 +191,18 @@ fn attempt(sub: &Subproblem, target: u64, budget: &mut Budget, rule: Preference)
         skip: vec![0; sub.section_count + 1],
     };
     let all: Vec<u32> = (0..n as u32).collect();
-    if search.solve(&all) {
+    let solved = search.solve(&all);
+    // Work since the last node is charged too (a search that fails at its root spends no node).
+    search.charge();
+    let (nodes, work) = (search.nodes, search.work);
+    let decision = if solved {
         Decision::Found(search.offset, search.height)
     } else if search.out_of_budget {
         Decision::OutOfBudget
     } else {
         Decision::Infeasible
-    }
+    };
+    (decision, nodes, work)
 }
 
 /// What minimising one part found.
@@ -379,6 +416,16 @@ struct Search<'s, 'b> {
     rule: Preference,
     budget: &'b mut Budget,
     out_of_budget: bool,
+    /// Nodes this attempt has expanded.
+    nodes: u64,
+    /// Units of work (buffers, neighbours, pins and sections looked at) this attempt has done.
+    work: u64,
+    /// Nodes the budget had used when this attempt started.
+    budget_at_start: u64,
+    /// Per buffer: the base its cached lowest offset was computed from (`UNPLACED`: none).
+    cached_base: Vec<u64>,
+    /// Per buffer: its lowest offset at or above `cached_base` (clear of pins, aligned).
+    cached_lowest: Vec<u64>,
     floor_log: Vec<(u32, u64)>,
     base_log: Vec<(u32, u64)>,
     barred_log: Vec<(u32, u64)>,
@@ -428,9 +475,18 @@ impl Search<'_, '_> {
             // The lowest offset of every buffer, and the lowest among those not barred from it:
             // every buffer of the group ends at or above that `next` offset.
             let mut next = UNPLACED;
+            self.work += group.len() as u64;
             for &u in group {
                 let u = u as usize;
-                let at = sub.lowest_offset(u, self.base[u]);
+                if self.cached_base[u] != self.base[u] {
+                    // A pure function of the base: recomputed only when the base moved, which
+                    // spares the scan of the pins a buffer meets (up to all of them, each node).
+                    let (lowest, looked) = sub.lowest_offset_counted(u, self.base[u]);
+                    self.work += looked;
+                    self.cached_lowest[u] = lowest;
+                    self.cached_base[u] = self.base[u];
+                }
+                let at = self.cached_lowest[u];
                 if at + sub.size[u] > self.target {
                     return false; // it can only rise from here
                 }
@@ -454,6 +510,7 @@ impl Search<'_, '_> {
                 // It then rests on such a blocker: at least as high as the lowest blocker's top.
                 let top = at + sub.size[u];
                 let mut resting = UNPLACED;
+                self.work += sub.neighbours[u].len() as u64;
                 for &v in &sub.neighbours[u] {
                     let v = v as usize;
                     if self.offset[v] == UNPLACED && self.lowest[v] < top {
@@ -472,6 +529,7 @@ impl Search<'_, '_> {
                 (f.min(a), e.max(b))
             });
             let (first, end) = (first as usize, end as usize);
+            self.work += 3 * (end - first) as u64;
             self.section_floor[first..end].fill(UNPLACED);
             self.crossing[first..=end].fill(0);
             let mut spanned = 0usize;
@@ -489,6 +547,7 @@ impl Search<'_, '_> {
                 self.crossing[b as usize] -= 1;
             }
             if spanned <= 8 * group.len() + (end - first) {
+                self.work += spanned as u64;
                 for &(at, u) in &floors {
                     let (a, b) = sub.sections[u as usize];
                     for slot in &mut self.section_floor[a as usize..b as usize] {
@@ -499,6 +558,7 @@ impl Search<'_, '_> {
                 // Long lifetimes: paint each section once, lowest buffers first, skipping painted
                 // runs (`skip[s]` leads to the first unpainted section at or after `s`).
                 floors.sort_unstable();
+                self.work += 2 * group.len() as u64;
                 let skip = &mut self.skip;
                 for (s, slot) in skip[first..=end].iter_mut().enumerate() {
                     *slot = (first + s) as u32;
@@ -559,6 +619,10 @@ impl Search<'_, '_> {
     /// Solves the pieces of `group` between the section boundaries `cuts`, the tightest first.
     fn solve_apart(&mut self, group: &[u32], cuts: &[usize]) -> bool {
         let sub = self.sub;
+        self.work += group
+            .iter()
+            .map(|&u| u64::from(sub.sections[u as usize].1 - sub.sections[u as usize].0) + 1)
+            .sum::<u64>();
         let mut pieces: Vec<Vec<u32>> = vec![Vec::new(); cuts.len() + 1];
         for &u in group {
             let start = sub.sections[u as usize].0 as usize;
@@ -599,13 +663,25 @@ impl Search<'_, '_> {
         }
     }
 
+    /// Charges one node (see [`WORK_PER_NODE`] for what a node costs); `false` (and out of
+    /// budget) when none is left.
     fn spend_node(&mut self) -> bool {
         if self.budget.exhausted() {
             self.out_of_budget = true;
             return false;
         }
-        self.budget.used += 1;
+        self.nodes += 1;
+        self.charge();
         true
+    }
+
+    /// Brings the budget up to date: this attempt has cost its nodes, or its work in units of
+    /// [`WORK_PER_NODE`] if that is more, but never more than the budget holds.
+    fn charge(&mut self) {
+        let cost = self.nodes.max(self.work / WORK_PER_NODE);
+        self.budget.used = (self.budget_at_start + cost)
+            .min(self.budget.limit)
+            .max(self.budget.used);
     }
 
     fn mark(&self) -> Mark {
@@ -644,6 +720,8 @@ impl Search<'_, '_> {
         let sub = self.sub;
         let top = at + sub.size[b];
         let (first, end) = sub.sections[b];
+        // Undone later at the same cost.
+        self.work += 2 * (u64::from(end - first) + sub.neighbours[b].len() as u64);
         for s in first..end {
             self.floor_log.push((s, self.floor[s as usize]));
             self.floor[s as usize] = top;
@@ -796,6 +874,71 @@ mod tests {
             Buffer::new("pin", 1024, 1, 3).with_fixed_offset(100),
         ]);
         assert_eq!(granularity(&pinned), 4);
+    }
+
+    /// `n` buffers of 48 bytes aligned to 64, all live at once: the optimum is `64 n - 16`.
+    fn all_live_aligned(n: u64) -> Subproblem {
+        sub((0..n)
+            .map(|i| Buffer::new(format!("b{i}"), 48, 0, 1).with_alignment(64))
+            .collect())
+    }
+
+    #[test]
+    fn the_budget_counts_work_so_large_nodes_cost_more() {
+        // 2,000 buffers live together: each node scans all of them, and each buffer barred from
+        // the lowest offset scans its 1,999 neighbours for one that could block it. At the
+        // bytes live (what the floor probe asked before the bound counted alignment) no buffer
+        // can be placed, so nodes bar buffer after buffer, each costing more than the last.
+        // Counted in nodes alone, the 62,500 nodes a part this size gets took 83 s; now the
+        // work runs out, after a few hundred nodes.
+        let n = 2000;
+        let s = all_live_aligned(n);
+        let limit = 20_000;
+        let mut spent = budget(limit);
+        let target = 48 * n;
+        let (decision, nodes, work) =
+            attempt_metered(&s, target, &mut spent, Preference::AreaInBusyTimes);
+        assert_eq!(decision, Decision::OutOfBudget);
+        assert_eq!(spent.used, limit);
+        assert!(nodes < limit / 10, "{nodes} nodes expanded, {work} units");
+        // At most one node's work (a scan of the buffers and the neighbours of each) beyond
+        // what the budget pays for.
+        assert!(
+            work <= limit * WORK_PER_NODE + n * n + 8 * n,
+            "{work} units"
+        );
+    }
+
+    #[test]
+    fn small_nodes_still_cost_one_node_each() {
+        // The MiniMalloc-like random problem of the test above: its nodes do far less than
+        // `WORK_PER_NODE`, so the budget counts nodes as it always did.
+        let p = pseudo_random(127, 57, 30);
+        let all: Vec<usize> = (0..p.len()).collect();
+        let s = Subproblem::new(&p, &all);
+        let mut spent = budget(5_000);
+        let (_, nodes, work) =
+            attempt_metered(&s, s.lower_bound, &mut spent, Preference::AreaInBusyTimes);
+        assert_eq!(spent.used, nodes);
+        assert!(work < nodes * WORK_PER_NODE);
+    }
+
+    #[test]
+    fn pins_a_buffer_must_clear_are_counted_as_work() {
+        // 300 free buffers, each meeting 400 pins stacked from 0 with gaps of 16 bytes, too
+        // small for any of them: finding a buffer's lowest offset scans all the pins.
+        let mut buffers: Vec<Buffer> = (0..400)
+            .map(|k| Buffer::new(format!("p{k}"), 48, 0, 600).with_fixed_offset(64 * k))
+            .collect();
+        buffers.extend((0..300).map(|i| Buffer::new(format!("f{i}"), 17 + i % 7, i, i + 3)));
+        let s = sub(buffers);
+        let mut spent = budget(2_000);
+        // Below the pins' top: impossible, found at once without a node.
+        let (decision, nodes, _) = attempt_metered(&s, 64 * 399, &mut spent, Preference::Longest);
+        assert_eq!((decision, nodes), (Decision::Infeasible, 0));
+        let (_, nodes, work) = attempt_metered(&s, 64 * 400 + 40, &mut spent, Preference::Longest);
+        assert!(work >= 300 * 400, "the root scans every buffer's pins");
+        assert!(spent.used >= nodes.max(work / WORK_PER_NODE).min(2_000));
     }
 
     #[test]
