@@ -35,6 +35,8 @@ pub(crate) struct LoadedModel {
     pub(crate) solver: Option<Solver>,
     /// The model's `budget`, if any.
     pub(crate) budget: Option<u64>,
+    /// The model's `nodes` (the exact search's node budget), if any.
+    pub(crate) nodes: Option<u64>,
 }
 
 /// Reads a problem with its name and op labels from a CSV or a model TOML.
@@ -70,6 +72,7 @@ pub(crate) fn read_model(path: &Path) -> anyhow::Result<LoadedModel> {
             step_labels: Some(step_labels),
             solver: model.solver,
             budget: model.budget,
+            nodes: model.nodes,
         });
     }
     let input = memplan_core::read_csv(&file, &text).map_err(|e| located(&e, &text))?;
@@ -83,6 +86,7 @@ pub(crate) fn read_model(path: &Path) -> anyhow::Result<LoadedModel> {
         step_labels: None,
         solver: None,
         budget: None,
+        nodes: None,
     })
 }
 

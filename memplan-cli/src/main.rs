@@ -49,9 +49,9 @@ struct PlanArgs {
     /// Default: the model's `budget`, if any.
     #[arg(long)]
     capacity: Option<u64>,
-    /// Most nodes the exact search may expand.
-    #[arg(long, default_value_t = DEFAULT_NODE_BUDGET)]
-    nodes: u64,
+    /// Most nodes the exact search may expand. Default: the model's `nodes`, else 500000.
+    #[arg(long)]
+    nodes: Option<u64>,
     /// Writes the plan as CSV (the input's columns plus `offset`).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -101,7 +101,7 @@ fn plan(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     let options = SolveOptions {
         solver: args.solver.or(model.solver).unwrap_or(Solver::Auto),
         capacity,
-        node_budget: args.nodes,
+        node_budget: args.nodes.or(model.nodes).unwrap_or(DEFAULT_NODE_BUDGET),
     };
     let run = bench::run_solver(problem, &options)?;
     let summary = output::Summary::new(problem, &run, capacity);
@@ -116,7 +116,7 @@ fn plan(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     };
     // For a model TOML, also what `memplan!` generates: pools, pins, in-place chains.
     let generated = if input::is_model_toml(&args.input) {
-        Some(model_plan::plan(&args.input, args.solver)?)
+        Some(model_plan::plan(&args.input, args.solver, args.nodes)?)
     } else {
         None
     };

@@ -11,8 +11,13 @@ use memplan_core::{Model, Solver, format_byte_size};
 use crate::diagnostic;
 use crate::output::column_width;
 
-/// The model file at `path`, planned as the generated code plans it (with `solver` if given).
-pub(crate) fn plan(path: &Path, solver: Option<Solver>) -> anyhow::Result<(Model, ModelPlan)> {
+/// The model file at `path`, planned as the generated code plans it (with `solver` and the
+/// node budget `nodes` if given).
+pub(crate) fn plan(
+    path: &Path,
+    solver: Option<Solver>,
+    nodes: Option<u64>,
+) -> anyhow::Result<(Model, ModelPlan)> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read `{}`", path.display()))?;
     let file = path.display().to_string();
@@ -20,6 +25,9 @@ pub(crate) fn plan(path: &Path, solver: Option<Solver>) -> anyhow::Result<(Model
         .map_err(|e| anyhow::Error::new(diagnostic::render(&e, &text)))?;
     if solver.is_some() {
         model.solver = solver;
+    }
+    if nodes.is_some() {
+        model.nodes = nodes;
     }
     let plan = plan_model(&model).map_err(|e| anyhow::Error::new(diagnostic::render(&e, &text)))?;
     Ok((model, plan))

@@ -107,7 +107,7 @@ fn run_generated(args: &RenderArgs, format: &Format) -> anyhow::Result<ExitCode>
     if matches!(format, Format::Html) {
         bail!("`--generated` writes an SVG picture; name the output `*.svg`");
     }
-    let (model, plan) = crate::model_plan::plan(&args.input, None)?;
+    let (model, plan) = crate::model_plan::plan(&args.input, None, None)?;
     let model_info = input::read_model(&args.input)?;
     let title = args.title.clone().unwrap_or_else(|| model.name.clone());
     let options = RenderOptions {

@@ -249,6 +249,9 @@ fn options(model: &Model) -> SolveOptions {
     if let Some(solver) = model.solver {
         options.solver = solver;
     }
+    if let Some(nodes) = model.nodes {
+        options.node_budget = nodes;
+    }
     options
 }
 
