@@ -267,8 +267,32 @@ pub(crate) fn minimise(
     // Proven: no plan is lower (every plan holds the bytes of its busiest step, and its pins).
     let mut impossible_below = sub.lower_bound.max(sub.pin_top);
     let mut floor = good_enough.max(impossible_below); // the lowest height still worth a probe
+    // Restart rounds that ran out of nodes, per target: `failed_rounds[t]` is the first not run.
+    let mut failed_rounds: BTreeMap<u64, u32> = BTreeMap::new();
+    let (mut floor_used, mut descent_used) = (0u64, 0u64);
     if decision && floor < best_height {
-        match decide(sub, floor, budget) {
+        // Three quarters of the budget ask for the capacity itself, as [`decide`] would. If
+        // they run out, the last quarter goes on towards it from the best plan (the descent
+        // below, which may use as much as the floor probe has), so a part that does not fit
+        // still comes back lower than its seed.
+        let total = budget.remaining();
+        let mut asking = Budget {
+            used: 0,
+            limit: total - total / 4,
+        };
+        let mut rounds_done = 0u32;
+        let mut outcome = Decision::OutOfBudget;
+        for round in 0..=u32::MAX {
+            match decide_round(sub, floor, round, FIRST_ATTEMPT, &mut asking) {
+                Decision::OutOfBudget if !asking.exhausted() => rounds_done = round + 1,
+                decision => {
+                    outcome = decision;
+                    break;
+                }
+            }
+        }
+        budget.used += asking.used;
+        match outcome {
             Decision::Found(offsets, found) => {
                 best_height = found;
                 best = Some((offsets, found));
@@ -277,7 +301,12 @@ pub(crate) fn minimise(
                 impossible_below = lattice_above(floor);
                 floor = impossible_below;
             }
-            Decision::OutOfBudget => {}
+            Decision::OutOfBudget => {
+                floor_used = asking.used;
+                if first_attempt == FIRST_ATTEMPT {
+                    failed_rounds.insert(floor, rounds_done);
+                }
+            }
         }
         if best.is_some() || budget.exhausted() {
             return Outcome {
@@ -286,9 +315,6 @@ pub(crate) fn minimise(
             };
         }
     }
-    // Restart rounds that ran out of nodes, per target: `failed_rounds[t]` is the first not run.
-    let mut failed_rounds: BTreeMap<u64, u32> = BTreeMap::new();
-    let (mut floor_used, mut descent_used) = (0u64, 0u64);
     let mut step = grain;
     let mut widen = false; // start the next probe with the widest step
     let mut level = 0u32;
@@ -874,6 +900,23 @@ mod tests {
             Buffer::new("pin", 1024, 1, 3).with_fixed_offset(100),
         ]);
         assert_eq!(granularity(&pinned), 4);
+    }
+
+    #[test]
+    fn decision_mode_returns_its_best_plan_when_the_capacity_is_out_of_reach() {
+        // The capacity 420 (the lower bound) is out of reach of 50,000 nodes (test above). Asked
+        // for it with 20,000, decision mode used to spend them all there and give back the seed
+        // (499); now the last quarter descends from the seed towards the capacity.
+        let p = pseudo_random(127, 57, 30);
+        let all: Vec<usize> = (0..p.len()).collect();
+        let s = Subproblem::new(&p, &all);
+        let incumbent = crate::solve::best_fit::solve(&p).arena_size;
+        let mut spent = budget(20_000);
+        let outcome = minimise(&s, incumbent, s.lower_bound, true, &mut spent);
+        let (_, height) = outcome.improved.expect("a plan below the seed");
+        assert!(height < incumbent && height > s.lower_bound, "{height}");
+        assert!(!outcome.proven_optimal);
+        assert!(spent.used <= 20_000);
     }
 
     /// `n` buffers of 48 bytes aligned to 64, all live at once: the optimum is `64 n - 16`.
