@@ -13,7 +13,10 @@ use std::path::PathBuf;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let out = PathBuf::from(args.next().ok_or("usage: exact_families OUT_DIR [MINIMALLOC_DIR]")?);
+    let out = PathBuf::from(
+        args.next()
+            .ok_or("usage: exact_families OUT_DIR [MINIMALLOC_DIR]")?,
+    );
     std::fs::create_dir_all(&out)?;
     for seed in 1..=24u64 {
         let pieces = 120 + (seed as usize * 37) % 181;

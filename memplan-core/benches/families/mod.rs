@@ -70,7 +70,13 @@ pub(crate) fn shuffled(problem: &Problem, seed: u64) -> Problem {
 /// `grain` bytes (and whole steps): the largest piece is cut next, across its longer side
 /// (relative to the whole rectangle) at a random point. Every step holds exactly `width`
 /// bytes, so the optimum is `width`, the lower bound.
-pub(crate) fn planted_guillotine(seed: u64, width: u64, steps: u64, pieces: usize, grain: u64) -> Problem {
+pub(crate) fn planted_guillotine(
+    seed: u64,
+    width: u64,
+    steps: u64,
+    pieces: usize,
+    grain: u64,
+) -> Problem {
     let mut rng = Rng::new(seed);
     // (offset, size, start, end)
     let mut rects: Vec<(u64, u64, u64, u64)> = vec![(0, width, 0, steps)];
@@ -79,13 +85,17 @@ pub(crate) fn planted_guillotine(seed: u64, width: u64, steps: u64, pieces: usiz
         let k = (0..rects.len())
             .max_by_key(|&k| {
                 let (_, size, start, end) = rects[k];
-                (u128::from(size) * u128::from(end - start), std::cmp::Reverse(k))
+                (
+                    u128::from(size) * u128::from(end - start),
+                    std::cmp::Reverse(k),
+                )
             })
             .expect("at least one piece");
         let (offset, size, start, end) = rects[k];
         let (bytes_cuts, time_cuts) = (size / grain, end - start);
         let across_bytes = bytes_cuts > 1
-            && (time_cuts <= 1 || rng.below(1000) * width < 1000 * size * steps / (end - start) / 2);
+            && (time_cuts <= 1
+                || rng.below(1000) * width < 1000 * size * steps / (end - start) / 2);
         if across_bytes {
             let cut = (1 + rng.below(bytes_cuts - 1)) * grain;
             rects[k] = (offset, cut, start, end);

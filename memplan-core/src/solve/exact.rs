@@ -377,10 +377,11 @@ mod tests {
         // One part of 1,900 short-lived buffers whose bound is out of reach: it may use an
         // eighth of the budget (1,900 buffers = 8 x 256, rounded up) over all passes. Each pass
         // improves it a little, so passes come back to it: before the cap, passes took 181,825
-        // of 500,000 nodes.
+        // of 500,000 nodes (on seed 6, which the search has since learnt to prove optimal, so
+        // this is seed 8).
         let n = 1900u64;
         let steps = n / 3;
-        let mut rng = crate::test_utils::Lcg::new(6);
+        let mut rng = crate::test_utils::Lcg::new(8);
         let mut next = move || rng.next();
         let buffers = (0..n)
             .map(|i| {

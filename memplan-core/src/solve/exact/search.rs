@@ -66,7 +66,7 @@ fn decide_round(
     for &rule in Preference::ALL {
         let limit = budget.remaining().min(first_attempt << round.min(40));
         let mut slice = Budget { used: 0, limit };
-        let decision = attempt(sub, target, &mut slice, rule);
+        let decision = attempt(sub, target, &mut slice, rule, round);
         budget.used += slice.used;
         match decision {
             Decision::OutOfBudget if !budget.exhausted() => {}
@@ -142,8 +142,14 @@ impl Preference {
     ];
 }
 
-fn attempt(sub: &Subproblem, target: u64, budget: &mut Budget, rule: Preference) -> Decision {
-    attempt_metered(sub, target, budget, rule).0
+fn attempt(
+    sub: &Subproblem,
+    target: u64,
+    budget: &mut Budget,
+    rule: Preference,
+    round: u32,
+) -> Decision {
+    attempt_metered(sub, target, budget, rule, round).0
 }
 
 /// [`attempt`], also returning the nodes it expanded and the units of work it did (see
@@ -153,6 +159,7 @@ fn attempt_metered(
     target: u64,
     budget: &mut Budget,
     rule: Preference,
+    round: u32,
 ) -> (Decision, u64, u64) {
     if sub.pin_top > target {
         return (Decision::Infeasible, 0, 0);
@@ -173,6 +180,7 @@ fn attempt_metered(
         barred: vec![UNPLACED; n],
         height: sub.pin_top,
         rule,
+        ties: tie_salt(round),
         budget,
         out_of_budget: false,
         nodes: 0,
@@ -421,6 +429,32 @@ fn granularity(sub: &Subproblem) -> u64 {
 
 const UNPLACED: u64 = u64::MAX;
 
+/// The salt of the branching preference in restart round `round`: 0 (the rule's own keys) in
+/// even rounds, a per-round salt in odd ones.
+///
+/// Each rule is one static idea of which buffer to place first, and an instance it does not
+/// suit makes every round of it fail the same way, only with more nodes (a planted guillotine
+/// instance stalled at 1.19x its optimum with 500,000 nodes). So odd rounds scale each key by a
+/// pseudo-random factor in `[1, 2)`, fixed per buffer and round: the same rule, but a different
+/// order among buffers whose keys are within 2x, hence a different tree. Even rounds keep the
+/// rules as they are, so an instance that suits a rule still gets its full rounds (every other
+/// round).
+fn tie_salt(round: u32) -> u64 {
+    if round % 2 == 1 {
+        mix(u64::from(round) + 1)
+    } else {
+        0
+    }
+}
+
+/// A bijective mix of 64 bits (splitmix64's finaliser): a fixed pseudo-random order.
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
 /// Lengths of the undo logs and the height: where to roll back to.
 type Mark = (usize, usize, usize, usize, u64);
 
@@ -440,6 +474,9 @@ struct Search<'s, 'b> {
     /// The highest top placed (pins included).
     height: u64,
     rule: Preference,
+    /// 0, or the salt of a pseudo-random factor on each buffer's preference and of the order
+    /// among equal ones (see [`tie_salt`]).
+    ties: u64,
     budget: &'b mut Budget,
     out_of_budget: bool,
     /// Nodes this attempt has expanded.
@@ -623,7 +660,7 @@ impl Search<'_, '_> {
                 .iter()
                 .map(|&u| u as usize)
                 .filter(|&u| self.lowest[u] == next && self.barred[u] != next)
-                .max_by_key(|&u| (self.preference(u), std::cmp::Reverse(u)))
+                .max_by_key(|&u| (self.preference(u), self.tie_key(u)))
                 .expect("some buffer takes `next`");
             if !self.spend_node() {
                 return false;
@@ -677,15 +714,31 @@ impl Search<'_, '_> {
         order.into_iter().all(|(_, k)| self.solve(&pieces[k]))
     }
 
+    /// The last key among buffers of equal preference (the largest is branched on): the lower
+    /// index first, or a salted hash of it.
+    fn tie_key(&self, u: usize) -> u64 {
+        if self.ties == 0 {
+            u64::MAX - u as u64
+        } else {
+            mix(u as u64 ^ self.ties)
+        }
+    }
+
     /// The key of [`Preference`]: the buffer with the largest key is branched on.
     fn preference(&self, u: usize) -> (u128, u128) {
         let size = u128::from(self.sub.size[u]);
         let lifetime = u128::from(self.sub.span_steps[u]);
         let busiest = u128::from(self.sub.peak_load[u]);
-        match self.rule {
+        let (a, b) = match self.rule {
             Preference::AreaInBusyTimes => (size * lifetime * busiest, size),
             Preference::Longest => (lifetime, size),
             Preference::BusiestThenLongest => (busiest, lifetime),
+        };
+        if self.ties == 0 {
+            (a, b)
+        } else {
+            let noise = u128::from(mix(u as u64 ^ self.ties) % 64);
+            (a * (64 + noise), b)
         }
     }
 
@@ -940,7 +993,7 @@ mod tests {
         let mut spent = budget(limit);
         let target = 48 * n;
         let (decision, nodes, work) =
-            attempt_metered(&s, target, &mut spent, Preference::AreaInBusyTimes);
+            attempt_metered(&s, target, &mut spent, Preference::AreaInBusyTimes, 0);
         assert_eq!(decision, Decision::OutOfBudget);
         assert_eq!(spent.used, limit);
         assert!(nodes < limit / 10, "{nodes} nodes expanded, {work} units");
@@ -960,8 +1013,13 @@ mod tests {
         let all: Vec<usize> = (0..p.len()).collect();
         let s = Subproblem::new(&p, &all);
         let mut spent = budget(5_000);
-        let (_, nodes, work) =
-            attempt_metered(&s, s.lower_bound, &mut spent, Preference::AreaInBusyTimes);
+        let (_, nodes, work) = attempt_metered(
+            &s,
+            s.lower_bound,
+            &mut spent,
+            Preference::AreaInBusyTimes,
+            0,
+        );
         assert_eq!(spent.used, nodes);
         assert!(work < nodes * WORK_PER_NODE);
     }
@@ -977,9 +1035,11 @@ mod tests {
         let s = sub(buffers);
         let mut spent = budget(2_000);
         // Below the pins' top: impossible, found at once without a node.
-        let (decision, nodes, _) = attempt_metered(&s, 64 * 399, &mut spent, Preference::Longest);
+        let (decision, nodes, _) =
+            attempt_metered(&s, 64 * 399, &mut spent, Preference::Longest, 0);
         assert_eq!((decision, nodes), (Decision::Infeasible, 0));
-        let (_, nodes, work) = attempt_metered(&s, 64 * 400 + 40, &mut spent, Preference::Longest);
+        let (_, nodes, work) =
+            attempt_metered(&s, 64 * 400 + 40, &mut spent, Preference::Longest, 0);
         assert!(work >= 300 * 400, "the root scans every buffer's pins");
         assert!(spent.used >= nodes.max(work / WORK_PER_NODE).min(2_000));
     }
