@@ -64,3 +64,21 @@ fn small_planted_instances_fit_their_planted_height_in_both_orientations() {
     // The heuristics alone do not get there: the search does (3,360 nodes in all).
     assert!(searched > 0);
 }
+
+#[test]
+fn a_planted_instance_every_static_rule_stalls_on_fits_with_perturbed_rounds() {
+    // 132 buffers cut from 1048576 x 1000 (`exact_families`' planted_15). Every round of the
+    // three static rules failed: 500,000 nodes ended at 1184256 (1.13x). Odd rounds with
+    // perturbed keys fit it in 16,640 nodes.
+    let p = families::planted_guillotine(15, 1 << 20, 1000, 132, 512);
+    let budget = 40_000;
+    let solution = solve(&p, &exact(Some(1 << 20), budget)).unwrap();
+    assert!(validate(&p, &solution.plan).is_empty());
+    assert_eq!(
+        solution.plan.arena_size,
+        1 << 20,
+        "{} nodes",
+        solution.nodes
+    );
+    assert!(solution.optimal && solution.nodes <= budget);
+}
