@@ -151,6 +151,30 @@ impl<T> StaticArena<T> {
         Some(unsafe { &mut *cell.get() })
     }
 
+    /// Gives back the value [`StaticArena::take`] handed out, so that a later `take` hands it
+    /// out again: `Err(value)` (nothing changes) when `value` is not this arena's, or has no
+    /// bytes.
+    ///
+    /// Generated `take()` functions use it to be all-or-nothing over several pools.
+    #[cfg(target_has_atomic = "8")]
+    pub fn put_back(&'static self, value: &'static mut T) -> Result<(), &'static mut T> {
+        use core::sync::atomic::Ordering;
+        let cell = match &self.slot {
+            Slot::Inline(cell) => cell,
+            Slot::Placed(placed) => &placed.0,
+        };
+        // Zero-sized values of different statics may share an address, so they are never
+        // taken back: identity by address holds only for values with bytes.
+        if core::mem::size_of::<T>() == 0 || !core::ptr::eq(value, cell.get()) {
+            return Err(value);
+        }
+        // The `&mut` handed out by `take` is the only reference to the value, and it is moved
+        // in here and ends now, so clearing the flag lets `take` make a new one without ever
+        // having two.
+        self.taken.store(false, Ordering::Release);
+        Ok(())
+    }
+
     /// Whether [`StaticArena::take`] has handed the value out.
     pub fn is_taken(&self) -> bool {
         self.taken.load(core::sync::atomic::Ordering::Acquire)

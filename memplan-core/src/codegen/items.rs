@@ -271,6 +271,7 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
     let mut holder_params = Vec::new();
     let mut holder_inits = Vec::new();
     let mut statics_taken = Vec::new();
+    let mut statics_put_back = Vec::new();
     for (p, pool) in plan.pools.iter().enumerate() {
         let name = ident(&pool.name);
         let placements = placements(model, plan, &pool.tensors);
@@ -375,6 +376,7 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
         holder_params.push(quote! { #name: &'a mut #name::Arena });
         holder_inits.push(quote! { #name });
         statics_taken.push(quote! { #name::ARENA.take() });
+        statics_put_back.push(quote! { #name::ARENA.put_back(arena) });
     }
     let pool_names: Vec<Ident> = plan.pools.iter().map(|p| ident(&p.name)).collect();
     let (op_methods, op_structs) = all_op_views(model, plan);
@@ -410,11 +412,18 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
                 #op_methods
             }
 
-            /// Every pool's `static` arena, once: `None` if any was already taken.
+            /// Every pool's `static` arena, once: `None` if any was already taken, and then
+            /// none is consumed (the ones this call took are put back).
             #[cfg(target_has_atomic = "8")]
             pub fn take() -> ::core::option::Option<Arenas<'static>> {
                 #(let #pool_names = #statics_taken;)*
-                ::core::option::Option::Some(Arenas { #(#pool_names: #pool_names?),* })
+                if #(#pool_names.is_some())&&* {
+                    return ::core::option::Option::Some(Arenas { #(#pool_names: #pool_names?),* });
+                }
+                #(if let ::core::option::Option::Some(arena) = #pool_names {
+                    let _ = #statics_put_back;
+                })*
+                ::core::option::Option::None
             }
 
             /// The views each op works on, all borrowed at once from the arenas.

@@ -87,6 +87,21 @@ pub fn parse_model(file_name: &str, text: &str) -> Result<Model> {
     Parser { source }.model(document.get_ref())
 }
 
+/// The span of top-level key `name` (`0..0` when absent).
+fn key_span(top: &Table<'_>, name: &str) -> Range<usize> {
+    top.keys()
+        .find(|key| key.get_ref() == name)
+        .map_or(0..0, Spanned::span)
+}
+
+/// The span of the first top-level key in the file (`0..0` in an empty file).
+fn first_key_span(top: &Table<'_>) -> Range<usize> {
+    top.keys()
+        .map(Spanned::span)
+        .min_by_key(|span| span.start)
+        .unwrap_or(0..0)
+}
+
 fn syntax_error(source: &SourceText<'_>, error: &toml::de::Error) -> InputError {
     let span = error.span().unwrap_or(0..0);
     let message = error.message().trim().replace('\n', "; ");
@@ -119,8 +134,9 @@ impl Parser<'_> {
             "the top level has `[model]`, `[tensors]` and `[[ops]]`".into()
         })?;
         let Some(model_value) = top.get("model") else {
+            // At the first top-level key, where `[model]` belongs (the file's start when empty).
             return Err(self.source.error(
-                &(0..0),
+                &first_key_span(top),
                 "missing `[model]` table",
                 "start the file with `[model]` and at least `name = \"my_model\"`",
             ));
@@ -200,8 +216,9 @@ impl Parser<'_> {
         // tensors
         let (tensors, tensor_spans) = match top.get("tensors") {
             None => {
+                // At the `[model]` header: `[tensors]` follows it.
                 return Err(self.source.error(
-                    &(0..0),
+                    &key_span(top, "model"),
                     "missing `[tensors]` table",
                     "add `[tensors]` with one entry per activation tensor, e.g. \
                      `input = { dtype = \"f32\", shape = [1, 28, 28] }`",
@@ -234,7 +251,8 @@ impl Parser<'_> {
         };
         if ops.is_empty() {
             return Err(self.source.error(
-                &top.get("ops").map_or(0..0, Spanned::span),
+                &top.get("ops")
+                    .map_or_else(|| key_span(top, "tensors"), Spanned::span),
                 "the model has no ops",
                 "add at least one `[[ops]]` table with `name`, `inputs` and `outputs`; ops run in \
                  file order and give the tensors their lifetimes",
@@ -956,7 +974,8 @@ impl Parser<'_> {
     }
 
     /// The in-place pairs: declared ones (checked, with an error at the entry when refused) and
-    /// those the ops' kinds allow. Empty when `[model] inplace = false`.
+    /// those the ops' kinds allow. Empty when `[model] inplace = false`, which refuses declared
+    /// pairs with an error at the first one.
     fn aliases(&self, model: &Model, op_spans: &[OpSpans]) -> Result<Vec<Alias>> {
         let mut chains = Chains::new(model);
         let mut aliases = Vec::new();
@@ -998,6 +1017,24 @@ impl Parser<'_> {
             }
         }
         if !model.inplace {
+            // Declared pairs are not dropped silently: the model turns in-place off, the op
+            // asks for it, and only the user can say which one is meant.
+            if let Some((k, spans)) = op_spans
+                .iter()
+                .enumerate()
+                .find_map(|(k, spans)| spans.inplace.first().map(|s| (k, s)))
+            {
+                return Err(self.source.error(
+                    &spans.0,
+                    format!(
+                        "op `{}` declares an in-place pair, but `[model] inplace = false` turns \
+                         in-place ops off",
+                        model.ops[k].name
+                    ),
+                    "remove `inplace = false` from `[model]` to use the declared pairs (and \
+                     those the ops' kinds allow), or remove this op's `inplace` table",
+                ));
+            }
             aliases.clear();
         }
         Ok(aliases)

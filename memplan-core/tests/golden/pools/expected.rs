@@ -429,12 +429,22 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
             }
         }
     }
-    /// Every pool's `static` arena, once: `None` if any was already taken.
+    /// Every pool's `static` arena, once: `None` if any was already taken, and then
+    /// none is consumed (the ones this call took are put back).
     #[cfg(target_has_atomic = "8")]
     pub fn take() -> ::core::option::Option<Arenas<'static>> {
         let sram = sram::ARENA.take();
         let dram = dram::ARENA.take();
-        ::core::option::Option::Some(Arenas { sram: sram?, dram: dram? })
+        if sram.is_some() && dram.is_some() {
+            return ::core::option::Option::Some(Arenas { sram: sram?, dram: dram? });
+        }
+        if let ::core::option::Option::Some(arena) = sram {
+            let _ = sram::ARENA.put_back(arena);
+        }
+        if let ::core::option::Option::Some(arena) = dram {
+            let _ = dram::ARENA.put_back(arena);
+        }
+        ::core::option::Option::None
     }
     /// The views each op works on, all borrowed at once from the arenas.
     #[allow(non_camel_case_types)]
