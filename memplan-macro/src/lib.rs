@@ -76,7 +76,9 @@ fn expand(literal: &syn::LitStr) -> proc_macro2::TokenStream {
     };
     // Bad input never panics (every mistake is an `Err`); a panic here would be a bug in the
     // planner, reported as an error at the call rather than as a crashed macro.
-    let expanded = std::panic::catch_unwind(|| memplan_core::expand_model(&relative, &text));
+    let expanded = std::panic::catch_unwind(|| {
+        memplan_core::codegen::expand_model_for_macro(&relative, &text)
+    });
     let Ok(expanded) = expanded else {
         let message = format!(
             "memplan internal error while planning `{relative}`: the planner panicked (see the \
