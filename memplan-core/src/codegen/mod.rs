@@ -38,7 +38,7 @@ mod plan;
 
 use proc_macro2::TokenStream;
 
-pub use items::generate;
+pub use items::{generate, reported_lifetimes};
 pub use placeholder::placeholder;
 pub use plan::{ModelPlan, PlannedPool, TensorPlace, check, plan_model, single_arena_solution};
 
