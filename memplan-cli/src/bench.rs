@@ -13,7 +13,8 @@ use crate::{console, input, model_plan};
 #[derive(clap::Args, Debug)]
 pub(crate) struct BenchArgs {
     /// CSV or model TOML files, or folders whose `.csv` and `.toml` files are all taken (sorted
-    /// by name).
+    /// by name). A model TOML is benchmarked as `memplan!` compiles it (in-place chains, pools,
+    /// pins): its arena is the sum of its pools' arenas.
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
     /// Comma-separated solvers to compare.
@@ -23,11 +24,13 @@ pub(crate) struct BenchArgs {
         default_value = "best-fit,first-fit,patent,patent:lifetime,patent-literal,auto"
     )]
     solver: Vec<Solver>,
-    /// Most nodes the exact search may expand.
+    /// Most nodes the exact search may expand (CSV problems; a model TOML is planned as
+    /// `memplan!` plans it, with the macro's node budget).
     #[arg(long, default_value_t = memplan_core::DEFAULT_NODE_BUDGET)]
     nodes: u64,
-    /// An arena size every plan should fit (decision mode for `exact` and `auto`: they stop at
-    /// the first plan that fits). Adds a `fits` column per solver and a count of fits.
+    /// An arena size every plan should fit. Adds a `fits` column per solver and a count of fits.
+    /// For CSV problems `exact` and `auto` run in decision mode (they stop at the first plan that
+    /// fits); a model TOML's compiled plan is made without a budget and compared.
     #[arg(long)]
     capacity: Option<u64>,
     /// Skips instances with more buffers than this for the named slow solvers (`enumerate`).

@@ -179,3 +179,27 @@ fn imported_bench_models_shrink_with_inplace_ops() {
     }
     assert!(seen_bert, "bert_base_seq128.graph.onnx is in the bench");
 }
+
+#[test]
+fn bench_of_a_model_reports_the_compiled_arena() {
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/models/two_pools.toml");
+    let out = memplan(&[
+        "bench",
+        model.to_str().unwrap(),
+        "--solver",
+        "best-fit,naive",
+        "--capacity",
+        "49152",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    // 6 arena tensors, the pools' lower bounds 32768 + 16384; best-fit compiles 49152 bytes (the
+    // no-sharing lower bound is 65536, so a plain-problem row could not reach ratio 1).
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("| models/two_pools (compiled) |"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(row.contains("| 6 | 49152 | 1.0000"), "{row}");
+    assert!(row.contains("yes"), "{row}");
+    assert!(stdout.contains("`(compiled)` = a model TOML planned as `memplan!`"));
+}
