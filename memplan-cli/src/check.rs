@@ -30,8 +30,9 @@ pub(crate) struct CheckArgs {
     /// The problem: a MiniMalloc CSV or a model TOML.
     input: PathBuf,
     /// The plan: a CSV with at least the columns `id` and `offset`, one row per buffer; for a
-    /// model with `[[pools]]` also `pool`. Other columns that `plan --out` writes (`lower`,
-    /// `upper`, `size`, `alignment`, `chain`) may be present and must then agree with the problem.
+    /// model with several `[[pools]]` also `pool`. The other columns `plan --out` writes may be
+    /// present: `lower`, `upper`, `size` and `alignment` must then agree with the problem;
+    /// `chain` is informative (the model defines the chains).
     plan: PathBuf,
 }
 

@@ -98,6 +98,9 @@ fn check_holds_pins_chains_and_pools_to_the_generated_code() {
             .status
             .success()
     );
+    // `plan --out` writes the pinned `dma` at its pin: offset 0 of `sram`.
+    let rows = std::fs::read_to_string(&accepted).unwrap();
+    assert!(rows.contains("\ndma,0,2,2048,16,0,sram,\n"), "{rows}");
 
     // `dma` is pinned at 0 in `sram`.
     let moved = two_pools_plan(&dir, "pin.csv", |row| {
