@@ -93,7 +93,8 @@ pub(crate) fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
             warn(&violations, path);
             if let Some(missing) = offsets.iter().position(Option::is_none) {
                 bail!(
-                    "`{}` gives no usable offset for buffer `{}`; a picture needs one offset per buffer",
+                    "`{}` gives no offset for buffer `{}` (or one whose end passes 2^62); a \
+                     picture needs one offset per buffer",
                     path.display(),
                     problem.buffers()[missing].id
                 );
@@ -136,6 +137,16 @@ fn run_compiled(args: &RenderArgs, format: &Format) -> anyhow::Result<ExitCode> 
             let (model, _) = model_plan::read(&args.input)?;
             let file = plan_csv::read(path)?;
             let checked = check::model_plan_from_csv(&model, &file)?;
+            let unplaced = (0..model.tensors.len())
+                .find(|&i| !model.tensors[i].memory.external && checked.plan.tensors[i].is_none());
+            if let Some(i) = unplaced {
+                bail!(
+                    "`{}` gives no offset for tensor `{}` (or one whose end passes 2^62); a \
+                     picture needs one offset per arena tensor",
+                    path.display(),
+                    model.tensors[i].name
+                );
+            }
             warn(&checked.violations, path);
             (model, checked.plan)
         }
