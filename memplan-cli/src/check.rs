@@ -372,7 +372,7 @@ pub(crate) fn model_plan_from_csv(
     };
     // Tensors reported above (no row, or past the end) have no place; the core check would call
     // them misplaced.
-    let unplaced: Vec<String> = (0..model.tensors.len())
+    let unplaced: std::collections::BTreeSet<String> = (0..model.tensors.len())
         .filter(|&i| model_plan.tensors[i].is_none() && !model.tensors[i].memory.external)
         .map(|i| {
             format!(
