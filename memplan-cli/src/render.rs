@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use anyhow::bail;
 use memplan_core::codegen::ModelPlan;
 use memplan_core::render::{self, RenderOptions};
-use memplan_core::{Model, Plan, SolveOptions, format_byte_size};
+use memplan_core::{Model, Plan, Problem, SolveOptions, Violation, format_byte_size};
 
 use crate::{bench, check, console, input, model_plan, output, plan_csv};
 
@@ -85,30 +85,36 @@ pub(crate) fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
         return run_compiled(args, &format);
     }
     let model = input::read_model(&args.input)?;
-    let problem = &model.problem;
+    let mut marked = None;
     let plan = match &args.plan {
         Some(path) => {
             let file = plan_csv::read(path)?;
-            let (offsets, violations) = check::problem_offsets(problem, &file)?;
+            let (offsets, violations) = check::problem_offsets(&model.problem, &file)?;
             warn(&violations, path);
             if let Some(missing) = offsets.iter().position(Option::is_none) {
                 bail!(
                     "`{}` gives no offset for buffer `{}` (or one whose end passes 2^62); a \
                      picture needs one offset per buffer",
                     path.display(),
-                    problem.buffers()[missing].id
+                    model.problem.buffers()[missing].id
                 );
             }
-            Plan::from_offsets(problem, offsets.into_iter().flatten().collect())
+            let offsets: Vec<u64> = offsets.into_iter().flatten().collect();
+            if !violations.is_empty() {
+                marked = Some(mark_overlaps(&model.problem, &offsets)?);
+            }
+            Plan::from_offsets(&model.problem, offsets)
         }
         None => {
             let options = SolveOptions {
                 solver: model.solver.unwrap_or(memplan_core::Solver::Auto),
                 ..SolveOptions::default()
             };
-            bench::run_solver(problem, &options)?.solution.plan
+            bench::run_solver(&model.problem, &options)?.solution.plan
         }
     };
+    // A plan that breaks the rules is drawn with its offending buffers marked in their labels.
+    let problem = marked.as_ref().unwrap_or(&model.problem);
     let title = args.title.clone().unwrap_or_else(|| model.name.clone());
     let options = RenderOptions {
         title: Some(&title),
@@ -176,6 +182,38 @@ fn run_compiled(args: &RenderArgs, format: &Format) -> anyhow::Result<ExitCode> 
         plan.total_arena_size()
     ))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `problem` with ` [overlaps]` or ` [misaligned]` added to the id of every buffer that breaks a
+/// rule under `offsets`, so the picture's labels and tooltips show where a bad plan goes wrong.
+fn mark_overlaps(problem: &Problem, offsets: &[u64]) -> anyhow::Result<Problem> {
+    let placed: Vec<Option<u64>> = offsets.iter().map(|&o| Some(o)).collect();
+    let mut marks: Vec<Option<&str>> = vec![None; problem.len()];
+    for violation in memplan_core::validate_offsets(problem, &placed) {
+        match violation {
+            Violation::Overlap { first, second } => {
+                marks[first] = Some(" [overlaps]");
+                marks[second] = Some(" [overlaps]");
+            }
+            Violation::Misaligned { buffer, .. } => {
+                marks[buffer] = marks[buffer].or(Some(" [misaligned]"));
+            }
+            _ => {}
+        }
+    }
+    let buffers = problem
+        .buffers()
+        .iter()
+        .zip(&marks)
+        .map(|(buffer, mark)| {
+            let mut buffer = buffer.clone();
+            if let Some(mark) = mark {
+                buffer.id.push_str(mark);
+            }
+            buffer
+        })
+        .collect();
+    Ok(Problem::new(buffers)?)
 }
 
 /// `text` with `&`, `<`, `>` and `"` escaped for HTML.

@@ -205,7 +205,10 @@ fn render_warns_about_an_overlapping_plan() {
     let stderr = text(&out.stderr);
     assert!(stderr.contains("warning: `a`"), "{stderr}");
     assert!(stderr.contains("overlap"), "{stderr}");
-    assert!(svg.exists());
+    // The offending buffers are marked in the picture.
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    assert!(picture.contains("a [overlaps]"), "{picture}");
+    assert!(picture.contains("b [overlaps]"), "{picture}");
 
     // A model plan with a split chain: warned, drawn.
     let split = two_pools_plan(&dir, "chain.csv", |row| {
