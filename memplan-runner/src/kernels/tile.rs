@@ -1,0 +1,54 @@
+//! Tile: the input repeated `repeats[d]` times along each dimension `d`.
+
+use super::error::{KernelError, bail};
+use super::tensor::{
+    Elem, Input, Output, dispatch, expect_shape, opt_ints, out_dtype, output, strides, typed,
+};
+
+/// Tile.
+pub(crate) fn tile(inputs: &[Input<'_>], outputs: &mut [Output<'_>]) -> Result<(), KernelError> {
+    fn typed_tile<T: Elem>(
+        inputs: &[Input<'_>],
+        outputs: &mut [Output<'_>],
+    ) -> Result<(), KernelError> {
+        let (xs, x) = typed::<T>(inputs, 0)?;
+        let Some(repeats) = opt_ints(inputs, 1)? else {
+            bail!("input 1 (repeats) is required");
+        };
+        if repeats.len() != xs.len() {
+            bail!(
+                "{} repeats for an input of rank {}",
+                repeats.len(),
+                xs.len()
+            );
+        }
+        let want = xs
+            .iter()
+            .zip(&repeats)
+            .map(|(&d, &r)| {
+                usize::try_from(r)
+                    .ok()
+                    .and_then(|r| d.checked_mul(r))
+                    .ok_or_else(|| KernelError::new(format!("invalid repeats {repeats:?}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let (ys, y) = output::<T>(outputs, 0)?;
+        expect_shape(0, ys, &want)?;
+        let xst = strides(xs);
+        let rank = xs.len();
+        let mut index = vec![0usize; rank];
+        for v in y.iter_mut() {
+            let off: usize = (0..rank).map(|d| (index[d] % xs[d]) * xst[d]).sum();
+            *v = x[off];
+            for d in (0..rank).rev() {
+                index[d] += 1;
+                if index[d] < ys[d] {
+                    break;
+                }
+                index[d] = 0;
+            }
+        }
+        Ok(())
+    }
+    dispatch!(out_dtype(outputs, 0)?, typed_tile(inputs, outputs))
+}
