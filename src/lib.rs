@@ -7,6 +7,12 @@
 #[cfg(feature = "macro")]
 pub use memplan_macro::memplan;
 
+mod tables;
+mod views;
+
+pub use tables::{Attr, Cut, DType, OpInfo, Operand, TensorInfo, WeightInfo};
+pub use views::Views;
+
 /// Not public API: what generated code calls. Versioned with the macro (pinned exactly).
 #[doc(hidden)]
 pub mod __private {
@@ -32,21 +38,158 @@ pub mod __private {
         bytemuck::cast_slice_mut(&mut arena[offset..offset + len * core::mem::size_of::<T>()])
     }
 
-    /// Cuts `N` disjoint pieces from `arena`, in offset order: piece `i` starts `cuts[i].0` bytes
-    /// after the end of piece `i - 1` (after the start of the arena for the first) and is
-    /// `cuts[i].1` bytes long. Safe code (`split_at_mut`); it panics only if the pieces run past
-    /// the arena, which the generated code's constants rule out.
+    /// The views of one op by index: `cuts` out of the pools' bytes (see [`crate::Views`]).
     #[inline]
-    pub fn split<const N: usize>(arena: &mut [u8], cuts: [(usize, usize); N]) -> [&mut [u8]; N] {
-        let mut rest = arena;
-        core::array::from_fn(|i| {
-            let (skip, size) = cuts[i];
-            let (_, after) = core::mem::take(&mut rest).split_at_mut(skip);
-            let (piece, after) = after.split_at_mut(size);
-            rest = after;
-            piece
-        })
+    pub fn views<'a, const P: usize, const N: usize>(
+        pools: [&'a mut [u8]; P],
+        cuts: &'static [crate::Cut],
+    ) -> Option<crate::Views<'a, N>> {
+        crate::Views::cut(pools, cuts)
     }
+
+    /// `bytes` as `GAP` skipped bytes, `SIZE` bytes handed out, and the `REST` after them.
+    ///
+    /// With the constants known at compile time this is pure address arithmetic: no bounds
+    /// check, no branch, no panic path, whatever the optimisation level. A mismatch of the sizes
+    /// is a compile-time error, not a run-time one.
+    #[inline(always)]
+    pub fn cut<const GAP: usize, const SIZE: usize, const REST: usize, const N: usize>(
+        bytes: &mut [u8; N],
+    ) -> (&mut [u8; SIZE], &mut [u8; REST]) {
+        let parts = Parts::<GAP, SIZE, REST>::of(bytes);
+        (&mut parts.piece, &mut parts.rest)
+    }
+
+    /// A cut piece as shared elements. Its start is aligned for `T` (the arena is aligned to
+    /// every tensor's alignment and offsets are multiples of it), and its size is a multiple of
+    /// `size_of::<T>()`, checked at compile time; so the cast always succeeds, and the fallback
+    /// (an empty slice, never a panic) is dead code that the optimiser removes.
+    #[inline(always)]
+    pub fn piece<T: bytemuck::Pod, const SIZE: usize>(bytes: &mut [u8; SIZE]) -> &[T] {
+        piece_mut(bytes)
+    }
+
+    /// A cut piece as mutable elements. Same invariant as [`piece`].
+    #[inline(always)]
+    pub fn piece_mut<T: bytemuck::Pod, const SIZE: usize>(bytes: &mut [u8; SIZE]) -> &mut [T] {
+        const {
+            assert!(
+                core::mem::size_of::<T>() != 0 && SIZE.is_multiple_of(core::mem::size_of::<T>()),
+                "memplan: a view's bytes are not a whole number of elements (a bug in memplan)"
+            );
+        }
+        bytemuck::try_cast_slice_mut(bytes.as_mut_slice()).unwrap_or_default()
+    }
+
+    /// `[u8; GAP + SIZE + REST]` in three named parts.
+    #[repr(C)]
+    struct Parts<const GAP: usize, const SIZE: usize, const REST: usize> {
+        gap: [u8; GAP],
+        piece: [u8; SIZE],
+        rest: [u8; REST],
+    }
+
+    impl<const GAP: usize, const SIZE: usize, const REST: usize> Parts<GAP, SIZE, REST> {
+        #[inline(always)]
+        fn of<const N: usize>(bytes: &mut [u8; N]) -> &mut Self {
+            const {
+                assert!(
+                    GAP + SIZE + REST == N && core::mem::size_of::<Self>() == N,
+                    "memplan: a view's cut does not add up to its arena (a bug in memplan)"
+                );
+            }
+            // SAFETY: `Self` is `repr(C)` with three `u8` arrays: alignment 1, no padding, size
+            // `GAP + SIZE + REST`, which the assertion above makes `N` at compile time; every
+            // bit pattern is valid for it, as for `[u8; N]`. So the cast reinterprets exactly
+            // the same bytes, for the same lifetime, and the `&mut` stays unique.
+            unsafe { &mut *core::ptr::from_mut(bytes).cast::<Self>() }
+        }
+    }
+
+    /// A [`TensorInfo`](crate::TensorInfo), in fewer tokens than the struct literal.
+    pub const fn tensor_info(
+        name: &'static str,
+        dtype: crate::DType,
+        shape: &'static [usize],
+        size: usize,
+        pool: usize,
+        offset: usize,
+        external: bool,
+    ) -> crate::TensorInfo {
+        crate::TensorInfo {
+            name,
+            dtype,
+            shape,
+            size,
+            pool,
+            offset,
+            external,
+        }
+    }
+
+    /// A [`Cut`](crate::Cut); `absorbs` is `usize::MAX` for none.
+    pub const fn view_cut(
+        pool: usize,
+        gap: usize,
+        size: usize,
+        tensor: usize,
+        absorbs: usize,
+    ) -> crate::Cut {
+        crate::Cut {
+            pool,
+            gap,
+            size,
+            tensor,
+            absorbs: if absorbs == usize::MAX {
+                None
+            } else {
+                Some(absorbs)
+            },
+        }
+    }
+
+    /// An [`OpInfo`](crate::OpInfo); `kind` is `""` for none.
+    #[allow(clippy::too_many_arguments)]
+    pub const fn op_info(
+        name: &'static str,
+        kind: &'static str,
+        step: usize,
+        inputs: &'static [crate::Operand],
+        outputs: &'static [usize],
+        scratch: &'static [usize],
+        inplace: &'static [(usize, usize)],
+        attrs: &'static [(&'static str, crate::Attr)],
+        cuts: &'static [crate::Cut],
+    ) -> crate::OpInfo {
+        crate::OpInfo {
+            name,
+            kind: if kind.is_empty() { None } else { Some(kind) },
+            step,
+            inputs,
+            outputs,
+            scratch,
+            inplace,
+            attrs,
+            cuts,
+        }
+    }
+
+    /// [`Operand::Tensor`](crate::Operand::Tensor).
+    pub const fn tensor(index: usize) -> crate::Operand {
+        crate::Operand::Tensor(index)
+    }
+
+    /// [`Operand::Weight`](crate::Operand::Weight).
+    pub const fn weight(index: usize) -> crate::Operand {
+        crate::Operand::Weight(index)
+    }
+
+    /// [`Operand::Absent`](crate::Operand::Absent).
+    pub const ABSENT: crate::Operand = crate::Operand::Absent;
+
+    pub use crate::DType::{
+        Bf16 as BF16, Bool as BOOL, F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64,
+    };
 
     /// A [`Placement`](crate::Placement), in fewer tokens than the struct literal.
     pub const fn placement(
@@ -149,6 +292,30 @@ impl<T> StaticArena<T> {
         Some(unsafe { &mut *cell.get() })
     }
 
+    /// Gives back the value [`StaticArena::take`] handed out, so that a later `take` hands it
+    /// out again: `Err(value)` (nothing changes) when `value` is not this arena's, or has no
+    /// bytes.
+    ///
+    /// Generated `take()` functions use it to be all-or-nothing over several pools.
+    #[cfg(target_has_atomic = "8")]
+    pub fn put_back(&'static self, value: &'static mut T) -> Result<(), &'static mut T> {
+        use core::sync::atomic::Ordering;
+        let cell = match &self.slot {
+            Slot::Inline(cell) => cell,
+            Slot::Placed(placed) => &placed.0,
+        };
+        // Zero-sized values of different statics may share an address, so they are never
+        // taken back: identity by address holds only for values with bytes.
+        if core::mem::size_of::<T>() == 0 || !core::ptr::eq(value, cell.get()) {
+            return Err(value);
+        }
+        // The `&mut` handed out by `take` is the only reference to the value, and it is moved
+        // in here and ends now, so clearing the flag lets `take` make a new one without ever
+        // having two.
+        self.taken.store(false, Ordering::Release);
+        Ok(())
+    }
+
     /// Whether [`StaticArena::take`] has handed the value out.
     pub fn is_taken(&self) -> bool {
         self.taken.load(core::sync::atomic::Ordering::Acquire)
@@ -229,26 +396,92 @@ pub const fn check_plan(tensors: &[Placement], arena_size: usize) -> Result<(), 
 
 #[cfg(test)]
 mod tests {
-    use super::__private::{split, tensor_mut, view, view_mut};
+    use super::__private::{cut, piece, piece_mut, tensor_mut, view, view_mut, views};
+    use crate::Cut;
 
+    /// The one `unsafe` cast of the crate's view cutting (`Parts::of`): run under Miri with
+    /// `cargo +nightly miri test -p memplan --lib`.
     #[test]
-    fn split_cuts_disjoint_pieces_in_offset_order() {
+    fn cut_hands_out_the_exact_bytes_and_the_rest() {
         let mut arena = [0u8; 32];
         for (i, byte) in arena.iter_mut().enumerate() {
             *byte = i as u8;
         }
-        let [a, b, c] = split(&mut arena, [(2, 4), (0, 8), (6, 2)]);
+        let (a, rest) = cut::<2, 4, 26, 32>(&mut arena);
+        let (b, rest) = cut::<0, 8, 18, 26>(rest);
+        let (c, rest) = cut::<6, 2, 10, 18>(rest);
         assert_eq!(a, &[2, 3, 4, 5]);
         assert_eq!(b, &[6, 7, 8, 9, 10, 11, 12, 13]);
         assert_eq!(c, &[20, 21]);
-        let [] = split(&mut arena, []);
+        assert_eq!(rest[0], 22);
+        // Writing through every piece at once: they are disjoint.
+        a.fill(100);
+        b.fill(101);
+        c.fill(102);
+        rest.fill(103);
+        assert_eq!(arena[0..2], [0, 1]);
+        assert_eq!(arena[2..6], [100; 4]);
+        assert_eq!(arena[20..22], [102; 2]);
+        assert_eq!(arena[31], 103);
+        let (empty, all) = cut::<0, 0, 32, 32>(&mut arena);
+        assert!(empty.is_empty());
+        assert_eq!(all.len(), 32);
     }
 
     #[test]
-    #[should_panic]
-    fn split_never_hands_out_bytes_past_the_arena() {
-        let mut arena = [0u8; 8];
-        let _ = split(&mut arena, [(4, 8)]);
+    fn pieces_are_typed_in_place() {
+        let mut arena = Aligned([0; 32]);
+        let (_, rest) = cut::<16, 8, 8, 32>(&mut arena.0);
+        piece_mut::<f32, 8>(rest).copy_from_slice(&[1.0, 2.0]);
+        let (floats, _) = cut::<24, 8, 0, 32>(&mut arena.0);
+        assert_eq!(piece::<f32, 8>(floats), &[1.0, 2.0]);
+    }
+
+    #[test]
+    fn views_by_index_are_disjoint_and_taken_once() {
+        static CUTS: [Cut; 3] = [
+            Cut {
+                pool: 0,
+                gap: 4,
+                size: 4,
+                tensor: 7,
+                absorbs: None,
+            },
+            Cut {
+                pool: 0,
+                gap: 0,
+                size: 8,
+                tensor: 3,
+                absorbs: Some(2),
+            },
+            Cut {
+                pool: 1,
+                gap: 2,
+                size: 2,
+                tensor: 5,
+                absorbs: None,
+            },
+        ];
+        let mut first = [0u8; 16];
+        let mut second = [0u8; 4];
+        let mut v = views::<2, 4>([&mut first[..], &mut second[..]], &CUTS).unwrap();
+        assert_eq!(v.len(), 3);
+        let a = v.take_bytes(7).unwrap();
+        let b = v.take_bytes(2).unwrap(); // the in-place input: its output's bytes
+        assert!(v.take_bytes(3).is_none());
+        assert!(v.take_bytes(7).is_none());
+        assert!(v.take_bytes(9).is_none());
+        let c = v.take_bytes(5).unwrap();
+        a.fill(1);
+        b.fill(2);
+        c.fill(3);
+        assert_eq!(first, [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2]);
+        assert_eq!(second, [0, 0, 3, 3]);
+        // A table that does not fit the arena, or more cuts than the capacity: `None`, no panic.
+        let mut small = [0u8; 8];
+        assert!(views::<1, 4>([&mut small[..]], &CUTS[..1]).is_some());
+        assert!(views::<1, 4>([&mut small[..]], &CUTS[..2]).is_none());
+        assert!(views::<2, 2>([&mut first[..], &mut second[..]], &CUTS).is_none());
     }
 
     #[repr(C, align(16))]

@@ -7,8 +7,8 @@ fn main() {
     let model = "model.toml";
     println!("cargo::rerun-if-changed={model}");
     let text = std::fs::read_to_string(model).expect("model.toml is next to build.rs");
-    let tokens = match memplan_core::expand_model(model, &text) {
-        Ok(tokens) => tokens,
+    let source = match memplan_core::codegen::expand_model_source(model, &text) {
+        Ok(source) => source,
         Err(error) => {
             // `error: <message>` ` --> model.toml:LINE:COL` `= help: ...`, then fail the build.
             println!("cargo::error={}", error.to_string().replace('\n', " "));
@@ -18,6 +18,6 @@ fn main() {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     // Written to a temporary file and renamed, so an interrupted build never leaves half a file.
     let temporary = out.join("plan.rs.tmp");
-    std::fs::write(&temporary, tokens.to_string()).expect("OUT_DIR is writable");
+    std::fs::write(&temporary, source).expect("OUT_DIR is writable");
     std::fs::rename(&temporary, out.join("plan.rs")).expect("OUT_DIR is writable");
 }

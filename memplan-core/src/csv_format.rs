@@ -159,9 +159,10 @@ pub fn read_csv(file: &str, text: &str) -> Result<CsvInput, InputError> {
                     field("alignment").1,
                     "use a power of two such as 1, 8, 16 or 64",
                 ),
-                ProblemError::Overflow { .. } => {
-                    (field("size").1, "sizes must stay below 2^62 bytes")
-                }
+                ProblemError::Overflow { .. } => (
+                    field("size").1,
+                    "the sizes, each plus up to `alignment - 1` bytes of padding, must stay below 2^62 bytes together",
+                ),
                 _ => (1, "fix this row"),
             };
             error(line, column, e.to_string(), help)
@@ -169,8 +170,8 @@ pub fn read_csv(file: &str, text: &str) -> Result<CsvInput, InputError> {
         buffer = Problem::new(vec![buffer.clone()])
             .map(|_| buffer)
             .map_err(problem_error)?;
-        // The whole problem also bounds the sizes together (see `Problem::new`).
-        total = total.saturating_add(buffer.size);
+        // The whole problem also bounds the padded sizes together (see `Problem::new`).
+        total = total.saturating_add(buffer.padded_size());
         if total > crate::model::MAX_ADDRESS {
             return Err(problem_error(ProblemError::Overflow { id: id.to_string() }));
         }
@@ -348,12 +349,12 @@ mod tests {
             ("id,lower,upper,size\n,0,1,4\n", "t.csv:2:1: empty id"),
             (
                 "id,lower,upper,size\na,0,1,4611686018427387904\n",
-                "t.csv:2:7: buffer `a` is too large: with the sizes before it, more than 2^62 bytes, so addresses could overflow 64 bits",
+                "t.csv:2:7: buffer `a` is too large: with the sizes before it (each plus the padding its alignment can need), more than 2^62 bytes, so addresses could overflow 64 bits",
             ),
             (
                 // Each size alone is fine; five together would overflow the bytes live at once.
                 "id,lower,upper,size\na,0,1,4611686018427387903\nb,0,1,4611686018427387903\n",
-                "t.csv:3:7: buffer `b` is too large: with the sizes before it, more than 2^62 bytes, so addresses could overflow 64 bits",
+                "t.csv:3:7: buffer `b` is too large: with the sizes before it (each plus the padding its alignment can need), more than 2^62 bytes, so addresses could overflow 64 bits",
             ),
             (
                 "id,lower,upper,size\na,,1,4\n",

@@ -84,9 +84,10 @@ pub use codegen::expand_model;
 pub use csv_format::{CsvInput, read_csv, write_plan_csv, write_problem_csv};
 pub use error::InputError;
 pub use lifetime::{LifetimeError, OpTensors, Producer, Role, Schedule, derive_lifetimes};
-pub use model::{Buffer, Lifetime, Plan, Problem, ProblemError, align_up};
+pub use model::{Buffer, Lifetime, Plan, Problem, ProblemError, align_up, checked_align_up};
 pub use model_file::{
-    DType, Layout, Model, Op, Tensor, format_byte_size, parse_byte_size, parse_model,
+    AttrValue, DType, Layout, Model, Op, OpInput, Tensor, Weight, format_byte_size,
+    parse_byte_size, parse_model,
 };
 pub use pools::{Pool, PoolError, PoolPlan, PooledPlan, plan_pools};
 pub use solve::{

@@ -81,6 +81,12 @@ impl Buffer {
         self
     }
 
+    /// The most bytes the buffer can take in a stack: its size plus the padding that aligning
+    /// its offset can add below it (`alignment - 1`). Saturates instead of overflowing.
+    pub fn padded_size(&self) -> u64 {
+        self.size.saturating_add(self.alignment.saturating_sub(1))
+    }
+
     /// `size * lifetime length`: the area of the rectangle, in byte-steps.
     pub fn area(&self) -> u128 {
         u128::from(self.size) * u128::from(self.lifetime.len())
@@ -124,9 +130,9 @@ pub enum ProblemError {
         /// Its alignment.
         alignment: u64,
     },
-    /// `offset + size` or `size` rounded up to alignment does not fit in 64 bits.
+    /// `offset + size`, or the sizes with their alignment padding, reach past 2^62 bytes.
     #[error(
-        "buffer `{id}` is too large: with the sizes before it, more than 2^62 bytes, so addresses could overflow 64 bits"
+        "buffer `{id}` is too large: with the sizes before it (each plus the padding its alignment can need), more than 2^62 bytes, so addresses could overflow 64 bits"
     )]
     Overflow {
         /// The buffer.
@@ -154,8 +160,9 @@ impl Problem {
     /// no 64-bit overflow) and makes a problem of them.
     pub fn new(buffers: Vec<Buffer>) -> Result<Self, ProblemError> {
         let mut seen = std::collections::BTreeSet::new();
-        // All sizes together stay below the headroom, so the bytes live at one step (and any
-        // stack of buffers) always fit in a u64.
+        // All sizes together, each with the most padding its alignment can need, stay below
+        // the headroom: any stack of the buffers, in any order and on top of any pin, then ends
+        // below 2 * 2^62, so sums of offsets, sizes and alignments never overflow a u64.
         let mut total: u64 = 0;
         for buffer in &buffers {
             let id = || buffer.id.clone();
@@ -174,8 +181,8 @@ impl Problem {
                     alignment: buffer.alignment,
                 });
             }
-            total = total.saturating_add(buffer.size);
-            if total > MAX_ADDRESS || buffer.alignment > MAX_ADDRESS {
+            total = total.saturating_add(buffer.padded_size());
+            if total > MAX_ADDRESS {
                 return Err(ProblemError::Overflow { id: id() });
             }
             if let Some(offset) = buffer.fixed_offset {
@@ -240,7 +247,7 @@ impl Plan {
             .buffers()
             .iter()
             .zip(&offsets)
-            .map(|(b, &o)| o + b.size)
+            .map(|(b, &o)| o.saturating_add(b.size))
             .max()
             .unwrap_or(0);
         Self {
@@ -251,8 +258,25 @@ impl Plan {
 }
 
 /// Rounds `value` up to a multiple of `alignment` (a power of two).
+///
+/// # Panics
+/// When the result does not fit in a `u64`, in every profile (it never wraps to a low offset).
+/// Offsets and sizes of a [`Problem`] stay below 2^63, so the solvers never get there; use
+/// [`checked_align_up`] for values from elsewhere.
 pub const fn align_up(value: u64, alignment: u64) -> u64 {
-    (value + alignment - 1) & !(alignment - 1)
+    match checked_align_up(value, alignment) {
+        Some(aligned) => aligned,
+        None => panic!("align_up overflows u64"),
+    }
+}
+
+/// Rounds `value` up to a multiple of `alignment` (a power of two), or `None` when the result
+/// does not fit in a `u64`.
+pub const fn checked_align_up(value: u64, alignment: u64) -> Option<u64> {
+    match value.checked_add(alignment - 1) {
+        Some(sum) => Some(sum & !(alignment - 1)),
+        None => None,
+    }
 }
 
 #[cfg(test)]
@@ -293,5 +317,19 @@ mod tests {
         assert_eq!(align_up(1, 16), 16);
         assert_eq!(align_up(16, 16), 16);
         assert_eq!(align_up(17, 1), 17);
+        assert_eq!(checked_align_up(u64::MAX - 2, 4), None);
+        assert_eq!(checked_align_up(u64::MAX - 3, 1), Some(u64::MAX - 3));
+        assert_eq!(checked_align_up(1 << 62, 1 << 61), Some(1 << 62));
+    }
+
+    #[test]
+    fn padding_counts_towards_the_overflow_limit() {
+        // Sizes alone are tiny, but a stack of two buffers aligned to 2^61 may need 2^62 bytes.
+        let huge = |i: usize| Buffer::new(format!("b{i}"), 1, 0, 1).with_alignment(1 << 61);
+        assert!(Problem::new((0..1).map(huge).collect()).is_ok());
+        assert_eq!(
+            Problem::new((0..2).map(huge).collect()),
+            Err(ProblemError::Overflow { id: "b1".into() })
+        );
     }
 }

@@ -31,6 +31,13 @@ pub enum Violation {
         /// The offset it is pinned at.
         pinned: u64,
     },
+    /// The buffer's last byte is past the 64-bit address space (`offset + size > 2^64 - 1`).
+    PastAddressSpace {
+        /// The buffer.
+        buffer: usize,
+        /// Its offset in the plan.
+        offset: u64,
+    },
     /// Two buffers live at a common step share bytes.
     Overlap {
         /// The first buffer (lower index).
@@ -94,6 +101,11 @@ impl fmt::Display for DisplayViolation<'_> {
                 "buffer `{}` is pinned at offset {pinned} but placed at {offset}",
                 b(buffer).id
             ),
+            Violation::PastAddressSpace { buffer, offset } => write!(
+                f,
+                "buffer `{}` at offset {offset} ends past the 64-bit address space",
+                b(buffer).id
+            ),
             Violation::Overlap { first, second } => {
                 let describe = |i: usize| {
                     let buffer = b(i);
@@ -101,7 +113,7 @@ impl fmt::Display for DisplayViolation<'_> {
                     format!(
                         "`{}` (bytes [{offset}, {}), steps {})",
                         buffer.id,
-                        offset + buffer.size,
+                        u128::from(offset) + u128::from(buffer.size),
                         buffer.lifetime
                     )
                 };
@@ -161,6 +173,10 @@ pub fn validate_offsets(problem: &Problem, offsets: &[Option<u64>]) -> Vec<Viola
                 alignment: buffer.alignment,
             });
         }
+        // Why: an arena's bytes are addressed with 64 bits; an end past that wraps to 0.
+        if offset.checked_add(buffer.size).is_none() {
+            violations.push(Violation::PastAddressSpace { buffer: i, offset });
+        }
         // Why: a pinned buffer is shared with hardware or the application at a fixed address.
         if let Some(pinned) = buffer.fixed_offset
             && pinned != offset
@@ -187,7 +203,8 @@ fn collect_overlaps(problem: &Problem, offsets: &[Option<u64>], out: &mut Vec<Vi
         .filter(|&i| offsets.get(i).copied().flatten().is_some())
         .collect();
     let offset = |i: usize| offsets[i].unwrap_or_default();
-    let end = |i: usize| offset(i).saturating_add(buffers[i].size);
+    // Exact, in 128 bits: an end past 2^64 must not saturate onto a buffer at the very top.
+    let end = |i: usize| u128::from(offset(i)) + u128::from(buffers[i].size);
 
     // (step, is_start, buffer): ends (false) sort before starts (true) at the same step.
     let mut events: Vec<(u64, bool, usize)> = Vec::with_capacity(placed.len() * 2);
@@ -211,13 +228,13 @@ fn collect_overlaps(problem: &Problem, offsets: &[Option<u64>], out: &mut Vec<Vi
         }
         let mut found = Vec::new();
         for (&(o, j), _) in live.range((offset(i), 0)..) {
-            if o >= end(i) {
+            if u128::from(o) >= end(i) {
                 break;
             }
             found.push(j);
         }
         for (&(_, j), _) in live.range(..(offset(i), 0)).rev() {
-            if end(j) > offset(i) {
+            if end(j) > u128::from(offset(i)) {
                 found.push(j);
             } else if live_overlaps == 0 {
                 break;

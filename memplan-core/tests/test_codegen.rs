@@ -125,3 +125,133 @@ fn placeholders_keep_the_names_of_a_broken_model() {
     );
     assert!(memplan_core::codegen::placeholder("not toml [").is_empty());
 }
+
+/// A build script's file is the macro's tokens, one item, statement or field per line: it reads
+/// back to the same tokens, and no line is long (a real model's single line was 1.29 MB).
+#[test]
+fn the_build_script_source_is_the_same_code_in_short_lines() {
+    for case in ["tiny", "dtypes", "residual", "inplace", "pools", "interp"] {
+        let text = std::fs::read_to_string(golden_dir().join(case).join("model.toml")).unwrap();
+        let tokens = expand_model("model.toml", &text).unwrap();
+        let source = memplan_core::codegen::expand_model_source("model.toml", &text).unwrap();
+        let again: proc_macro2::TokenStream = source.parse().unwrap();
+        assert_eq!(leaves(again), leaves(tokens), "{case}");
+
+        let lines = source.lines().count();
+        assert!(lines > 50, "{case}: {lines} lines");
+        // Doc comments hold the module's table and picture; code lines stay short.
+        let longest_code = source
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("#[doc"))
+            .map(str::len)
+            .max()
+            .unwrap();
+        assert!(longest_code < 400, "{case}: a {longest_code}-byte line");
+    }
+}
+
+/// The tokens of a stream, flattened, without their spacing.
+fn leaves(tokens: proc_macro2::TokenStream) -> Vec<String> {
+    let mut out = Vec::new();
+    for tree in tokens {
+        match tree {
+            proc_macro2::TokenTree::Group(g) => {
+                out.push(format!("{:?}", g.delimiter()));
+                out.extend(leaves(g.stream()));
+                out.push("end".into());
+            }
+            proc_macro2::TokenTree::Punct(p) => out.push(p.as_char().to_string()),
+            other => out.push(other.to_string()),
+        }
+    }
+    out
+}
+
+/// A chain of `n` in-place ops (`t0 -> t1 -> ...`), every tensor sharing one rectangle.
+fn chain(n: usize) -> String {
+    let mut text = format!(
+        "[model]\nname = \"chain\"\ninputs = [\"t0\"]\noutputs = [\"t{}\"]\n\n[tensors]\n",
+        n - 1
+    );
+    for i in 0..n {
+        text += &format!("t{i} = {{ dtype = \"f32\", shape = [1, 64] }}\n");
+    }
+    for i in 0..n - 1 {
+        text += &format!(
+            "[[ops]]\nname = \"relu{i}\"\nkind = \"Relu\"\ninputs = [\"t{i}\"]\noutputs = [\"t{}\"]\n",
+            i + 1
+        );
+    }
+    text
+}
+
+/// Each accessor of a long in-place chain names a few chain members, not all of them (the
+/// docs were quadratic: a 30,001-tensor chain made rustc ask for 4.9 GB), and the generated code
+/// grows linearly with the chain.
+#[test]
+fn docs_stay_bounded_and_code_grows_linearly_on_long_chains() {
+    let small = expand_model("model.toml", &chain(1000))
+        .unwrap()
+        .to_string();
+    let large = expand_model("model.toml", &chain(2000))
+        .unwrap()
+        .to_string();
+    let ratio = large.len() as f64 / small.len() as f64;
+    assert!(ratio < 2.2, "2x the tensors gave {ratio:.2}x the code");
+    let accessor_doc = large
+        .split("# [doc = \"Tensor `t1500`")
+        .nth(1)
+        .and_then(|rest| rest.split("\"]").next())
+        .expect("t1500 has an accessor doc");
+    assert!(accessor_doc.contains("and 1990 more"), "{accessor_doc}");
+    assert!(accessor_doc.len() < 600, "{} bytes", accessor_doc.len());
+    // Past 2,000 tensors, items carry no docs of their own; the module says so.
+    let huge = expand_model("model.toml", &chain(2001))
+        .unwrap()
+        .to_string();
+    assert!(!huge.contains("# [doc = \"Tensor `t1500`"));
+    assert!(huge.contains("carry no docs of their own"));
+}
+
+/// The macro takes at most `MAX_MACRO_TENSORS` tensors and refuses more at the first one past
+/// the limit, recommending a build script; `expand_model` (the build-script route) has no limit.
+#[test]
+fn the_macro_refuses_models_past_its_limit_with_a_located_error() {
+    use memplan_core::codegen::{MAX_MACRO_TENSORS, expand_model_for_macro};
+    let mut text = String::from(
+        "[model]\nname = \"wide\"\ninputs = [\"x\"]\noutputs = [\"y\"]\n\n[tensors]\n\
+         x = { bytes = 1 }\ny = { bytes = 1 }\n",
+    );
+    for i in 0..MAX_MACRO_TENSORS - 1 {
+        text += &format!("s{i} = {{ bytes = 1 }}\n");
+    }
+    let scratch: Vec<String> = (0..MAX_MACRO_TENSORS - 1)
+        .map(|i| format!("\"s{i}\""))
+        .collect();
+    text += &format!(
+        "\n[[ops]]\nname = \"all\"\ninputs = [\"x\"]\noutputs = [\"y\"]\nscratch = [{}]\n",
+        scratch.join(", ")
+    );
+    // MAX_MACRO_TENSORS + 1 tensors: the last scratch tensor is the first past the limit.
+    let error = expand_model_for_macro("model.toml", &text).unwrap_err();
+    assert_eq!(
+        (error.line, error.column),
+        (MAX_MACRO_TENSORS + 7, 1),
+        "{error}"
+    );
+    assert!(
+        error
+            .message
+            .contains(&format!("{} tensors", MAX_MACRO_TENSORS + 1)),
+        "{error}"
+    );
+    assert!(error.help.contains("build.rs"), "{error}");
+    // One fewer is accepted by the parser's limit check (planned by the build-script route).
+    let fewer = text.replacen(
+        &format!("s{} = {{ bytes = 1 }}\n", MAX_MACRO_TENSORS - 2),
+        "",
+        1,
+    );
+    let fewer = fewer.replace(&format!(", \"s{}\"]", MAX_MACRO_TENSORS - 2), "]");
+    assert!(memplan_core::parse_model("model.toml", &fewer).is_ok());
+}

@@ -208,7 +208,7 @@ fn errors_are_located_and_say_how_to_fix() {
             with(AB, OP).replace("name = \"m\"", "name = \"m\"\nsolver = \"fastest\""),
             "3:10 unknown solver `fastest`",
         ),
-        (with(AB, ""), "1:1 the model has no ops"),
+        (with(AB, ""), "5:2 the model has no ops"),
         (
             with(AB, OP).replace("[model]\nname = \"m\"\n", "[model]\n"),
             "1:1 `[model]` has no `name`",

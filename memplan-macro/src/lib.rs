@@ -9,9 +9,18 @@
 //! tell that file (a call produced by another macro, some IDE expansions), the path is taken
 //! relative to `CARGO_MANIFEST_DIR` instead.
 //!
-//! The output always includes `const _: &[u8] = include_bytes!("<absolute path>");` so that
-//! cargo rebuilds when the model file changes, even when the model has an error.
+//! The output always includes `const _: &[u8] = include_bytes!("<path>");` so that cargo
+//! rebuilds when the model file changes, even when the model has an error. The path is the one
+//! written in the call when it resolved next to the calling file (`include_bytes!` resolves it
+//! the same way, so the directory's name never has to be UTF-8), else the absolute path; an
+//! absolute path that is not UTF-8 cannot be written as a literal and is a located error. (rustc
+//! 1.95 itself stops with an internal error on any crate built by cargo in a non-UTF-8 directory,
+//! so this is checked by a unit test of `tracked_path`, not by building such a crate.)
+//!
+//! Only a regular file of at most 64 MiB (`MAX_MODEL_FILE_BYTES`) is read: a FIFO would block the
+//! compiler forever and `/dev/zero` would fill its memory.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use proc_macro::TokenStream;
@@ -37,27 +46,39 @@ pub fn memplan(input: TokenStream) -> TokenStream {
     expand(&literal).into()
 }
 
+/// The largest model file `memplan!` reads: 64 MiB, far above any real model (a 100,000-tensor
+/// model is about 10 MiB); anything larger is refused before it is read.
+pub(crate) const MAX_MODEL_FILE_BYTES: u64 = 64 << 20;
+
 fn expand(literal: &syn::LitStr) -> proc_macro2::TokenStream {
     let relative = literal.value();
-    let path = resolve(&relative);
-    let text = match std::fs::read_to_string(&path) {
+    let (path, next_to_caller) = resolve(&relative);
+    let text = match read_model(&path) {
         Ok(text) => text,
-        Err(error) => {
+        Err(reason) => {
             // The absolute path is left out: it differs between machines (and ui tests).
-            let message = format!(
-                "cannot read model file `{relative}`: {error}\n  = help: the path is relative \
-                 to the directory of the source file that calls `memplan!` (like \
-                 `include_str!`); check the name, or create the file"
-            );
+            let message = format!("cannot read model file `{relative}`: {reason}");
             return syn::Error::new(literal.span(), message).into_compile_error();
         }
     };
-    let track = path.to_str().map(|absolute| {
-        quote! { const _: &[u8] = ::core::include_bytes!(#absolute); }
-    });
+    let track = match tracked_path(&relative, next_to_caller, &path) {
+        Some(tracked) => quote! { const _: &[u8] = ::core::include_bytes!(#tracked); },
+        None => syn::Error::new(
+            literal.span(),
+            format!(
+                "model file `{relative}` resolves to a path that is not valid UTF-8, so cargo \
+                 cannot be told to rebuild when it changes\n  = help: call `memplan!` from a \
+                 source file (the path is then resolved next to it), or move the crate to a \
+                 UTF-8 path"
+            ),
+        )
+        .into_compile_error(),
+    };
     // Bad input never panics (every mistake is an `Err`); a panic here would be a bug in the
     // planner, reported as an error at the call rather than as a crashed macro.
-    let expanded = std::panic::catch_unwind(|| memplan_core::expand_model(&relative, &text));
+    let expanded = std::panic::catch_unwind(|| {
+        memplan_core::codegen::expand_model_for_macro(&relative, &text)
+    });
     let Ok(expanded) = expanded else {
         let message = format!(
             "memplan internal error while planning `{relative}`: the planner panicked (see the \
@@ -80,11 +101,70 @@ fn expand(literal: &syn::LitStr) -> proc_macro2::TokenStream {
     }
 }
 
-/// The model file's path: next to the calling source file, or under `CARGO_MANIFEST_DIR`.
-fn resolve(relative: &str) -> PathBuf {
+/// Reads the model file: only a regular file, of at most [`MAX_MODEL_FILE_BYTES`], in UTF-8.
+/// The error says why and how to fix it.
+fn read_model(path: &Path) -> Result<String, String> {
+    let help_path = "the path is relative to the directory of the source file that calls \
+                     `memplan!` (like `include_str!`); check the name, or create the file";
+    // `metadata` follows symlinks and never blocks, unlike opening a FIFO.
+    let metadata = std::fs::metadata(path).map_err(|e| format!("{e}\n  = help: {help_path}"))?;
+    if !metadata.is_file() {
+        let kind = if metadata.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file (a FIFO, socket or device)"
+        };
+        return Err(format!(
+            "it is {kind}\n  = help: `memplan!` reads a model TOML file; {help_path}"
+        ));
+    }
+    let too_large = || {
+        format!(
+            "it is larger than {} MiB, the most `memplan!` reads\n  = help: check the path; \
+             plan models this large with the CLI or a build script (`memplan_core::expand_model`)",
+            MAX_MODEL_FILE_BYTES >> 20
+        )
+    };
+    if metadata.len() > MAX_MODEL_FILE_BYTES {
+        return Err(too_large());
+    }
+    // Read at most one byte past the cap, in case the file grew since `metadata`.
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(MAX_MODEL_FILE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| format!("{e}\n  = help: {help_path}"))?;
+    if bytes.len() as u64 > MAX_MODEL_FILE_BYTES {
+        return Err(too_large());
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "it is not UTF-8 (invalid byte at offset {})\n  = help: save the model file as UTF-8",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+/// The path `include_bytes!` in the expansion is given, so that cargo tracks the model file.
+///
+/// When the path was resolved next to the calling source file, `include_bytes!` resolves the
+/// call's own (UTF-8) string the same way, so that string is used and the directory's name
+/// never has to be UTF-8. Otherwise the absolute path is used, which must be UTF-8 to be a
+/// string literal: `None` when it is not.
+fn tracked_path(relative: &str, next_to_caller: bool, resolved: &Path) -> Option<String> {
+    if next_to_caller {
+        Some(relative.to_owned())
+    } else {
+        resolved.to_str().map(str::to_owned)
+    }
+}
+
+/// The model file's path: next to the calling source file (`true`), or under
+/// `CARGO_MANIFEST_DIR` (`false`). An absolute path is used as is (`true`: `include_bytes!`
+/// takes it as is too).
+fn resolve(relative: &str) -> (PathBuf, bool) {
     let relative = Path::new(relative);
     if relative.is_absolute() {
-        return relative.to_owned();
+        return (relative.to_owned(), true);
     }
     let caller_dir = proc_macro::Span::call_site().local_file().and_then(|file| {
         let file = if file.is_absolute() {
@@ -94,8 +174,90 @@ fn resolve(relative: &str) -> PathBuf {
         };
         file.parent().map(Path::to_owned)
     });
-    let base = caller_dir.unwrap_or_else(|| {
-        std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(PathBuf::new, PathBuf::from)
-    });
-    base.join(relative)
+    match caller_dir {
+        Some(dir) => (dir.join(relative), true),
+        None => {
+            let base =
+                std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(PathBuf::new, PathBuf::from);
+            (base.join(relative), false)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("memplan_macro_{}_{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn reads_a_regular_file() {
+        let dir = scratch("regular");
+        let file = dir.join("m.toml");
+        std::fs::write(&file, "[model]\n").unwrap();
+        assert_eq!(read_model(&file).unwrap(), "[model]\n");
+    }
+
+    #[test]
+    fn refuses_directories_and_devices_without_reading_them() {
+        let dir = scratch("dir");
+        let error = read_model(&dir).unwrap_err();
+        assert!(error.starts_with("it is a directory"), "{error}");
+        // `/dev/zero` never ends: reading it would fill the memory.
+        let zero = Path::new("/dev/zero");
+        if zero.exists() {
+            let error = read_model(zero).unwrap_err();
+            assert!(error.starts_with("it is not a regular file"), "{error}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn refuses_a_fifo_without_blocking() {
+        let dir = scratch("fifo");
+        let fifo = dir.join("m.toml");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            eprintln!("skipped: `mkfifo` is not available");
+            return;
+        }
+        let error = read_model(&fifo).unwrap_err();
+        assert!(error.starts_with("it is not a regular file"), "{error}");
+    }
+
+    #[test]
+    fn refuses_files_above_the_cap() {
+        let dir = scratch("large");
+        let file = dir.join("m.toml");
+        let handle = std::fs::File::create(&file).unwrap();
+        handle.set_len(MAX_MODEL_FILE_BYTES + 1).unwrap(); // sparse: no disk space used
+        let error = read_model(&file).unwrap_err();
+        assert!(error.starts_with("it is larger than 64 MiB"), "{error}");
+        handle.set_len(MAX_MODEL_FILE_BYTES).unwrap();
+        let at_the_cap = read_model(&file).map(|text| text.len() as u64);
+        assert_eq!(at_the_cap, Ok(MAX_MODEL_FILE_BYTES));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_non_utf8_directory_is_tracked_through_the_written_path() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = Path::new(std::ffi::OsStr::from_bytes(b"/tmp/caf\xe9"));
+        let resolved = dir.join("model.toml");
+        assert_eq!(
+            tracked_path("model.toml", true, &resolved).as_deref(),
+            Some("model.toml")
+        );
+        assert_eq!(tracked_path("model.toml", false, &resolved), None);
+        let utf8 = Path::new("/tmp/cafe/model.toml");
+        assert_eq!(
+            tracked_path("model.toml", false, utf8).as_deref(),
+            Some("/tmp/cafe/model.toml")
+        );
+    }
 }

@@ -481,6 +481,7 @@ impl<'g> Importer<'g> {
                 // Left to the op's kind: the planner knows which kinds may run in place.
                 inplace: None,
                 location: Location::default(),
+                ..Op::default()
             });
         }
 
@@ -527,6 +528,7 @@ impl<'g> Importer<'g> {
             outputs,
             tensors,
             ops,
+            weights: Vec::new(),
             pools: Vec::new(),
             inplace: true,
             // Derived from the kinds when the written file is parsed back below.

@@ -6,7 +6,27 @@ use crate::model::{Buffer, Plan, Problem};
 use crate::render::{self, RenderOptions};
 
 use crate::codegen::plan::ModelPlan;
-use crate::model_file::{Layout, Model, Tensor, format_byte_size};
+use crate::model_file::{Alias, Layout, Model, Tensor, format_byte_size};
+
+/// The most names one item's docs list (chain members, in-place partners): docs stay short on
+/// any model, and the module's table and `TENSORS` have the rest.
+const MAX_NAMES_IN_DOC: usize = 8;
+
+/// The most rows of the module docs' table of tensors; `TENSORS` and `TENSOR_INFO` have them all.
+const MAX_TABLE_ROWS: usize = 1000;
+
+/// `` `a`, `b`, `c` `` then "and N more" past [`MAX_NAMES_IN_DOC`].
+fn bounded_names<'n>(names: impl ExactSizeIterator<Item = &'n str>, separator: &str) -> String {
+    let total = names.len();
+    let mut listed: Vec<String> = names
+        .take(MAX_NAMES_IN_DOC)
+        .map(|n| format!("`{n}`"))
+        .collect();
+    if total > MAX_NAMES_IN_DOC {
+        listed.push(format!("and {} more", total - MAX_NAMES_IN_DOC));
+    }
+    listed.join(separator)
+}
 
 /// "f32 [1, 8, 26, 26]" or "4096 bytes".
 fn describe(tensor: &Tensor) -> String {
@@ -85,17 +105,20 @@ pub(crate) fn module(model: &Model, plan: &ModelPlan) -> String {
         );
     }
     if !plan.chains.is_empty() {
-        let chains: Vec<String> = plan
+        let mut chains: Vec<String> = plan
             .chains
             .iter()
+            .take(MAX_NAMES_IN_DOC)
             .map(|chain| {
-                chain
-                    .iter()
-                    .map(|&t| format!("`{}`", model.tensors[t].name))
-                    .collect::<Vec<_>>()
-                    .join(" = ")
+                bounded_names(chain.iter().map(|&t| model.tensors[t].name.as_str()), " = ")
             })
             .collect();
+        if plan.chains.len() > MAX_NAMES_IN_DOC {
+            chains.push(format!(
+                "and {} more chains",
+                plan.chains.len() - MAX_NAMES_IN_DOC
+            ));
+        }
         let _ = writeln!(
             doc,
             "In place: {} chain(s) share memory ({}); without them the lower bound would be {} \
@@ -105,7 +128,16 @@ pub(crate) fn module(model: &Model, plan: &ModelPlan) -> String {
             plan.lower_bound_without_aliasing
         );
     }
-    doc.push_str(&pictures(model, plan));
+    if !crate::codegen::tables::per_item_docs(model) {
+        let _ = writeln!(
+            doc,
+            "The model has more than {} tensors, so the generated items carry no docs of their \
+             own (that keeps the build and rustdoc fast); this table, `TENSORS` and \
+             `TENSOR_INFO` describe every tensor.\n",
+            crate::codegen::tables::PER_ITEM_DOCS_UP_TO
+        );
+    }
+    doc.push_str(&pictures(model, plan, &Index::new(model, plan)));
     if several {
         let _ = writeln!(
             doc,
@@ -116,7 +148,7 @@ pub(crate) fn module(model: &Model, plan: &ModelPlan) -> String {
         let _ = writeln!(doc, "| tensor | type | offset | bytes | live steps |");
         let _ = writeln!(doc, "|---|---|---:|---:|---|");
     }
-    for (i, tensor) in model.tensors.iter().enumerate() {
+    for (i, tensor) in model.tensors.iter().enumerate().take(MAX_TABLE_ROWS) {
         let (pool, offset) = match plan.tensors[i] {
             Some(place) => (
                 plan.pools[place.pool].name.clone(),
@@ -143,6 +175,13 @@ pub(crate) fn module(model: &Model, plan: &ModelPlan) -> String {
             tensor.lifetime
         );
     }
+    if model.tensors.len() > MAX_TABLE_ROWS {
+        let _ = writeln!(
+            doc,
+            "\n... and {} more tensors: see `TENSORS` and `TENSOR_INFO`.",
+            model.tensors.len() - MAX_TABLE_ROWS
+        );
+    }
     doc
 }
 
@@ -150,7 +189,7 @@ pub(crate) fn module(model: &Model, plan: &ModelPlan) -> String {
 /// HTML block of its own between blank lines. An in-place chain is drawn as the one rectangle the
 /// planner placed (its members' names joined by `=`); app-owned tensors take no arena space and
 /// are not drawn.
-fn pictures(model: &Model, plan: &ModelPlan) -> String {
+fn pictures(model: &Model, plan: &ModelPlan, index: &Index) -> String {
     let labels: Vec<String> = model
         .ops
         .iter()
@@ -167,16 +206,25 @@ fn pictures(model: &Model, plan: &ModelPlan) -> String {
             let Some(place) = plan.tensors[i] else {
                 continue;
             };
-            let members = plan.chain_of(i).unwrap_or(std::slice::from_ref(&i));
+            let members =
+                index.chain[i].map_or(std::slice::from_ref(&i), |c| plan.chains[c].as_slice());
             if members[0] != i {
                 continue; // drawn with the first member of its chain
             }
             let tensors = members.iter().map(|&m| &model.tensors[m]);
-            let name: Vec<&str> = tensors.clone().map(|t| t.name.as_str()).collect();
+            let mut name = tensors
+                .clone()
+                .take(3)
+                .map(|t| t.name.as_str())
+                .collect::<Vec<_>>()
+                .join(" = ");
+            if members.len() > 3 {
+                name = format!("{name} = ... ({} tensors)", members.len());
+            }
             let size = tensors.clone().map(|t| t.size).max().unwrap_or(1);
             let start = tensors.clone().map(|t| t.lifetime.start).min().unwrap_or(0);
             let end = tensors.map(|t| t.lifetime.end).max().unwrap_or(start + 1);
-            buffers.push(Buffer::new(name.join(" = "), size, start, end));
+            buffers.push(Buffer::new(name, size, start, end));
             offsets.push(place.offset);
         }
         let Ok(problem) = Problem::new(buffers) else {
@@ -248,12 +296,15 @@ pub(crate) fn accessor(model: &Model, plan: &ModelPlan, tensor: usize, index: &I
         .map_or(String::new(), |s| format!(" Source name: `{s}`."));
     let chain = index.chain[tensor].map(|c| plan.chains[c].as_slice());
     let shared = chain.map_or(String::new(), |chain| {
-        let others: Vec<String> = chain
+        let others: Vec<&str> = chain
             .iter()
             .filter(|&&o| o != tensor)
-            .map(|&o| format!("`{}`", model.tensors[o].name))
+            .map(|&o| model.tensors[o].name.as_str())
             .collect();
-        format!(" Shares its bytes in place with {}.", others.join(", "))
+        format!(
+            " Shares its bytes in place with {}.",
+            bounded_names(others.into_iter(), ", ")
+        )
     });
     let pinned = if t.memory.offset.is_some() {
         " (pinned)"
@@ -305,7 +356,7 @@ fn names(model: &Model, list: &[usize]) -> String {
 }
 
 /// An op's view method.
-pub(crate) fn op_method(model: &Model, k: usize) -> String {
+pub(crate) fn op_method(model: &Model, k: usize, aliases: &[&Alias]) -> String {
     let op = &model.ops[k];
     format!(
         "All views of op `{}` (step {k}{}) at once: reads {}; writes {}; scratch {}.",
@@ -316,15 +367,13 @@ pub(crate) fn op_method(model: &Model, k: usize) -> String {
         names(model, &op.inputs),
         names(model, &op.outputs),
         names(model, &op.scratch)
-    ) + &in_place(model, k)
+    ) + &in_place(model, aliases)
 }
 
 /// " In place: `r1` over `c1`." for an op that writes outputs over inputs.
-fn in_place(model: &Model, k: usize) -> String {
-    let pairs: Vec<String> = model
-        .aliases
+fn in_place(model: &Model, aliases: &[&Alias]) -> String {
+    let pairs: Vec<String> = aliases
         .iter()
-        .filter(|a| a.op == k)
         .map(|a| {
             format!(
                 "`{}` over `{}`",

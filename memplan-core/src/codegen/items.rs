@@ -7,6 +7,7 @@ use quote::{format_ident, quote};
 
 use crate::codegen::docs;
 use crate::codegen::plan::{ModelPlan, check};
+use crate::codegen::tables::{tables, views_method};
 use crate::model_file::{Alias, Model};
 
 fn ident(name: &str) -> Ident {
@@ -80,6 +81,22 @@ fn doc_attr(text: &str) -> String {
     format!("#[doc = {text:?}]")
 }
 
+/// The module's docs as one `#[doc]` per line (rustdoc joins them with line breaks), so that
+/// a build script's source file has no line as long as the whole table and picture.
+fn doc_lines(text: &str) -> Vec<String> {
+    text.split('\n').map(str::to_owned).collect()
+}
+
+/// [`doc_attr`] for a per-tensor or per-op item: nothing on a big model (see
+/// [`per_item_docs`](crate::codegen::tables::per_item_docs)), where the module's docs say it all.
+fn item_doc(model: &Model, text: impl FnOnce() -> String) -> String {
+    if crate::codegen::tables::per_item_docs(model) {
+        doc_attr(&text())
+    } else {
+        String::new()
+    }
+}
+
 /// The elements of `TENSORS`, comma separated.
 fn placements(model: &Model, plan: &ModelPlan, tensors: &[usize]) -> TokenStream {
     let lifetimes = reported_lifetimes(model);
@@ -106,7 +123,7 @@ fn offset_consts(model: &Model, plan: &ModelPlan, tensors: &[usize], place: &str
         let _ = writeln!(
             out,
             "{}\npub const {}: usize = {};",
-            doc_attr(&doc),
+            item_doc(model, || doc),
             t.name,
             plan.offset(i)
         );
@@ -128,7 +145,7 @@ fn len_consts(model: &Model) -> TokenStream {
         let _ = writeln!(
             out,
             "{}\npub const {}: usize = {};",
-            doc_attr(&doc),
+            item_doc(model, || doc),
             t.name,
             t.len()
         );
@@ -147,7 +164,7 @@ fn accessors(model: &Model, plan: &ModelPlan, tensors: &[usize], len: &str) -> T
             out,
             "{}\n#[inline]\npub fn {name}(&mut self) -> &mut [::core::primitive::{}] {{\n\
              ::memplan::__private::tensor_mut(&mut self.bytes, offset::{name}, {len}::{name})\n}}",
-            doc_attr(&docs::accessor(model, plan, i, &index)),
+            item_doc(model, || docs::accessor(model, plan, i, &index)),
             t.rust_type(),
             name = t.name
         );
@@ -174,18 +191,23 @@ fn single_pool(model: &Model, plan: &ModelPlan) -> TokenStream {
     let lens = len_consts(model);
     let accessors = accessors(model, plan, &pool.tensors, "len");
     let (op_methods, op_structs) = all_op_views(model, plan);
+    let tables = lex(&tables(model, plan));
+    let views = lex(&views_method(plan));
 
-    let module_doc = docs::module(model, plan);
+    let module_doc = doc_lines(&docs::module(model, plan));
     let arena_doc = docs::arena(model, plan, 0);
     let size_lit = number(pool.arena_size);
     let align_lit = number(pool.alignment);
     let bound_lit = number(pool.lower_bound);
     let steps = number(model.steps());
+    let guard = pointer_width_guard(model, plan);
 
     quote! {
-        #[doc = #module_doc]
+        #(#[doc = #module_doc])*
         #[allow(dead_code, clippy::all)]
         pub mod #module {
+            #guard
+
             /// Bytes of the arena: the plan's height, rounded up to [`ARENA_ALIGN`].
             pub const ARENA_SIZE: usize = #size_lit;
             /// Alignment of the arena: the largest alignment any tensor needs.
@@ -225,6 +247,8 @@ fn single_pool(model: &Model, plan: &ModelPlan) -> TokenStream {
                 #accessors
 
                 #op_methods
+
+                #views
             }
 
             impl ::core::default::Default for Arena {
@@ -232,6 +256,8 @@ fn single_pool(model: &Model, plan: &ModelPlan) -> TokenStream {
                     Self::new()
                 }
             }
+
+            #tables
 
             /// The views each op works on, all borrowed at once from the arena.
             #[allow(non_camel_case_types)]
@@ -244,6 +270,47 @@ fn single_pool(model: &Model, plan: &ModelPlan) -> TokenStream {
                 ::core::assert!(::core::mem::align_of::<Arena>() == ARENA_ALIGN);
             };
         }
+    }
+}
+
+/// The largest number the generated code writes as a `usize`: arena sizes, offsets, tensor
+/// sizes and ends, element counts, dimensions (of tensors and weights), steps.
+fn largest_constant(model: &Model, plan: &ModelPlan) -> u64 {
+    let pools = plan.pools.iter().map(|p| p.arena_size.max(p.alignment));
+    let tensors = model.tensors.iter().enumerate().map(|(i, t)| {
+        let dims = match &t.layout {
+            crate::model_file::Layout::Typed { shape, .. } => shape.iter().copied().max(),
+            crate::model_file::Layout::Bytes => None,
+        };
+        (plan.offset(i) + t.size).max(dims.unwrap_or(0))
+    });
+    let weights = model.weights.iter().flat_map(|w| w.shape.iter().copied());
+    pools
+        .chain(tensors)
+        .chain(weights)
+        .chain([model.steps() + 1])
+        .max()
+        .unwrap_or(0)
+}
+
+/// A `const` assertion that every constant of the module fits in the target's `usize`: the plan
+/// is computed in `u64` on the host, and a 4 GiB tensor would wrap on a 32-bit target. The
+/// numbers are compared as `u128`, which never wraps.
+fn pointer_width_guard(model: &Model, plan: &ModelPlan) -> TokenStream {
+    let largest = largest_constant(model, plan);
+    let literal = Literal::u128_suffixed(u128::from(largest));
+    let message = format!(
+        "memplan: model `{}` ({}) needs numbers up to {largest} (arena sizes, offsets, tensor \
+         sizes and shapes), more than `usize` holds on this target; build it for a 64-bit \
+         target, or shrink the model's tensors or pools so every arena fits this target's \
+         address space",
+        model.name, model.file
+    );
+    quote! {
+        const _: () = ::core::assert!(
+            #literal <= ::core::primitive::usize::MAX as ::core::primitive::u128,
+            #message
+        );
     }
 }
 
@@ -264,7 +331,8 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
     let module = ident(&model.name);
     let lens = len_consts(model);
     let steps = number(model.steps());
-    let module_doc = docs::module(model, plan);
+    let module_doc = doc_lines(&docs::module(model, plan));
+    let guard = pointer_width_guard(model, plan);
 
     let mut pool_modules = Vec::new();
     let mut aliases = Vec::new();
@@ -272,6 +340,7 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
     let mut holder_params = Vec::new();
     let mut holder_inits = Vec::new();
     let mut statics_taken = Vec::new();
+    let mut statics_put_back = Vec::new();
     for (p, pool) in plan.pools.iter().enumerate() {
         let name = ident(&pool.name);
         let placements = placements(model, plan, &pool.tensors);
@@ -376,14 +445,19 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
         holder_params.push(quote! { #name: &'a mut #name::Arena });
         holder_inits.push(quote! { #name });
         statics_taken.push(quote! { #name::ARENA.take() });
+        statics_put_back.push(quote! { #name::ARENA.put_back(arena) });
     }
     let pool_names: Vec<Ident> = plan.pools.iter().map(|p| ident(&p.name)).collect();
     let (op_methods, op_structs) = all_op_views(model, plan);
+    let tables = lex(&tables(model, plan));
+    let views = lex(&views_method(plan));
 
     quote! {
-        #[doc = #module_doc]
+        #(#[doc = #module_doc])*
         #[allow(dead_code, clippy::all)]
         pub mod #module {
+            #guard
+
             /// Steps of the schedule: one per op.
             pub const STEPS: usize = #steps;
 
@@ -409,13 +483,24 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
                 }
 
                 #op_methods
+
+                #views
             }
 
-            /// Every pool's `static` arena, once: `None` if any was already taken.
+            #tables
+
+            /// Every pool's `static` arena, once: `None` if any was already taken, and then
+            /// none is consumed (the ones this call took are put back).
             #[cfg(target_has_atomic = "8")]
             pub fn take() -> ::core::option::Option<Arenas<'static>> {
                 #(let #pool_names = #statics_taken;)*
-                ::core::option::Option::Some(Arenas { #(#pool_names: #pool_names?),* })
+                if #(#pool_names.is_some())&&* {
+                    return ::core::option::Option::Some(Arenas { #(#pool_names: #pool_names?),* });
+                }
+                #(if let ::core::option::Option::Some(arena) = #pool_names {
+                    let _ = #statics_put_back;
+                })*
+                ::core::option::Option::None
             }
 
             /// The views each op works on, all borrowed at once from the arenas.
@@ -428,7 +513,7 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
 }
 
 /// The in-place aliases of each op, in model order.
-fn aliases_by_op(model: &Model) -> Vec<Vec<&Alias>> {
+pub(crate) fn aliases_by_op(model: &Model) -> Vec<Vec<&Alias>> {
     let mut by_op = vec![Vec::new(); model.ops.len()];
     for alias in &model.aliases {
         by_op[alias.op].push(alias);
@@ -436,31 +521,9 @@ fn aliases_by_op(model: &Model) -> Vec<Vec<&Alias>> {
     by_op
 }
 
-/// One field of an op's view struct.
-struct Field {
-    tensor: usize,
-    mutable: bool,
-    /// The input this output overwrites in place, if any.
-    absorbs: Option<usize>,
-}
-
-/// The `op_<name>` method (into `methods`) and the `op::<name>` struct (into `structs`) of op
-/// `k`.
-///
-/// The op's distinct arena tensors are all live at step `k`, so a valid plan gives them disjoint
-/// bytes within each pool, except an input that the op overwrites in place: that input and its
-/// output are one `&mut` field, named after the output. Sorted by offset, each pool's pieces are
-/// cut by `__private::split` (`split_at_mut` in a loop), one after the other. A tensor read twice
-/// by the op is one field. App-owned (`external`) tensors are parameters of the method, as arrays
-/// of their exact length.
-fn op_views(
-    model: &Model,
-    plan: &ModelPlan,
-    k: usize,
-    aliases: &[&Alias],
-    methods: &mut String,
-    structs: &mut String,
-) {
+/// The fields of op `k`'s view struct, in order: inputs, then outputs and scratch; a tensor
+/// listed twice is one field, and an input overwritten in place is its output's field.
+pub(crate) fn op_fields(model: &Model, k: usize, aliases: &[&Alias]) -> Vec<Field> {
     let op = &model.ops[k];
     let absorbed = |input: usize| aliases.iter().any(|a| a.input == input);
     let mut fields: Vec<Field> = Vec::new();
@@ -480,46 +543,110 @@ fn op_views(
             absorbs,
         });
     }
+    fields
+}
+
+/// One arena view of an op, as cut from its pool: `gap` bytes after the previous view's end.
+pub(crate) struct ViewCut {
+    pub(crate) pool: usize,
+    pub(crate) gap: u64,
+    pub(crate) size: u64,
+    /// Index into the op's fields.
+    pub(crate) field: usize,
+}
+
+/// The arena views of `fields`, in pool order, then offset order (external tensors have none).
+pub(crate) fn view_cuts(model: &Model, plan: &ModelPlan, fields: &[Field]) -> Vec<ViewCut> {
+    let mut order: Vec<(usize, u64, usize)> = fields
+        .iter()
+        .enumerate()
+        .filter_map(|(f, field)| {
+            plan.tensors[field.tensor].map(|place| (place.pool, place.offset, f))
+        })
+        .collect();
+    order.sort_by_key(|&(pool, offset, f)| (pool, offset, fields[f].tensor));
+    let mut cuts = Vec::with_capacity(order.len());
+    let mut cursor = (usize::MAX, 0u64);
+    for (pool, offset, f) in order {
+        if cursor.0 != pool {
+            cursor = (pool, 0);
+        }
+        let size = model.tensors[fields[f].tensor].size;
+        cuts.push(ViewCut {
+            pool,
+            gap: offset - cursor.1,
+            size,
+            field: f,
+        });
+        cursor.1 = offset + size;
+    }
+    cuts
+}
+
+/// One field of an op's view struct.
+pub(crate) struct Field {
+    pub(crate) tensor: usize,
+    pub(crate) mutable: bool,
+    /// The input this output overwrites in place, if any.
+    pub(crate) absorbs: Option<usize>,
+}
+
+/// The `op_<name>` method (into `methods`) and the `op::<name>` struct (into `structs`) of op
+/// `k`.
+///
+/// The op's distinct arena tensors are all live at step `k`, so a valid plan gives them disjoint
+/// bytes within each pool, except an input that the op overwrites in place: that input and its
+/// output are one `&mut` field, named after the output. Sorted by offset, each pool's pieces are
+/// cut one after the other by `__private::cut::<GAP, SIZE, REST, N>`, a split of a fixed-size
+/// array whose sizes are constants: no bounds check, no branch, no panic path. A tensor read twice
+/// by the op is one field. App-owned (`external`) tensors are parameters of the method, as arrays
+/// of their exact length.
+fn op_views(
+    model: &Model,
+    plan: &ModelPlan,
+    k: usize,
+    aliases: &[&Alias],
+    methods: &mut String,
+    structs: &mut String,
+) {
+    let op = &model.ops[k];
+    let fields = op_fields(model, k, aliases);
 
     let several = !matches!(plan.pools.as_slice(), [pool] if pool.default);
     let mut statements = String::new();
-    for (p, pool) in plan.pools.iter().enumerate() {
-        let mut by_offset: Vec<usize> = (0..fields.len())
-            .filter(|&f| plan.tensors[fields[f].tensor].is_some_and(|place| place.pool == p))
-            .collect();
-        if by_offset.is_empty() {
-            continue;
+    // Each pool's pieces in offset order, cut one after the other by `__private::cut`, whose
+    // sizes are all constants: address arithmetic only, no bounds check, no branch.
+    let mut current_pool = None;
+    let mut remaining = 0u64;
+    let cuts = view_cuts(model, plan, &fields);
+    for (c, cut) in cuts.iter().enumerate() {
+        if current_pool != Some(cut.pool) {
+            current_pool = Some(cut.pool);
+            remaining = plan.pools[cut.pool].arena_size;
+            let bytes = if several {
+                format!("&mut self.{}.bytes", plan.pools[cut.pool].name)
+            } else {
+                "&mut self.bytes".to_owned()
+            };
+            let _ = writeln!(statements, "let rest = {bytes};");
         }
-        by_offset.sort_by_key(|&f| (plan.offset(fields[f].tensor), fields[f].tensor));
-        let bytes = if several {
-            format!("&mut self.{}.bytes", pool.name)
-        } else {
-            "&mut self.bytes".to_owned()
-        };
-        // `split` cuts the pieces in offset order: (gap before, size) each.
-        let mut cursor = 0u64;
-        let mut pieces = Vec::with_capacity(by_offset.len());
-        let mut cuts = Vec::with_capacity(by_offset.len());
-        for &f in &by_offset {
-            let size = model.tensors[fields[f].tensor].size;
-            let offset = plan.offset(fields[f].tensor);
-            pieces.push(format!("piece_{f}"));
-            cuts.push(format!("({}, {size})", offset - cursor));
-            cursor = offset + size;
-        }
+        let last_of_pool = cuts.get(c + 1).is_none_or(|next| next.pool != cut.pool);
+        let rest = remaining - cut.gap - cut.size;
         let _ = writeln!(
             statements,
-            "let [{}] = ::memplan::__private::split({bytes}, [{}]);",
-            pieces.join(", "),
-            cuts.join(", ")
+            "let (piece_{}, {}) = ::memplan::__private::cut::<{}, {}, {rest}, {remaining}>(rest);",
+            cut.field,
+            if last_of_pool { "_" } else { "rest" },
+            cut.gap,
+            cut.size,
         );
+        remaining = rest;
     }
-
     let name = &op.name;
     let _ = writeln!(
         structs,
         "{}\npub struct {name}<'a> {{",
-        doc_attr(&docs::op_struct(model, k))
+        item_doc(model, || docs::op_struct(model, k))
     );
     let mut params = Vec::new();
     let mut values = String::new();
@@ -530,7 +657,7 @@ fn op_views(
         let _ = writeln!(
             structs,
             "{}\npub {}: {reference} [{element}],",
-            doc_attr(&docs::field(
+            item_doc(model, || docs::field(
                 model,
                 field.tensor,
                 field.mutable,
@@ -546,13 +673,21 @@ fn op_views(
             ));
             let _ = write!(values, "{}, ", tensor.name);
         } else {
-            let view = if field.mutable { "view_mut" } else { "view" };
+            let view = if field.mutable { "piece_mut" } else { "piece" };
             let _ = write!(
                 values,
                 "{}: ::memplan::__private::{view}(piece_{f}), ",
                 tensor.name
             );
         }
+    }
+    if fields.is_empty() {
+        // An op that touches no tensor still borrows the arena: keep the lifetime used.
+        structs.push_str(
+            "#[doc = \"The op has no tensor views; this only keeps the arena borrowed.\"]\n\
+             pub _arena: ::core::marker::PhantomData<&'a mut ()>,\n",
+        );
+        values.push_str("_arena: ::core::marker::PhantomData, ");
     }
     let _ = writeln!(structs, "}}");
     let signature = if params.is_empty() {
@@ -570,7 +705,7 @@ fn op_views(
     };
     let _ = writeln!(
         methods,
-        "{}\n{signature} {{\n{uses_self}{statements}op::{name} {{ {values}}}\n}}",
-        doc_attr(&docs::op_method(model, k))
+        "{}\n#[inline]\n{signature} {{\n{uses_self}{statements}op::{name} {{ {values}}}\n}}",
+        item_doc(model, || docs::op_method(model, k, aliases))
     );
 }

@@ -19,6 +19,12 @@
 //!         pub fn op_<op>(&mut self) -> op::<op><'_>;   // all views of one op at once
 //!     }
 //!     pub mod op { pub struct <op><'a> { pub <input>: &'a [T], pub <output>: &'a mut [T], .. } }
+//!     // For interpreters (see `tables`):
+//!     pub mod shape { pub const <tensor>: [usize; R]; }  pub mod dtype { pub const <tensor>: memplan::DType; }
+//!     pub const TENSOR_INFO: &[memplan::TensorInfo];  pub const WEIGHTS: &[memplan::WeightInfo];
+//!     pub mod weight_shape { .. }  pub mod weight_dtype { .. }  pub mod attrs { pub mod <op> { pub const <NAME>: T; } }
+//!     pub const OPS: &[memplan::OpInfo];  pub const MAX_VIEWS: usize;
+//!     impl Arena { pub fn views(&mut self, k: usize) -> Option<memplan::Views<'_, MAX_VIEWS>>; }
 //! }
 //! ```
 //!
@@ -35,15 +41,59 @@ mod docs;
 mod items;
 mod placeholder;
 mod plan;
+mod source;
+mod tables;
 
 use proc_macro2::TokenStream;
 
 pub use items::{generate, reported_lifetimes};
 pub use placeholder::placeholder;
 pub use plan::{ModelPlan, PlannedPool, TensorPlace, check, plan_model, single_arena_solution};
+pub use source::to_source;
 
 use crate::error::InputError;
 use crate::model_file::parse_model;
+
+/// [`expand_model`] as a source file for a build script to write (`include!`d by the crate):
+/// the same tokens, one item, statement or field per line (see [`to_source`]).
+pub fn expand_model_source(file_name: &str, text: &str) -> Result<String, InputError> {
+    expand_model(file_name, text).map(|tokens| to_source(&tokens))
+}
+
+/// The most tensors (and the most ops) a model may have for the `memplan!` macro: planning and
+/// code generation stay `O(n log n)` beyond it, but the compiler holds the whole expansion at
+/// once (a 30,001-tensor model: about 3 minutes and 5.4 GB of memory for `rustc` in a debug
+/// build, growing linearly). Larger models use a build script
+/// ([`expand_model`] from `build.rs`, see `examples/build-script`), which has no limit.
+pub const MAX_MACRO_TENSORS: usize = 50_000;
+
+/// [`expand_model`] for the `memplan!` macro: the same, but a model with more than
+/// [`MAX_MACRO_TENSORS`] tensors or ops is a located error that recommends a build script.
+pub fn expand_model_for_macro(file_name: &str, text: &str) -> Result<TokenStream, InputError> {
+    let model = parse_model(file_name, text)?;
+    let too_many = |what: &str, count: usize, at: crate::model_file::Location| {
+        InputError::new(
+            file_name,
+            at.line,
+            at.column,
+            format!(
+                "the model has {count} {what}, more than the {MAX_MACRO_TENSORS} the `memplan!` \
+                 macro supports (this is the first one past the limit)"
+            ),
+            "generate the code from a build script instead: call \
+             `memplan_core::expand_model` in `build.rs` and `include!` the file it writes (see \
+             `examples/build-script`); it has no size limit",
+        )
+    };
+    if let Some(t) = model.tensors.get(MAX_MACRO_TENSORS) {
+        return Err(too_many("tensors", model.tensors.len(), t.location));
+    }
+    if let Some(op) = model.ops.get(MAX_MACRO_TENSORS) {
+        return Err(too_many("ops", model.ops.len(), op.location));
+    }
+    let plan = plan_model(&model)?;
+    Ok(generate(&model, &plan))
+}
 
 /// Parses, plans and generates in one go: what the `memplan!` macro expands to (without the
 /// `include_bytes!` the macro adds so cargo tracks the file).

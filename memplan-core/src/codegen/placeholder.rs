@@ -63,12 +63,18 @@ pub fn placeholder(text: &str) -> TokenStream {
             tensors.push((name.to_owned(), element));
         }
     }
-    let element_of = |name: &str| {
-        tensors
-            .iter()
-            .find(|(t, _)| t == name)
-            .map(|&(_, element)| element)
-    };
+    // A model past the macro's limit gets only the module: its stand-ins would cost the
+    // compiler as much as the real items.
+    let too_big = tensors.len() > crate::codegen::MAX_MACRO_TENSORS;
+    if too_big {
+        tensors.clear();
+        external.clear();
+    }
+    let elements: std::collections::BTreeMap<&str, &'static str> = tensors
+        .iter()
+        .map(|(name, element)| (name.as_str(), *element))
+        .collect();
+    let element_of = |name: &str| elements.get(name).copied();
     let names_in = |value: Option<&toml::Spanned<DeValue<'_>>>| -> Vec<String> {
         match value.map(|v| v.get_ref()) {
             Some(DeValue::Array(items)) => items
@@ -89,17 +95,22 @@ pub fn placeholder(text: &str) -> TokenStream {
 
     let mut op_methods = Vec::new();
     let mut op_structs = Vec::new();
-    let mut seen_ops: Vec<String> = Vec::new();
-    if let Some(DeValue::Array(ops)) = document.get("ops").map(|o| o.get_ref()) {
+    let mut seen_ops: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    let ops = match document.get("ops").map(|o| o.get_ref()) {
+        Some(DeValue::Array(ops)) if !too_big && ops.len() <= crate::codegen::MAX_MACRO_TENSORS => {
+            Some(ops)
+        }
+        _ => None,
+    };
+    if let Some(ops) = ops {
         for op in ops.iter() {
             let op = op.get_ref();
             let Some(op_name) = op.get("name").and_then(|n| n.get_ref().as_str()) else {
                 continue;
             };
-            if identifier_problem(op_name).is_some() || seen_ops.iter().any(|o| o == op_name) {
+            if identifier_problem(op_name).is_some() || !seen_ops.insert(op_name.to_owned()) {
                 continue;
             }
-            seen_ops.push(op_name.to_owned());
             let inputs = names_in(op.get("inputs"));
             let mut fields: Vec<(String, bool)> = Vec::new();
             for name in inputs {
@@ -179,11 +190,18 @@ pub fn placeholder(text: &str) -> TokenStream {
             pub const LOWER_BOUND: usize = 0;
             pub const STEPS: usize = 0;
             pub const TENSORS: &[::memplan::Placement] = &[];
+            pub const TENSOR_INFO: &[::memplan::TensorInfo] = &[];
+            pub const WEIGHTS: &[::memplan::WeightInfo] = &[];
+            pub const OPS: &[::memplan::OpInfo] = &[];
+            pub const MAX_VIEWS: usize = 0;
             pub mod offset { #(#zeros)* }
             pub mod len { #(#zeros)* }
             pub struct Arena { bytes: [::core::primitive::u8; 0] }
             impl Arena {
                 pub const fn new() -> Self { Self { bytes: [] } }
+                pub fn views(&mut self, k: usize) -> ::core::option::Option<::memplan::Views<'_, MAX_VIEWS>> {
+                    ::core::option::Option::None
+                }
                 #(#accessors)*
                 #(#op_methods)*
             }
@@ -273,6 +291,9 @@ fn pool_items(
         pub struct Arenas<'a> { #(pub #idents: &'a mut #idents::Arena,)* }
         impl<'a> Arenas<'a> {
             pub fn new(#(#idents: &'a mut #idents::Arena),*) -> Self { Self { #(#idents),* } }
+            pub fn views(&mut self, k: usize) -> ::core::option::Option<::memplan::Views<'_, MAX_VIEWS>> {
+                ::core::option::Option::None
+            }
             #(#op_methods)*
         }
         #[cfg(target_has_atomic = "8")]

@@ -453,7 +453,11 @@ pub fn check(model: &Model, plan: &ModelPlan) -> Vec<String> {
         if offsets.len() != pool.tensors.len() {
             continue;
         }
-        let local = |i: usize| pool.tensors.iter().position(|&t| t == i);
+        let mut position = vec![None; model.tensors.len()];
+        for (k, &t) in pool.tensors.iter().enumerate() {
+            position[t] = Some(k);
+        }
+        let local = |i: usize| position[i];
         let pairs: Vec<(usize, usize)> = model
             .aliases
             .iter()

@@ -35,7 +35,7 @@ pub use ident::{identifier_problem, sanitize_identifier};
 pub use inplace::{INPLACE_KINDS, allows_inplace};
 pub use parse::{MAX_TENSOR_BYTES, parse_model};
 pub use schema::{
-    Alias, DEFAULT_ALIGNMENT, Layout, Location, MAX_ALIGNMENT, Model, ModelLocations, Op, PoolDecl,
-    Tensor, TensorMemory,
+    Alias, AttrValue, DEFAULT_ALIGNMENT, Layout, Location, MAX_ALIGNMENT, Model, ModelLocations,
+    Op, OpInput, PoolDecl, Tensor, TensorMemory, Weight,
 };
 pub use size::{format_byte_size, parse_byte_size};

@@ -12,8 +12,8 @@ use crate::model::Lifetime;
 use crate::model_file::inplace::{Chains, automatic};
 use crate::model_file::source::{SourceText, did_you_mean};
 use crate::model_file::{
-    Alias, DEFAULT_ALIGNMENT, DType, Layout, MAX_ALIGNMENT, Model, ModelLocations, Op, PoolDecl,
-    Tensor, TensorMemory, identifier_problem, parse_byte_size,
+    Alias, AttrValue, DEFAULT_ALIGNMENT, DType, Layout, MAX_ALIGNMENT, Model, ModelLocations, Op,
+    OpInput, PoolDecl, Tensor, TensorMemory, Weight, identifier_problem, parse_byte_size,
 };
 use crate::solve::Solver;
 
@@ -24,7 +24,7 @@ pub const MAX_TENSOR_BYTES: u64 = 1 << 48;
 /// The largest sum of all tensor sizes accepted (2^60 bytes).
 const MAX_TOTAL_BYTES: u64 = 1 << 60;
 
-const TOP_KEYS: [&str; 4] = ["model", "tensors", "ops", "pools"];
+const TOP_KEYS: [&str; 5] = ["model", "tensors", "weights", "ops", "pools"];
 const MODEL_KEYS: [&str; 7] = [
     "name",
     "alignment",
@@ -37,12 +37,109 @@ const MODEL_KEYS: [&str; 7] = [
 const TENSOR_KEYS: [&str; 8] = [
     "dtype", "shape", "bytes", "align", "source", "pool", "offset", "external",
 ];
-const OP_KEYS: [&str; 7] = [
-    "name", "inputs", "outputs", "scratch", "kind", "source", "inplace",
+const OP_KEYS: [&str; 8] = [
+    "name", "inputs", "outputs", "scratch", "kind", "source", "inplace", "attrs",
 ];
+const WEIGHT_KEYS: [&str; 3] = ["dtype", "shape", "source"];
 const POOL_KEYS: [&str; 3] = ["name", "size", "link_section"];
+/// Crates a generated module or its user reach by name: a module named like one of them
+/// (`pub mod memplan`) makes `memplan::...` ambiguous.
+const RESERVED_MODEL_NAMES: [&str; 6] = [
+    "memplan",
+    "core",
+    "std",
+    "alloc",
+    "bytemuck",
+    "memplan_core",
+];
+
+/// The largest `link_section` name accepted.
+const MAX_SECTION_NAME: usize = 64;
+
+/// Sections the loader, the start-up code or the code itself depend on: an arena there runs as
+/// code, is executed before `main`, makes code or constants writable, or is thrown away. A
+/// `link_section` equal to one of these or starting with one is refused.
+const FORBIDDEN_SECTIONS: [&str; 34] = [
+    ".init_array",
+    ".fini_array",
+    ".preinit_array",
+    ".ctors",
+    ".dtors",
+    ".init",
+    ".fini",
+    ".text",
+    ".rodata",
+    ".plt",
+    ".got",
+    ".data.rel.ro",
+    ".tdata",
+    ".tbss",
+    ".eh_frame",
+    ".gcc_except_table",
+    ".debug",
+    ".zdebug",
+    ".interp",
+    ".dynamic",
+    ".dynsym",
+    ".dynstr",
+    ".hash",
+    ".gnu",
+    ".rel",
+    ".note",
+    ".symtab",
+    ".strtab",
+    ".shstrtab",
+    ".comment",
+    ".ARM.exidx",
+    ".ARM.extab",
+    ".isr_vector",
+    ".vector",
+];
+
+/// Why `section` may not hold an arena, or `None` if it may: a conservative charset (ASCII
+/// letters, digits, `.`, `_`, `$`, and `,` for Mach-O `segment,section`), at most 64 characters,
+/// none of [`FORBIDDEN_SECTIONS`] nor Mach-O's `__TEXT` segment.
+pub(crate) fn link_section_problem(section: &str) -> Option<String> {
+    if section.is_empty() {
+        return Some("is empty".into());
+    }
+    if section.chars().count() > MAX_SECTION_NAME {
+        return Some(format!("is longer than {MAX_SECTION_NAME} characters"));
+    }
+    if let Some(c) = section
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '$' | ',')))
+    {
+        return Some(format!(
+            "contains {c:?}; a section name may only use ASCII letters, digits, `.`, `_`, `$` \
+             and `,`"
+        ));
+    }
+    if let Some(forbidden) = FORBIDDEN_SECTIONS.iter().find(|f| section.starts_with(**f)) {
+        return Some(format!(
+            "is (or starts with) `{forbidden}`, a section the program's loader, start-up code \
+             or code depends on: an arena there would be run, made of code or constants, or \
+             thrown away"
+        ));
+    }
+    if section.starts_with("__TEXT") {
+        return Some("is in Mach-O's `__TEXT` segment, which holds code and constants".into());
+    }
+    None
+}
+
 /// Names the generated module already uses, so no pool may take them.
-const RESERVED_POOL_NAMES: [&str; 3] = ["offset", "len", "op"];
+const RESERVED_POOL_NAMES: [&str; 9] = [
+    "__memplan",
+    "offset",
+    "len",
+    "op",
+    "shape",
+    "dtype",
+    "weight_shape",
+    "weight_dtype",
+    "attrs",
+];
 
 type Result<T> = std::result::Result<T, InputError>;
 type Table<'i> = DeTable<'i>;
@@ -83,6 +180,21 @@ pub fn parse_model(file_name: &str, text: &str) -> Result<Model> {
     Parser { source }.model(document.get_ref())
 }
 
+/// The span of top-level key `name` (`0..0` when absent).
+fn key_span(top: &Table<'_>, name: &str) -> Range<usize> {
+    top.keys()
+        .find(|key| key.get_ref() == name)
+        .map_or(0..0, Spanned::span)
+}
+
+/// The span of the first top-level key in the file (`0..0` in an empty file).
+fn first_key_span(top: &Table<'_>) -> Range<usize> {
+    top.keys()
+        .map(Spanned::span)
+        .min_by_key(|span| span.start)
+        .unwrap_or(0..0)
+}
+
 fn syntax_error(source: &SourceText<'_>, error: &toml::de::Error) -> InputError {
     let span = error.span().unwrap_or(0..0);
     let message = error.message().trim().replace('\n', "; ");
@@ -105,6 +217,12 @@ struct OpSpans {
     inplace: Vec<(Range<usize>, Range<usize>)>,
 }
 
+/// The names an op may refer to: tensors and weights.
+struct Names<'m> {
+    tensors: &'m BTreeMap<&'m str, usize>,
+    weights: &'m BTreeMap<&'m str, usize>,
+}
+
 struct Parser<'a> {
     source: SourceText<'a>,
 }
@@ -112,11 +230,14 @@ struct Parser<'a> {
 impl Parser<'_> {
     fn model(&self, top: &Table<'_>) -> Result<Model> {
         self.check_keys(top, &TOP_KEYS, "at the top level", |_| {
-            "the top level has `[model]`, `[tensors]` and `[[ops]]`".into()
+            "the top level has `[model]`, `[tensors]`, `[[ops]]`, and optionally `[weights]` and \
+             `[[pools]]`"
+                .into()
         })?;
         let Some(model_value) = top.get("model") else {
+            // At the first top-level key, where `[model]` belongs (the file's start when empty).
             return Err(self.source.error(
-                &(0..0),
+                &first_key_span(top),
                 "missing `[model]` table",
                 "start the file with `[model]` and at least `name = \"my_model\"`",
             ));
@@ -144,6 +265,16 @@ impl Parser<'_> {
             "model name",
             "it names the generated module",
         )?;
+        if RESERVED_MODEL_NAMES.contains(&name) {
+            return Err(self.source.error(
+                &name_value.span(),
+                format!(
+                    "model name `{name}` is also the name of a crate the generated code and your \
+                     code use, so paths like `{name}::...` would become ambiguous"
+                ),
+                format!("rename the model (for example `{name}_model`)"),
+            ));
+        }
 
         // alignment
         let alignment = match model.get("alignment") {
@@ -190,8 +321,9 @@ impl Parser<'_> {
         // tensors
         let (tensors, tensor_spans) = match top.get("tensors") {
             None => {
+                // At the `[model]` header: `[tensors]` follows it.
                 return Err(self.source.error(
-                    &(0..0),
+                    &key_span(top, "model"),
                     "missing `[tensors]` table",
                     "add `[tensors]` with one entry per activation tensor, e.g. \
                      `input = { dtype = \"f32\", shape = [1, 28, 28] }`",
@@ -205,14 +337,29 @@ impl Parser<'_> {
             .map(|(i, t)| (t.name.as_str(), i))
             .collect();
 
+        // weights: constants, named like tensors but never one
+        let weights = match top.get("weights") {
+            None => Vec::new(),
+            Some(v) => self.weights(v, &index)?,
+        };
+        let weight_index: BTreeMap<&str, usize> = weights
+            .iter()
+            .enumerate()
+            .map(|(i, w)| (w.name.as_str(), i))
+            .collect();
+        let names = Names {
+            tensors: &index,
+            weights: &weight_index,
+        };
+
         // graph inputs and outputs
         let inputs = match model.get("inputs") {
             None => (Vec::new(), Vec::new()),
-            Some(v) => self.references(v, &index, "`inputs` of `[model]`")?,
+            Some(v) => self.references(v, &names, "`inputs` of `[model]`")?,
         };
         let outputs = match model.get("outputs") {
             None => (Vec::new(), Vec::new()),
-            Some(v) => self.references(v, &index, "`outputs` of `[model]`")?,
+            Some(v) => self.references(v, &names, "`outputs` of `[model]`")?,
         };
         self.no_repeats(&inputs, &tensors, "graph inputs")?;
         self.no_repeats(&outputs, &tensors, "graph outputs")?;
@@ -220,11 +367,12 @@ impl Parser<'_> {
         // ops
         let (ops, op_spans) = match top.get("ops") {
             None => (Vec::new(), Vec::new()),
-            Some(v) => self.ops(v, &index)?,
+            Some(v) => self.ops(v, &names)?,
         };
         if ops.is_empty() {
             return Err(self.source.error(
-                &top.get("ops").map_or(0..0, Spanned::span),
+                &top.get("ops")
+                    .map_or_else(|| key_span(top, "tensors"), Spanned::span),
                 "the model has no ops",
                 "add at least one `[[ops]]` table with `name`, `inputs` and `outputs`; ops run in \
                  file order and give the tensors their lifetimes",
@@ -242,6 +390,7 @@ impl Parser<'_> {
             outputs: outputs.0,
             tensors,
             ops,
+            weights,
             pools,
             inplace,
             aliases: Vec::new(),
@@ -461,11 +610,8 @@ impl Parser<'_> {
             .collect()
     }
 
-    fn ops(
-        &self,
-        value: &Value<'_>,
-        index: &BTreeMap<&str, usize>,
-    ) -> Result<(Vec<Op>, Vec<OpSpans>)> {
+    fn ops(&self, value: &Value<'_>, refs: &Names<'_>) -> Result<(Vec<Op>, Vec<OpSpans>)> {
+        let index = refs.tensors;
         let help = "write each op as an `[[ops]]` table with `name`, `inputs` and `outputs`";
         let DeValue::Array(items) = value.get_ref() else {
             return Err(self
@@ -478,7 +624,9 @@ impl Parser<'_> {
         for (k, item) in items.iter().enumerate() {
             let table = self.table(item, &format!("op {k}"), help)?;
             self.check_keys(table, &OP_KEYS, &format!("in op {k}"), |_| {
-                "an op has `name`, `inputs`, `outputs`, and optionally `scratch`, `kind` and `source`".into()
+                "an op has `name`, `inputs`, `outputs`, and optionally `scratch`, `kind`, `source`, \
+                 `inplace` and `attrs`"
+                    .into()
             })?;
             let Some(name_value) = table.get("name") else {
                 return Err(self.source.error(
@@ -506,10 +654,13 @@ impl Parser<'_> {
             let list = |key: &str| -> Result<(Vec<usize>, Vec<Range<usize>>)> {
                 match table.get(key) {
                     None => Ok((Vec::new(), Vec::new())),
-                    Some(v) => self.references(v, index, &what(key)),
+                    Some(v) => self.references(v, refs, &what(key)),
                 }
             };
-            let (inputs, input_spans) = list("inputs")?;
+            let (all_inputs, inputs, input_spans) = match table.get("inputs") {
+                None => (Vec::new(), Vec::new(), Vec::new()),
+                Some(v) => self.op_inputs(v, refs, &what("inputs"))?,
+            };
             let (outputs, output_spans) = list("outputs")?;
             let (scratch, scratch_spans) = list("scratch")?;
             let optional_string = |key: &str| -> Result<Option<String>> {
@@ -530,11 +681,17 @@ impl Parser<'_> {
                     (Some(pairs), spans)
                 }
             };
+            let attrs = match table.get("attrs") {
+                None => Vec::new(),
+                Some(v) => self.attrs(v, &what("attrs"))?,
+            };
             ops.push(Op {
                 name: name.to_owned(),
                 kind: optional_string("kind")?,
                 source: optional_string("source")?,
                 inputs,
+                all_inputs,
+                attrs,
                 outputs,
                 scratch,
                 inplace,
@@ -549,6 +706,301 @@ impl Parser<'_> {
             });
         }
         Ok((ops, spans))
+    }
+
+    /// `[weights]`: `name = { dtype = "f32", shape = [64, 3, 3, 3], source = "conv1.weight" }`.
+    fn weights(&self, value: &Value<'_>, tensors: &BTreeMap<&str, usize>) -> Result<Vec<Weight>> {
+        let table = self.table(
+            value,
+            "`weights`",
+            "write `[weights]` as a table: `w = { dtype = \"f32\", shape = [8, 3] }`",
+        )?;
+        let mut entries: Vec<_> = table.iter().collect();
+        entries.sort_by_key(|(key, _)| key.span().start);
+        let mut weights = Vec::with_capacity(entries.len());
+        for (key, value) in entries {
+            let name: &str = key.get_ref();
+            self.identifier(
+                name,
+                &key.span(),
+                "weight name",
+                "it names the weight's shape and dtype constants",
+            )?;
+            if tensors.contains_key(name) {
+                return Err(self.source.error(
+                    &key.span(),
+                    format!("`{name}` is declared both as a tensor and as a weight"),
+                    "a name is either an activation tensor (`[tensors]`) or a constant \
+                     (`[weights]`), never both; rename one of them",
+                ));
+            }
+            let what = format!("weight `{name}`");
+            let table = self.table(
+                value,
+                &what,
+                "write it as `{ dtype = \"f32\", shape = [64, 3, 3, 3], source = \"conv1.weight\" }`",
+            )?;
+            self.check_keys(table, &WEIGHT_KEYS, &format!("in {what}"), |_| {
+                "a weight has `dtype` and `shape`, and optionally `source`; its data stays in the \
+                 model it came from"
+                    .into()
+            })?;
+            let Some(dtype_value) = table.get("dtype") else {
+                return Err(self.source.error(
+                    &key.span(),
+                    format!("{what} has no `dtype`"),
+                    format!(
+                        "add `dtype = \"f32\"` (or one of: {})",
+                        DType::known_names()
+                    ),
+                ));
+            };
+            let dtype_name = self.string(dtype_value, &format!("`dtype` of {what}"))?;
+            let dtype: DType = dtype_name.parse().map_err(|_| {
+                self.source.error(
+                    &dtype_value.span(),
+                    format!("unknown dtype `{dtype_name}` for {what}"),
+                    format!(
+                        "use one of: {}{}",
+                        DType::known_names(),
+                        did_you_mean(dtype_name, DType::ALL.iter().map(|d| d.name()))
+                    ),
+                )
+            })?;
+            let Some(shape_value) = table.get("shape") else {
+                return Err(self.source.error(
+                    &key.span(),
+                    format!("{what} has no `shape`"),
+                    "add its dimensions, e.g. `shape = [64, 3, 3, 3]` (`shape = []` for a scalar)",
+                ));
+            };
+            let DeValue::Array(items) = shape_value.get_ref() else {
+                return Err(self.source.error(
+                    &shape_value.span(),
+                    format!("`shape` of {what} is not an array"),
+                    "write the dimensions as integers, e.g. `shape = [64, 3, 3, 3]`",
+                ));
+            };
+            let shape = items
+                .iter()
+                .map(|item| self.integer(item, &format!("a dimension of {what}")))
+                .collect::<Result<Vec<u64>>>()?;
+            let fits = shape
+                .iter()
+                .try_fold(dtype.size(), |acc, &d| acc.checked_mul(d))
+                .is_some_and(|bytes| bytes <= MAX_TENSOR_BYTES);
+            if !fits {
+                return Err(self.source.error(
+                    &shape_value.span(),
+                    format!("size overflow: {what} is larger than 2^48 bytes"),
+                    "check the shape for a typo; no device has that much memory",
+                ));
+            }
+            let source = match table.get("source") {
+                None => None,
+                Some(v) => Some(self.string(v, &format!("`source` of {what}"))?.to_owned()),
+            };
+            weights.push(Weight {
+                name: name.to_owned(),
+                dtype,
+                shape,
+                source,
+                location: self.source.location(key.span().start),
+            });
+        }
+        Ok(weights)
+    }
+
+    /// An op's `inputs`: tensors, weights and `""` (absent), in order. Returns the full list,
+    /// the tensors alone, and the tensors' spans.
+    #[allow(clippy::type_complexity)]
+    fn op_inputs(
+        &self,
+        value: &Value<'_>,
+        names: &Names<'_>,
+        what: &str,
+    ) -> Result<(Vec<OpInput>, Vec<usize>, Vec<Range<usize>>)> {
+        let DeValue::Array(items) = value.get_ref() else {
+            return Err(self.source.error(
+                &value.span(),
+                format!("{what} must be an array of tensor or weight names"),
+                "write it as `[\"x\", \"conv1_weight\"]`, with `\"\"` for an absent optional input",
+            ));
+        };
+        let mut all = Vec::with_capacity(items.len());
+        let mut tensors = Vec::with_capacity(items.len());
+        let mut spans = Vec::with_capacity(items.len());
+        for item in items.iter() {
+            let name = self.string(item, &format!("an entry of {what}"))?;
+            if name.is_empty() {
+                all.push(OpInput::Absent);
+            } else if let Some(&t) = names.tensors.get(name) {
+                all.push(OpInput::Tensor(t));
+                tensors.push(t);
+                spans.push(item.span());
+            } else if let Some(&w) = names.weights.get(name) {
+                all.push(OpInput::Weight(w));
+            } else if names.weights.is_empty() {
+                return Err(self.source.error(
+                    &item.span(),
+                    format!("unknown tensor `{name}` in {what}"),
+                    format!(
+                        "declare `{name}` under `[tensors]`, or fix the name{}",
+                        did_you_mean(name, names.tensors.keys().copied())
+                    ),
+                ));
+            } else {
+                return Err(self.source.error(
+                    &item.span(),
+                    format!("unknown tensor or weight `{name}` in {what}"),
+                    format!(
+                        "declare `{name}` under `[tensors]` (an activation) or `[weights]` (a \
+                         constant), write `\"\"` for an absent optional input, or fix the name{}",
+                        did_you_mean(
+                            name,
+                            names.tensors.keys().chain(names.weights.keys()).copied()
+                        )
+                    ),
+                ));
+            }
+        }
+        Ok((all, tensors, spans))
+    }
+
+    /// An op's `attrs = { strides = [2, 2], auto_pad = "NOTSET", alpha = 0.2 }`, in file order.
+    fn attrs(&self, value: &Value<'_>, what: &str) -> Result<Vec<(String, AttrValue)>> {
+        let table = self.table(
+            value,
+            what,
+            "write it as an inline table, e.g. `attrs = { strides = [2, 2], group = 1 }`",
+        )?;
+        let mut entries: Vec<_> = table.iter().collect();
+        entries.sort_by_key(|(key, _)| key.span().start);
+        let mut attrs = Vec::with_capacity(entries.len());
+        for (key, value) in entries {
+            let name: &str = key.get_ref();
+            if name.is_empty() {
+                return Err(self.source.error(
+                    &key.span(),
+                    format!("an attribute of {what} has an empty name"),
+                    "name every attribute, e.g. `group = 1`",
+                ));
+            }
+            let what = format!("attribute `{name}` of {what}");
+            attrs.push((name.to_owned(), self.attr_value(value, &what)?));
+        }
+        Ok(attrs)
+    }
+
+    fn attr_value(&self, value: &Value<'_>, what: &str) -> Result<AttrValue> {
+        let help = "an attribute is an integer, a float, a string, a boolean, or an array of \
+                    integers, floats or strings (`[]` allowed)";
+        Ok(match value.get_ref() {
+            DeValue::Integer(_) => AttrValue::Int(self.signed(value, what)?),
+            DeValue::Float(_) => AttrValue::Float(self.float(value, what)?),
+            DeValue::String(s) => AttrValue::Str(s.to_string()),
+            DeValue::Boolean(b) => AttrValue::Bool(*b),
+            DeValue::Array(items) => {
+                let all = |f: fn(&DeValue<'_>) -> bool| items.iter().all(|i| f(i.get_ref()));
+                let is_int = |v: &DeValue<'_>| matches!(v, DeValue::Integer(_));
+                let is_number =
+                    |v: &DeValue<'_>| matches!(v, DeValue::Integer(_) | DeValue::Float(_));
+                let is_str = |v: &DeValue<'_>| matches!(v, DeValue::String(_));
+                if all(is_int) {
+                    AttrValue::Ints(
+                        items
+                            .iter()
+                            .map(|i| self.signed(i, what))
+                            .collect::<Result<_>>()?,
+                    )
+                } else if all(is_number) {
+                    AttrValue::Floats(
+                        items
+                            .iter()
+                            .map(|i| self.float(i, what))
+                            .collect::<Result<_>>()?,
+                    )
+                } else if all(is_str) {
+                    AttrValue::Strs(
+                        items
+                            .iter()
+                            .map(|i| self.string(i, what).map(str::to_owned))
+                            .collect::<Result<_>>()?,
+                    )
+                } else {
+                    let odd = items
+                        .iter()
+                        .find(|i| {
+                            !(is_number(i.get_ref())
+                                || is_str(i.get_ref()) && is_str(items[0].get_ref()))
+                        })
+                        .map_or_else(|| value.span(), Spanned::span);
+                    return Err(self.source.error(
+                        &odd,
+                        format!("{what} mixes kinds of values or holds an array or table"),
+                        format!("{help}; all entries of one kind"),
+                    ));
+                }
+            }
+            other => {
+                return Err(self.source.error(
+                    &value.span(),
+                    format!("{what} is {}, which an attribute cannot be", kind(other)),
+                    help,
+                ));
+            }
+        })
+    }
+
+    fn signed(&self, value: &Value<'_>, what: &str) -> Result<i64> {
+        match value.get_ref() {
+            DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix()).map_err(|_| {
+                self.source.error(
+                    &value.span(),
+                    format!("{what} must fit in a 64-bit signed integer, not {i}"),
+                    "write an integer between -2^63 and 2^63 - 1",
+                )
+            }),
+            other => Err(self.source.error(
+                &value.span(),
+                format!("{what} must be an integer, not {}", kind(other)),
+                "write an integer without quotes",
+            )),
+        }
+    }
+
+    fn float(&self, value: &Value<'_>, what: &str) -> Result<f64> {
+        let text = match value.get_ref() {
+            DeValue::Integer(i) if i.radix() == 10 => i.as_str(),
+            DeValue::Float(f) => f.as_str(),
+            other => {
+                return Err(self.source.error(
+                    &value.span(),
+                    format!("{what} must be a number, not {}", kind(other)),
+                    "write a decimal number, e.g. `0.2`",
+                ));
+            }
+        };
+        let text = text.replace('_', "");
+        let parsed = match text.trim_start_matches(['+', '-']) {
+            "inf" => Some(f64::INFINITY),
+            "nan" => Some(f64::NAN),
+            _ => text.trim_start_matches('+').parse::<f64>().ok(),
+        }
+        .map(|v| {
+            if text.starts_with('-') && !v.is_sign_negative() {
+                -v
+            } else {
+                v
+            }
+        });
+        parsed.ok_or_else(|| {
+            self.source.error(
+                &value.span(),
+                format!("{what} `{text}` is not a number"),
+                "write a decimal number, e.g. `0.2` or `1e-5`",
+            )
+        })
     }
 
     /// The generated code has `Arena::new`, accessor `t` per tensor and `op_o` per op: they must
@@ -762,11 +1214,13 @@ impl Parser<'_> {
                 None => None,
                 Some(v) => {
                     let section = self.string(v, &format!("`link_section` of pool `{name}`"))?;
-                    if section.is_empty() || section.contains(['"', '\\', '\0']) {
+                    if let Some(problem) = link_section_problem(section) {
                         return Err(self.source.error(
                             &v.span(),
-                            format!("`link_section` of pool `{name}` is not a section name"),
-                            "give the linker section's name, e.g. `link_section = \".sram\"`",
+                            format!("`link_section` {section:?} of pool `{name}` {problem}"),
+                            "name a data section of your memory map that the linker script \
+                             places in the pool's memory, e.g. `link_section = \".sram\"` or \
+                             `\".bss.dtcm\"`",
                         ));
                     }
                     Some(section.to_owned())
@@ -945,7 +1399,8 @@ impl Parser<'_> {
     }
 
     /// The in-place pairs: declared ones (checked, with an error at the entry when refused) and
-    /// those the ops' kinds allow. Empty when `[model] inplace = false`.
+    /// those the ops' kinds allow. Empty when `[model] inplace = false`, which refuses declared
+    /// pairs with an error at the first one.
     fn aliases(&self, model: &Model, op_spans: &[OpSpans]) -> Result<Vec<Alias>> {
         let mut chains = Chains::new(model);
         let mut aliases = Vec::new();
@@ -987,6 +1442,24 @@ impl Parser<'_> {
             }
         }
         if !model.inplace {
+            // Declared pairs are not dropped silently: the model turns in-place off, the op
+            // asks for it, and only the user can say which one is meant.
+            if let Some((k, spans)) = op_spans
+                .iter()
+                .enumerate()
+                .find_map(|(k, spans)| spans.inplace.first().map(|s| (k, s)))
+            {
+                return Err(self.source.error(
+                    &spans.0,
+                    format!(
+                        "op `{}` declares an in-place pair, but `[model] inplace = false` turns \
+                         in-place ops off",
+                        model.ops[k].name
+                    ),
+                    "remove `inplace = false` from `[model]` to use the declared pairs (and \
+                     those the ops' kinds allow), or remove this op's `inplace` table",
+                ));
+            }
             aliases.clear();
         }
         Ok(aliases)
@@ -1133,9 +1606,10 @@ impl Parser<'_> {
     fn references(
         &self,
         value: &Value<'_>,
-        index: &BTreeMap<&str, usize>,
+        names: &Names<'_>,
         what: &str,
     ) -> Result<(Vec<usize>, Vec<Range<usize>>)> {
+        let index = names.tensors;
         let DeValue::Array(items) = value.get_ref() else {
             return Err(self.source.error(
                 &value.span(),
@@ -1147,6 +1621,15 @@ impl Parser<'_> {
         let mut spans = Vec::with_capacity(items.len());
         for item in items.iter() {
             let name = self.string(item, &format!("an entry of {what}"))?;
+            if names.weights.contains_key(name) {
+                return Err(self.source.error(
+                    &item.span(),
+                    format!("`{name}` in {what} is a weight, not a tensor"),
+                    "weights are constants that ops read: name them only in an op's `inputs`; \
+                     an op's outputs and scratch, and the graph's inputs and outputs, are \
+                     tensors declared under `[tensors]`",
+                ));
+            }
             let Some(&i) = index.get(name) else {
                 return Err(self.source.error(
                     &item.span(),

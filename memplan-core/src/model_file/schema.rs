@@ -43,6 +43,8 @@ pub struct Model {
     pub tensors: Vec<Tensor>,
     /// `[[ops]]`, in execution order: op `k` runs at step `k`.
     pub ops: Vec<Op>,
+    /// `[weights]`, in file order: constants the ops read (never in an arena, no lifetime).
+    pub weights: Vec<Weight>,
     /// `[[pools]]`, fastest first; empty for one default pool (the single `Arena`).
     pub pools: Vec<PoolDecl>,
     /// `[model] inplace` (default `true`): whether ops may write outputs over their inputs.
@@ -165,8 +167,76 @@ impl Tensor {
     }
 }
 
-/// One entry of `[[ops]]`.
+/// One entry of `[weights]`: a constant an op reads (an ONNX initializer), described but never
+/// stored: it takes no arena space, has no lifetime and is not a field of any op view.
 #[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Weight {
+    /// Its name: a Rust identifier, distinct from every tensor name.
+    pub name: String,
+    /// Element type.
+    pub dtype: DType,
+    /// Dimensions; `[]` is a scalar, and a zero dimension an empty constant.
+    pub shape: Vec<u64>,
+    /// `source`: its name in the model it came from (the ONNX initializer), if any.
+    pub source: Option<String>,
+    /// Where its key is in the file.
+    pub location: Location,
+}
+
+/// One entry of an op's `inputs`, in the order written (ONNX order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OpInput {
+    /// An activation tensor (index into [`Model::tensors`]).
+    Tensor(usize),
+    /// A constant (index into [`Model::weights`]).
+    Weight(usize),
+    /// `""`: an optional input left out (the ONNX convention).
+    Absent,
+}
+
+/// The value of one op attribute (`attrs = { strides = [2, 2], auto_pad = "NOTSET" }`).
+///
+/// Floats compare by their bits, so a model equals itself even with a NaN attribute.
+#[derive(Clone, Debug)]
+pub enum AttrValue {
+    /// `group = 1`.
+    Int(i64),
+    /// `alpha = 0.2`.
+    Float(f64),
+    /// `auto_pad = "NOTSET"`.
+    Str(String),
+    /// `ceil = true`.
+    Bool(bool),
+    /// `strides = [2, 2]` (also an empty array `[]`).
+    Ints(Vec<i64>),
+    /// `scales = [1.0, 2.0]` (integers in a float array are read as floats).
+    Floats(Vec<f64>),
+    /// `names = ["a", "b"]`.
+    Strs(Vec<String>),
+}
+
+impl PartialEq for AttrValue {
+    fn eq(&self, other: &Self) -> bool {
+        use AttrValue::{Bool, Float, Floats, Int, Ints, Str, Strs};
+        match (self, other) {
+            (Int(a), Int(b)) => a == b,
+            (Float(a), Float(b)) => a.to_bits() == b.to_bits(),
+            (Str(a), Str(b)) => a == b,
+            (Bool(a), Bool(b)) => a == b,
+            (Ints(a), Ints(b)) => a == b,
+            (Floats(a), Floats(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+            }
+            (Strs(a), Strs(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for AttrValue {}
+
+/// One entry of `[[ops]]`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Op {
     /// Its name: a Rust identifier (its view method is `op_<name>`).
     pub name: String,
@@ -174,8 +244,15 @@ pub struct Op {
     pub kind: Option<String>,
     /// `source`: its name in the model it came from, if any.
     pub source: Option<String>,
-    /// Tensors it reads (indices into [`Model::tensors`]); a tensor may appear twice.
+    /// Tensors it reads (indices into [`Model::tensors`]); a tensor may appear twice. Only the
+    /// activation tensors of `inputs`: see [`Op::all_inputs`] for the full list.
     pub inputs: Vec<usize>,
+    /// `inputs` as written, in order: tensors, weights and absent (`""`) entries. A parsed model
+    /// always fills it; a model built in code may leave it empty, which means `inputs` (all
+    /// tensors).
+    pub all_inputs: Vec<OpInput>,
+    /// `attrs = { .. }`: the operator's attributes, in file order.
+    pub attrs: Vec<(String, AttrValue)>,
     /// Tensors it writes.
     pub outputs: Vec<usize>,
     /// Tensors live only while it runs.
@@ -187,7 +264,30 @@ pub struct Op {
     pub location: Location,
 }
 
+impl Op {
+    /// Its inputs in order: [`Op::all_inputs`], or `inputs` as tensors when that is empty.
+    pub fn input_list(&self) -> Vec<OpInput> {
+        if self.all_inputs.is_empty() {
+            self.inputs.iter().map(|&t| OpInput::Tensor(t)).collect()
+        } else {
+            self.all_inputs.clone()
+        }
+    }
+}
+
+impl Weight {
+    /// Bytes of its data (elements x element size).
+    pub fn size(&self) -> u64 {
+        self.shape.iter().product::<u64>() * self.dtype.size()
+    }
+}
+
 impl Model {
+    /// Index of the weight named `name`.
+    pub fn weight_index(&self, name: &str) -> Option<usize> {
+        self.weights.iter().position(|w| w.name == name)
+    }
+
     /// Index of the tensor named `name`.
     pub fn tensor_index(&self, name: &str) -> Option<usize> {
         self.tensors.iter().position(|t| t.name == name)

@@ -2,14 +2,15 @@
 
 use std::fmt::Write;
 
-use crate::model_file::{DEFAULT_ALIGNMENT, Layout, Model};
+use crate::model_file::{AttrValue, DEFAULT_ALIGNMENT, Layout, Model, OpInput};
 
 impl Model {
     /// The model as a model file that [`crate::parse_model`] reads back to an equal model (up to
     /// the locations and the file name).
     ///
-    /// Tensors are written one per line as inline tables; `align` only where it differs from
-    /// what the model's alignment already gives.
+    /// Tensors and weights are written one per line as inline tables; `align` only where it
+    /// differs from what the model's alignment already gives. An op's `inputs` are its
+    /// [`crate::Op::input_list`] (tensors, weights and `""`), its `attrs` one inline table.
     pub fn to_toml(&self) -> String {
         let mut out = String::new();
         let names = |list: &[usize]| {
@@ -75,6 +76,23 @@ impl Model {
             }
             let _ = writeln!(out, "{} = {{ {} }}", tensor.name, fields.join(", "));
         }
+        if !self.weights.is_empty() {
+            let _ = writeln!(out, "\n[weights]");
+        }
+        for weight in &self.weights {
+            let dims: Vec<String> = weight.shape.iter().map(u64::to_string).collect();
+            let source = weight
+                .source
+                .as_ref()
+                .map_or(String::new(), |s| format!(", source = {}", quote(s)));
+            let _ = writeln!(
+                out,
+                "{} = {{ dtype = {}, shape = [{}]{source} }}",
+                weight.name,
+                quote(weight.dtype.name()),
+                dims.join(", ")
+            );
+        }
         for op in &self.ops {
             let _ = writeln!(out, "\n[[ops]]");
             let _ = writeln!(out, "name = {}", quote(&op.name));
@@ -84,7 +102,16 @@ impl Model {
             if let Some(source) = &op.source {
                 let _ = writeln!(out, "source = {}", quote(source));
             }
-            let _ = writeln!(out, "inputs = {}", names(&op.inputs));
+            let inputs: Vec<String> = op
+                .input_list()
+                .iter()
+                .map(|input| match *input {
+                    OpInput::Tensor(t) => quote(&self.tensors[t].name),
+                    OpInput::Weight(w) => quote(&self.weights[w].name),
+                    OpInput::Absent => quote(""),
+                })
+                .collect();
+            let _ = writeln!(out, "inputs = [{}]", inputs.join(", "));
             let _ = writeln!(out, "outputs = {}", names(&op.outputs));
             if !op.scratch.is_empty() {
                 let _ = writeln!(out, "scratch = {}", names(&op.scratch));
@@ -102,9 +129,49 @@ impl Model {
                     .collect();
                 let _ = writeln!(out, "inplace = {{ {} }}", entries.join(", "));
             }
+            if !op.attrs.is_empty() {
+                let entries: Vec<String> = op
+                    .attrs
+                    .iter()
+                    .map(|(name, value)| format!("{} = {}", quote(name), attr_value(value)))
+                    .collect();
+                let _ = writeln!(out, "attrs = {{ {} }}", entries.join(", "));
+            }
         }
         out
     }
+}
+
+/// An attribute's value as TOML; floats always with a `.` or exponent (so they read back as
+/// floats), `nan`/`inf` as TOML spells them.
+fn attr_value(value: &AttrValue) -> String {
+    let list = |items: Vec<String>| format!("[{}]", items.join(", "));
+    match value {
+        AttrValue::Int(i) => i.to_string(),
+        AttrValue::Float(f) => float(*f),
+        AttrValue::Str(s) => quote(s),
+        AttrValue::Bool(b) => b.to_string(),
+        AttrValue::Ints(v) => list(v.iter().map(i64::to_string).collect()),
+        AttrValue::Floats(v) => list(v.iter().map(|&f| float(f)).collect()),
+        AttrValue::Strs(v) => list(v.iter().map(|s| quote(s)).collect()),
+    }
+}
+
+/// A TOML float that reads back to the same bits (`{:?}` is the shortest exact form).
+fn float(value: f64) -> String {
+    if value.is_nan() {
+        return if value.is_sign_negative() {
+            "-nan"
+        } else {
+            "nan"
+        }
+        .to_owned();
+    }
+    if value.is_infinite() {
+        return if value < 0.0 { "-inf" } else { "inf" }.to_owned();
+    }
+    // `1e20` is a valid TOML float, `1.0` too; Debug never prints a bare integer for a float.
+    format!("{value:?}")
 }
 
 /// A TOML basic string.

@@ -15,7 +15,7 @@ use crate::solve::{Solution, SolveOptions, Solver, best_fit, exact, first_fit, p
 /// [`PATENT_MAX_BUFFERS`] buffers. [`Solution::solver`] names the solver whose plan was kept.
 ///
 /// # Runtime
-/// `O(n^2)` for the greedies, plus the exact search's budget, plus the patent greedy's.
+/// `O((n + P) log n)` for the greedies (`P` pairs of buffers live together), plus the exact search's budget, plus the patent greedy's.
 pub(crate) fn solve(problem: &Problem, options: &SolveOptions) -> Solution {
     let bound = lower_bound(problem);
     let (mut solver, plan) = best_of(problem, &[Solver::BestFit, Solver::FirstFit], bound);

@@ -13,7 +13,8 @@ use crate::solve::placements::{Placements, by_size_descending};
 /// Management for Deep Neural Net Inference", 2020).
 ///
 /// # Runtime
-/// `O(n^2)`: one pass over the placed buffers (kept in offset order) per buffer.
+/// `O((n + P) log n)` for `P` pairs of buffers live together: each placement looks only at the
+/// placed buffers live with it (see `live_index.rs`), sorted by offset.
 pub(crate) fn solve(problem: &Problem) -> Plan {
     solve_in_order(problem, &by_size_descending(problem))
 }

@@ -9,7 +9,8 @@ use crate::solve::placements::{Placements, by_size_descending};
 /// Reference: TensorFlow Lite Micro, `GreedyMemoryPlanner`.
 ///
 /// # Runtime
-/// `O(n^2)`: one pass over the placed buffers (kept in offset order) per buffer.
+/// `O((n + P) log n)` for `P` pairs of buffers live together: each placement looks only at the
+/// placed buffers live with it (see `live_index.rs`), sorted by offset.
 pub(crate) fn solve(problem: &Problem) -> Plan {
     let mut placed = Placements::with_pins(problem);
     for i in by_size_descending(problem) {

@@ -24,6 +24,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::model::{Buffer, Plan, Problem, align_up};
+use crate::solve::live_index::LiveIndex;
 
 /// Order among candidates that still tie after the patent's one-step lookahead.
 ///
@@ -128,9 +129,10 @@ pub(crate) enum StartHeight {
 /// time and address); a stale candidate is refitted when a round looks at it, resuming above the
 /// placements that overlapped it, since lowest fits only ever rise. The lookahead walks the other
 /// candidates by tentative top and stops at the first one the tied rectangle does not disturb,
-/// so it rarely looks past a handful. A round costs `O(n)` for the scan for overlapped
-/// candidates plus the refits, each a walk over the placed rectangles in the address range it
-/// crosses. 18,692 buffers (`somas_pangu_2.6B`) take about a second.
+/// so it rarely looks past a handful. A round finds the candidates it overlaps among those live
+/// with the placed rectangle only (a [`LiveIndex`] of the unplaced ones, `O(k log n)`), plus the
+/// refits, each a walk by offset over the placed rectangles live with the refitted one (another
+/// [`LiveIndex`]). 10^5 buffers take seconds (`benches/scale.rs`).
 pub(crate) fn solve(problem: &Problem, ties: TieOrder, start: StartHeight) -> Plan {
     let mut greedy = Greedy::new(problem, ties, start);
     while let Some(choice) = greedy.choose() {
@@ -169,16 +171,15 @@ struct Greedy<'p> {
     /// Offsets of the placed buffers.
     offset: Vec<Option<u64>>,
     /// `(offset, buffer)` of every placed buffer.
-    placed: BTreeSet<(u64, usize)>,
+    placed: LiveIndex,
     /// Lowest fit of each unplaced buffer among the placed ones.
     candidate: Vec<u64>,
-    /// The unplaced buffers, in no particular order; `slot[i]` is `i`'s position here.
-    unplaced: Vec<usize>,
-    slot: Vec<usize>,
-    /// `[start, end, candidate, top]` of `unplaced[k]`, packed for the scan in `place`.
-    packed: Vec<[u64; 4]>,
+    /// How many buffers are not placed yet.
+    unplaced: usize,
+    /// The unplaced buffers by lifetime, to find those a placement may disturb.
+    unplaced_live: LiveIndex,
     /// Candidates that a placement overlapped and that have not been refitted yet. Their entries
-    /// in `by_top`, `under` and `packed` are lower bounds; `resume[i]` is the offset their refit
+    /// in `by_top` and `under` are lower bounds; `resume[i]` is the offset their refit
     /// starts from (no lower offset is free any more).
     stale: Vec<bool>,
     resume: Vec<u64>,
@@ -204,11 +205,10 @@ impl<'p> Greedy<'p> {
             rank,
             by_rank,
             offset: vec![None; n],
-            placed: BTreeSet::new(),
+            placed: LiveIndex::new(problem),
             candidate: vec![0; n],
-            unplaced: Vec::with_capacity(n),
-            slot: vec![usize::MAX; n],
-            packed: Vec::with_capacity(n),
+            unplaced: 0,
+            unplaced_live: LiveIndex::new(problem),
             stale: vec![false; n],
             resume: vec![0; n],
             by_top: BTreeSet::new(),
@@ -221,7 +221,9 @@ impl<'p> Greedy<'p> {
         for (i, buffer) in buffers.iter().enumerate() {
             if let Some(pin) = buffer.fixed_offset {
                 greedy.offset[i] = Some(pin);
-                greedy.placed.insert((pin, i));
+                greedy
+                    .placed
+                    .insert(i, buffer.lifetime.end, [pin, buffer.size]);
                 greedy.height = greedy.height.max(pin + buffer.size);
             }
         }
@@ -229,13 +231,9 @@ impl<'p> Greedy<'p> {
             if greedy.offset[i].is_none() {
                 greedy.candidate[i] = greedy.fit(i, 0, 0);
                 greedy.resume[i] = greedy.candidate[i];
-                greedy.slot[i] = greedy.unplaced.len();
-                greedy.unplaced.push(i);
+                greedy.unplaced += 1;
+                greedy.unplaced_live.insert(i, buffer.lifetime.end, [0; 2]);
                 let top = greedy.top(i);
-                let lifetime = buffer.lifetime;
-                greedy
-                    .packed
-                    .push([lifetime.start, lifetime.end, greedy.candidate[i], top]);
                 greedy.by_top.insert((top, greedy.rank[i]));
                 if top <= greedy.height {
                     greedy.under.insert(greedy.rank[i]);
@@ -257,13 +255,25 @@ impl<'p> Greedy<'p> {
     fn fit(&self, i: usize, scan_from: u64, y: u64) -> u64 {
         let buffer = &self.buffers[i];
         let mut y = align_up(y, buffer.alignment);
-        for &(offset, j) in self.placed.range((scan_from, 0)..) {
+        // The placed buffers live with `i` from `scan_from` up, by `(offset, index)`.
+        let mut live: Vec<(u64, usize, u64)> = Vec::new();
+        self.placed.for_each_live(
+            buffer.lifetime.start,
+            buffer.lifetime.end,
+            |j, [offset, size]| {
+                if offset >= scan_from {
+                    live.push((offset, j, size));
+                }
+            },
+        );
+        live.sort_unstable();
+        for (offset, _, size) in live {
             if offset >= y + buffer.size {
                 break;
             }
-            let other = &self.buffers[j];
-            if offset + other.size > y && other.lifetime.overlaps(&buffer.lifetime) {
-                y = align_up(offset + other.size, buffer.alignment);
+            let end = offset + size;
+            if end > y {
+                y = align_up(end, buffer.alignment);
             }
         }
         y
@@ -307,9 +317,6 @@ impl<'p> Greedy<'p> {
         self.candidate[i] = offset;
         let new_top = self.top(i);
         self.by_top.insert((new_top, k));
-        let packed = &mut self.packed[self.slot[i]];
-        packed[2] = offset;
-        packed[3] = new_top;
         if old_top <= self.height && new_top > self.height {
             self.under.remove(&k);
         }
@@ -349,7 +356,7 @@ impl<'p> Greedy<'p> {
         let (min_top, first) = self.next_by_top((0, 0))?;
         let peak = self.height.max(min_top);
         let room = min_top <= self.height;
-        if self.unplaced.len() == 1 {
+        if self.unplaced == 1 {
             return Some(Choice::One(self.by_rank[first as usize]));
         }
         // The first rectangles, in tie order: all that fit under the height, or those whose top
@@ -470,14 +477,12 @@ impl<'p> Greedy<'p> {
         let top = self.top(p);
         self.by_top.remove(&(top, self.rank[p]));
         self.under.remove(&self.rank[p]);
-        let at = self.slot[p];
-        self.unplaced.swap_remove(at);
-        self.packed.swap_remove(at);
-        if let Some(&moved) = self.unplaced.get(at) {
-            self.slot[moved] = at;
-        }
+        self.unplaced -= 1;
+        self.unplaced_live.remove(p);
         self.offset[p] = Some(offset);
-        self.placed.insert((offset, p));
+        let buffer = &self.buffers[p];
+        self.placed
+            .insert(p, buffer.lifetime.end, [offset, buffer.size]);
         if top > self.height {
             let newly_under = self
                 .by_top
@@ -487,18 +492,13 @@ impl<'p> Greedy<'p> {
             self.height = top;
         }
         let lifetime = self.buffers[p].lifetime;
-        let disturbed: Vec<usize> = self
-            .packed
-            .iter()
-            .zip(&self.unplaced)
-            .filter(|&(&[start, end, candidate, candidate_top], _)| {
-                (candidate < top)
-                    & (offset < candidate_top)
-                    & (start < lifetime.end)
-                    & (lifetime.start < end)
-            })
-            .map(|(_, &s)| s)
-            .collect();
+        let mut disturbed = Vec::new();
+        self.unplaced_live
+            .for_each_live(lifetime.start, lifetime.end, |s, _| {
+                if self.candidate[s] < top && offset < self.top(s) {
+                    disturbed.push(s);
+                }
+            });
         for s in disturbed {
             // Every offset from its candidate up to `top` now overlaps `p`; the refit waits
             // until the candidate is looked at.

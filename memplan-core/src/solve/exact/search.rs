@@ -287,6 +287,12 @@ pub(crate) fn minimise(
         let used_before = budget.used;
         // An empty range (every round up to `level` already failed there) decides nothing.
         let outcome = decide_rounds(sub, target, rounds, first_attempt, budget);
+        // A probe refuted without expanding a node (the pins alone are too high) still costs
+        // one: otherwise the floor could walk up one grain per probe across 2^60 bytes, for
+        // free, and the loop would never end.
+        if budget.used == used_before {
+            budget.used += 1;
+        }
         let used = budget.used - used_before;
         if descend {
             descent_used += used;

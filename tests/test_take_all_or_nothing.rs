@@ -1,0 +1,44 @@
+//! `take()` of a model with several pools is all or nothing (issue 12, item 9): when one pool's
+//! `static` was already taken, it returns `None` and consumes none of the others.
+
+#[allow(missing_docs, unreachable_pub)]
+mod pools {
+    include!("../memplan-core/tests/golden/pools/expected.rs");
+}
+
+use memplan::StaticArena;
+use pools::pools as m;
+
+#[test]
+fn take_consumes_nothing_when_one_pool_is_already_taken() {
+    let sram = m::sram::ARENA.take().expect("the sram static, taken alone");
+    assert!(m::take().is_none(), "one pool is out, so take() fails");
+    assert!(
+        !m::dram::ARENA.is_taken(),
+        "the failed take() consumed dram"
+    );
+    assert!(m::sram::ARENA.is_taken(), "sram is still the caller's");
+
+    assert!(m::sram::ARENA.put_back(sram).is_ok());
+    let arenas = m::take().expect("every pool is free again");
+    assert!(m::sram::ARENA.is_taken() && m::dram::ARENA.is_taken());
+    assert_eq!(core::mem::size_of_val(&*arenas.dram), m::dram::ARENA_SIZE);
+    assert!(m::take().is_none(), "handed out once");
+}
+
+#[test]
+fn put_back_refuses_another_arenas_value() {
+    static A: StaticArena<[u8; 4]> = StaticArena::new([0; 4]);
+    static B: StaticArena<[u8; 4]> = StaticArena::new([0; 4]);
+    let a = A.take().expect("first take");
+    let a = B.put_back(a).expect_err("not B's value");
+    assert!(A.is_taken() && !B.is_taken());
+    assert!(A.put_back(a).is_ok());
+    assert!(!A.is_taken());
+    assert!(A.take().is_some());
+    // Zero-sized values cannot be told apart by address: never taken back.
+    static Z: StaticArena<()> = StaticArena::new(());
+    let z = Z.take().expect("first take");
+    assert!(Z.put_back(z).is_err());
+    assert!(Z.is_taken());
+}
