@@ -1,6 +1,4 @@
-//! # memplan
-//!
-//! Compile-time memory planning for neural-network inference. See the README.
+#![doc = include_str!("../docs/user-guide.md")]
 #![no_std]
 
 /// Plans a model file at compile time: `memplan!("model.toml");` expands to

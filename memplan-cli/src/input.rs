@@ -1,6 +1,5 @@
 //! Reading problems and plans from files: MiniMalloc CSV, or a model TOML (by extension).
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{Context, bail};
@@ -35,6 +34,8 @@ pub(crate) struct LoadedModel {
     pub(crate) solver: Option<Solver>,
     /// The model's `budget`, if any.
     pub(crate) budget: Option<u64>,
+    /// The model's `nodes` (the exact search's node budget), if any.
+    pub(crate) nodes: Option<u64>,
 }
 
 /// Reads a problem with its name and op labels from a CSV or a model TOML.
@@ -70,6 +71,7 @@ pub(crate) fn read_model(path: &Path) -> anyhow::Result<LoadedModel> {
             step_labels: Some(step_labels),
             solver: model.solver,
             budget: model.budget,
+            nodes: model.nodes,
         });
     }
     let input = memplan_core::read_csv(&file, &text).map_err(|e| located(&e, &text))?;
@@ -83,35 +85,11 @@ pub(crate) fn read_model(path: &Path) -> anyhow::Result<LoadedModel> {
         step_labels: None,
         solver: None,
         budget: None,
+        nodes: None,
     })
 }
 
 /// Reads a problem from a MiniMalloc CSV or a model TOML.
 pub(crate) fn read_problem(path: &Path) -> anyhow::Result<Problem> {
     Ok(read_model(path)?.problem)
-}
-
-/// Reads the `offset` column of a plan CSV and matches it to `problem`'s buffers by id.
-pub(crate) fn read_offsets(path: &Path, problem: &Problem) -> anyhow::Result<Vec<Option<u64>>> {
-    let text = read_text(path)?;
-    let plan = memplan_core::read_csv(&path.display().to_string(), &text)
-        .map_err(|e| located(&e, &text))?;
-    let Some(offsets) = plan.offsets else {
-        bail!(
-            "`{}` has no `offset` column; a plan is the problem's CSV plus an `offset` column",
-            path.display()
-        );
-    };
-    let by_id: BTreeMap<&str, u64> = plan
-        .problem
-        .buffers()
-        .iter()
-        .map(|b| b.id.as_str())
-        .zip(offsets)
-        .collect();
-    Ok(problem
-        .buffers()
-        .iter()
-        .map(|b| by_id.get(b.id.as_str()).copied())
-        .collect())
 }

@@ -1,11 +1,14 @@
 //! `memplan`: plan, check and benchmark memory plans from the command line.
 
 mod bench;
+mod check;
+mod console;
 mod diagnostic;
 mod import;
 mod input;
 mod model_plan;
 mod output;
+mod plan_csv;
 mod render;
 
 use std::path::PathBuf;
@@ -25,9 +28,10 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Plans a problem and prints a summary (buffers, arena, lower bound, ratio, solver, time).
+    /// For a model TOML: the plan `memplan!` compiles (pools, pins, in-place chains, budget).
     Plan(PlanArgs),
     /// Validates a plan made by anyone and prints every violation.
-    Check(CheckArgs),
+    Check(check::CheckArgs),
     /// Runs solvers side by side on many inputs and prints a markdown table.
     Bench(bench::BenchArgs),
     /// Draws a plan as an SVG picture or a self-contained HTML report.
@@ -45,13 +49,20 @@ struct PlanArgs {
     #[arg(long)]
     solver: Option<Solver>,
     /// An arena size the plan must fit; the exit code is non-zero when it does not.
-    /// Default: the model's `budget`, if any.
+    /// Default: the model's `budget`, if any (checked as `cargo build` checks it).
     #[arg(long)]
     capacity: Option<u64>,
-    /// Most nodes the exact search may expand.
-    #[arg(long, default_value_t = DEFAULT_NODE_BUDGET)]
-    nodes: u64,
-    /// Writes the plan as CSV (the input's columns plus `offset`).
+    /// Most nodes the exact search may expand. Default: the model's `nodes` (the budget
+    /// `memplan!` uses), else 500000.
+    #[arg(long)]
+    nodes: Option<u64>,
+    /// For a model TOML: plan the plain problem instead of what `memplan!` compiles: every
+    /// tensor its own rectangle in one arena, no in-place sharing, pools, pins or app-owned
+    /// tensors.
+    #[arg(long)]
+    no_inplace: bool,
+    /// Writes the plan as CSV: the input's columns plus `offset`; for a model TOML,
+    /// `id,lower,upper,size,alignment,offset,pool,chain` (what `check` and `render --plan` read).
     #[arg(long)]
     out: Option<PathBuf>,
     /// What to print: the summary line (default), `table` (the summary and every buffer),
@@ -63,44 +74,49 @@ struct PlanArgs {
     json: bool,
 }
 
-#[derive(clap::Args, Debug)]
-struct CheckArgs {
-    /// The problem: a MiniMalloc CSV or a model TOML.
-    input: PathBuf,
-    /// The plan: a CSV with `id` and `offset` columns (the problem's columns may repeat).
-    plan: PathBuf,
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Plan(args) => plan(&args),
-        Command::Check(args) => check(&args),
+        Command::Check(args) => check::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Render(args) => render::run(&args),
         Command::Import(args) => import::run(&args),
     };
     match result {
         Ok(code) => code,
+        // The reader of stdout is gone (`memplan plan x | head -1`): nothing left to say.
+        Err(e) if e.downcast_ref::<console::StdoutClosed>().is_some() => ExitCode::SUCCESS,
         Err(e) => {
             // Input errors come drawn with their source snippet; everything else gets `error:`.
             match e.downcast_ref::<diagnostic::Rendered>() {
-                Some(rendered) => eprintln!("{rendered}"),
-                None => eprintln!("error: {e:#}"),
+                Some(rendered) => console::eprintln(&rendered.to_string()),
+                None => console::eprintln(&format!("error: {e:#}")),
             }
             ExitCode::FAILURE
         }
     }
 }
 
+fn format_of(args: &PlanArgs) -> Option<output::Format> {
+    if args.json {
+        Some(output::Format::Json)
+    } else {
+        args.format
+    }
+}
+
 fn plan(args: &PlanArgs) -> anyhow::Result<ExitCode> {
+    if input::is_model_toml(&args.input) && !args.no_inplace {
+        return plan_compiled(args);
+    }
     let model = input::read_model(&args.input)?;
     let problem = &model.problem;
     let capacity = args.capacity.or(model.budget);
     let options = SolveOptions {
         solver: args.solver.or(model.solver).unwrap_or(Solver::Auto),
         capacity,
-        node_budget: args.nodes,
+        node_budget: args.nodes.or(model.nodes).unwrap_or(DEFAULT_NODE_BUDGET),
     };
     let run = bench::run_solver(problem, &options)?;
     let summary = output::Summary::new(problem, &run, capacity);
@@ -108,92 +124,63 @@ fn plan(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     if let Some(out) = &args.out {
         output::write_atomically(out, &memplan_core::write_plan_csv(problem, plan))?;
     }
-    let format = if args.json {
-        Some(output::Format::Json)
+    let label = if input::is_model_toml(&args.input) {
+        " | no in-place sharing, pools, pins or app-owned tensors (--no-inplace)"
     } else {
-        args.format
+        ""
     };
-    // For a model TOML, also what `memplan!` generates: pools, pins, in-place chains.
-    let generated = if input::is_model_toml(&args.input) {
-        Some(model_plan::plan(&args.input, args.solver)?)
-    } else {
-        None
-    };
-    let describe = |(model, plan): &(_, _)| model_plan::describe(model, plan);
-    match format {
-        None => {
-            println!("{summary}");
-            print!("{}", generated.as_ref().map(describe).unwrap_or_default());
-        }
-        Some(output::Format::Table) => {
-            println!("{summary}");
-            print!("{}", output::plan_table(problem, plan));
-            if let Some((model, generated)) = &generated {
-                println!("\ngenerated by memplan!:");
-                print!("{}", model_plan::describe(model, generated));
-                print!("{}", model_plan::table(model, generated));
-            }
-        }
+    match format_of(args) {
+        None => console::println(&format!("{summary}{label}"))?,
+        Some(output::Format::Table) => console::print(&format!(
+            "{summary}{label}\n{}",
+            output::plan_table(problem, plan)
+        ))?,
         Some(output::Format::Json) => {
             let mut value = output::plan_json(&summary, problem, plan)?;
-            if let Some((model, generated)) = &generated {
-                value["generated"] = model_plan::json(model, generated);
+            if args.no_inplace {
+                value["no_inplace"] = serde_json::Value::Bool(true);
             }
-            println!("{}", serde_json::to_string(&value)?);
+            console::println(&serde_json::to_string(&value)?)?;
         }
         Some(output::Format::Csv) => {
-            print!("{}", memplan_core::write_plan_csv(problem, plan));
-            eprintln!("{summary}");
-            if let Some((model, generated)) = &generated {
-                if model_plan::differs_from_one_arena(model, generated) {
-                    eprintln!(
-                        "note: these offsets plan all tensors in one arena; the generated code \
-                         uses pools, in-place chains or app-owned tensors (`--format table` or \
-                         `--format json` shows its plan)"
-                    );
-                }
-            }
+            console::print(&memplan_core::write_plan_csv(problem, plan))?;
+            console::eprintln(&format!("{summary}{label}"));
         }
     }
     Ok(if summary.fits_capacity {
         ExitCode::SUCCESS
     } else {
-        eprintln!(
+        console::eprintln(&format!(
             "error: the plan needs {} bytes but the capacity is {} bytes",
             summary.arena_size,
             capacity.unwrap_or_default()
-        );
+        ));
         ExitCode::FAILURE
     })
 }
 
-fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
-    let problem = input::read_problem(&args.input)?;
-    let offsets = input::read_offsets(&args.plan, &problem)?;
-    let violations = memplan_core::validate_offsets(&problem, &offsets);
-    let arena = problem
-        .buffers()
-        .iter()
-        .zip(&offsets)
-        .filter_map(|(b, o)| o.map(|o| o + b.size))
-        .max()
-        .unwrap_or(0);
-    let lower_bound = memplan_core::lower_bound(&problem);
-    if violations.is_empty() {
-        println!(
-            "ok: {} buffers, arena {arena} bytes, lower bound {lower_bound}, ratio {:.4}",
-            problem.len(),
-            output::ratio(arena, lower_bound)
-        );
-        return Ok(ExitCode::SUCCESS);
+/// `plan` of a model TOML: the plan `memplan!` compiles, with its budget check.
+fn plan_compiled(args: &PlanArgs) -> anyhow::Result<ExitCode> {
+    let compiled = model_plan::load(&args.input, args.solver, args.capacity, args.nodes)?;
+    let csv = plan_csv::write_compiled(&compiled);
+    if let Some(out) = &args.out {
+        output::write_atomically(out, &csv)?;
     }
-    for violation in &violations {
-        println!("violation: {}", violation.display(&problem, &offsets));
+    let summary = compiled.summary_line();
+    match format_of(args) {
+        None => console::print(&format!("{summary}\n{}", compiled.describe()))?,
+        Some(output::Format::Table) => console::print(&format!(
+            "{summary}\n{}{}",
+            compiled.describe(),
+            compiled.table()
+        ))?,
+        Some(output::Format::Json) => {
+            console::println(&serde_json::to_string(&compiled.json())?)?;
+        }
+        Some(output::Format::Csv) => {
+            console::print(&csv)?;
+            console::eprintln(&summary);
+        }
     }
-    println!(
-        "{} violation(s) in {} buffers",
-        violations.len(),
-        problem.len()
-    );
-    Ok(ExitCode::FAILURE)
+    Ok(ExitCode::SUCCESS)
 }

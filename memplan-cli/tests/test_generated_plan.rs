@@ -92,16 +92,31 @@ fn render_generated_draws_one_picture_per_pool() {
     assert!(picture.contains("pool dram"));
     assert!(picture.contains("big = act"));
     assert!(picture.contains("dma [pinned]"));
+    // HTML too, and by default (no `--generated`): the compiled plan is what `render` draws.
     let html = dir.join("pools.html");
+    let out = memplan(&["render", &golden("pools"), "-o", html.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"), "{page}");
+    assert!(page.contains("pool sram: 3.00 KiB of 8.00 KiB"), "{page}");
+    assert!(page.contains("<td>big</td><td>dram</td>"), "{page}");
+    assert!(page.contains("big = act"), "{page}");
+}
+
+#[test]
+fn render_no_inplace_draws_the_plain_problem() {
+    let dir = scratch("render_plain");
+    let svg = dir.join("plain.svg");
     let out = memplan(&[
         "render",
-        "--generated",
         &golden("pools"),
+        "--no-inplace",
         "-o",
-        html.to_str().unwrap(),
+        svg.to_str().unwrap(),
     ]);
-    assert!(!out.status.success());
-    assert!(!html.exists(), "no partial output");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    assert!(!picture.contains("big = act"), "{picture}");
 }
 
 /// `<workspace>/../shared/bench`, or `MEMPLAN_BENCH_DIR`.
@@ -146,12 +161,9 @@ fn imported_bench_models_shrink_with_inplace_ops() {
         let out = memplan(&["plan", toml.to_str().unwrap(), "--solver", "best-fit"]);
         assert!(out.status.success(), "{}", text(&out.stderr));
         let stdout = text(&out.stdout);
-        let pool = stdout
-            .lines()
-            .find(|l| l.starts_with("pool arena:"))
-            .unwrap();
+        let first = stdout.lines().next().unwrap();
         let inplace = stdout.lines().find(|l| l.starts_with("in place:")).unwrap();
-        let arena = number_after(pool, "pool arena: ");
+        let arena = number_after(first, "| arena ");
         let bound = number_after(inplace, "lower bound without sharing ");
         let chains = number_after(inplace, "in place: ");
         println!(
@@ -166,4 +178,28 @@ fn imported_bench_models_shrink_with_inplace_ops() {
         }
     }
     assert!(seen_bert, "bert_base_seq128.graph.onnx is in the bench");
+}
+
+#[test]
+fn bench_of_a_model_reports_the_compiled_arena() {
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/models/two_pools.toml");
+    let out = memplan(&[
+        "bench",
+        model.to_str().unwrap(),
+        "--solver",
+        "best-fit,naive",
+        "--capacity",
+        "49152",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    // 6 arena tensors, the pools' lower bounds 32768 + 16384; best-fit compiles 49152 bytes (the
+    // no-sharing lower bound is 65536, so a plain-problem row could not reach ratio 1).
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("| models/two_pools (compiled) |"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(row.contains("| 6 | 49152 | 1.0000"), "{row}");
+    assert!(row.contains("yes"), "{row}");
+    assert!(stdout.contains("`(compiled)` = a model TOML planned as `memplan!`"));
 }

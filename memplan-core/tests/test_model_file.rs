@@ -124,6 +124,37 @@ fn the_base_case_is_valid() {
 }
 
 #[test]
+fn the_node_budget_is_read_written_and_checked() {
+    let text = with(AB, OP).replace("name = \"m\"", "name = \"m\"\nnodes = 20000");
+    let model = parse_model("model.toml", &text).unwrap();
+    assert_eq!(model.nodes, Some(20_000));
+    assert!(model.to_toml().contains("nodes = 20000\n"));
+    assert_eq!(
+        parse_model("model.toml", &model.to_toml()).unwrap().nodes,
+        Some(20_000)
+    );
+    let plain = parse_model("model.toml", &with(AB, OP)).unwrap();
+    assert_eq!(plain.nodes, None);
+    for (value, expected) in [
+        ("\"many\"", "3:9 `nodes` must be an integer, not a string"),
+        ("-1", "3:9 `nodes` is out of range (0 to 1000000000)"),
+        (
+            "1000000001",
+            "3:9 `nodes` is out of range (0 to 1000000000)",
+        ),
+        ("2.5", "3:9 `nodes` must be an integer, not a float"),
+    ] {
+        let text = with(AB, OP).replace("name = \"m\"", &format!("name = \"m\"\nnodes = {value}"));
+        let got = error(&text);
+        assert!(
+            got.starts_with(expected),
+            "expected `{expected}`, got `{got}`"
+        );
+        assert!(got.contains("e.g. `nodes = 100000`"), "no help in {got}");
+    }
+}
+
+#[test]
 fn errors_are_located_and_say_how_to_fix() {
     let cases: Vec<(String, &str)> = vec![
         ("[model\nname = 1".into(), "1:7 TOML syntax error"),

@@ -885,6 +885,7 @@ impl<'g> Importer<'g> {
             alignment: self.options.alignment,
             budget: None,
             solver: None,
+            nodes: None,
             inputs,
             outputs,
             tensors,

@@ -46,9 +46,10 @@ pub fn generate(model: &Model, plan: &ModelPlan) -> TokenStream {
     }
 }
 
-/// The `[start, end)` each placement reports: an input that an op overwrites in place ends at
-/// that op's step, where its bytes become the output's.
-fn reported_lifetimes(model: &Model) -> Vec<(u64, u64)> {
+/// The `[start, end)` each placement of `TENSORS` reports, per model tensor: an input that an op
+/// overwrites in place ends at that op's step, where its bytes become the output's. The CLI shows
+/// and checks these same lifetimes.
+pub fn reported_lifetimes(model: &Model) -> Vec<(u64, u64)> {
     let mut lifetimes: Vec<(u64, u64)> = model
         .tensors
         .iter()

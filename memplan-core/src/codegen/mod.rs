@@ -46,7 +46,7 @@ mod tables;
 
 use proc_macro2::TokenStream;
 
-pub use items::generate;
+pub use items::{generate, reported_lifetimes};
 pub use placeholder::placeholder;
 pub use plan::{ModelPlan, PlannedPool, TensorPlace, check, plan_model, single_arena_solution};
 pub use source::to_source;

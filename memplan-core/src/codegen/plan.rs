@@ -8,6 +8,7 @@ use crate::model::{Buffer, Plan, Problem, align_up};
 use crate::model_file::{Location, Model, format_byte_size};
 use crate::pools::{Pool, PoolError, plan_pools};
 use crate::solve::{Solution, SolveError, SolveOptions, Solver, solve};
+use crate::validate::Violation;
 
 /// How many of the largest live tensors a budget error names.
 const NAMED_IN_BUDGET_ERROR: usize = 5;
@@ -249,6 +250,9 @@ fn options(model: &Model) -> SolveOptions {
     if let Some(solver) = model.solver {
         options.solver = solver;
     }
+    if let Some(nodes) = model.nodes {
+        options.node_budget = nodes;
+    }
     options
 }
 
@@ -466,8 +470,19 @@ pub fn check(model: &Model, plan: &ModelPlan) -> Vec<String> {
             continue;
         };
         let plan_of_pool = Plan::from_offsets(&problem, offsets);
+        let shown: Vec<Option<u64>> = plan_of_pool.offsets.iter().map(|&o| Some(o)).collect();
         for violation in groups.validate(&problem, &plan_of_pool) {
-            problems.push(format!("pool `{}`: {violation:?}", pool.name));
+            let text = match violation {
+                Violation::Overlap { first, second } if groups.same_group(first, second) => {
+                    format!(
+                        "`{}` and `{}` share memory in place but start at different offsets",
+                        problem.buffers()[first].id,
+                        problem.buffers()[second].id
+                    )
+                }
+                _ => violation.display(&problem, &shown).to_string(),
+            };
+            problems.push(format!("pool `{}`: {text}", pool.name));
         }
         if plan_of_pool.arena_size > pool.arena_size {
             problems.push(format!("pool `{}` is smaller than its plan", pool.name));

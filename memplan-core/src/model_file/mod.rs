@@ -6,6 +6,7 @@
 //! alignment = 64           # optional, default 16
 //! budget = "512 KiB"       # optional: fail if the arena is larger
 //! solver = "auto"          # optional
+//! nodes = 500000           # optional: the exact search's node budget
 //! inputs = ["input"]       # graph inputs: live from the first step
 //! outputs = ["logits"]     # graph outputs: live through the last step
 //!

@@ -21,15 +21,19 @@ use crate::solve::Solver;
 /// sums over many tensors never overflow.
 pub const MAX_TENSOR_BYTES: u64 = 1 << 48;
 
+/// The largest `[model] nodes` accepted (at a few microseconds a node, about an hour).
+const MAX_NODE_BUDGET: u64 = 1_000_000_000;
+
 /// The largest sum of all tensor sizes accepted (2^60 bytes).
 const MAX_TOTAL_BYTES: u64 = 1 << 60;
 
 const TOP_KEYS: [&str; 5] = ["model", "tensors", "weights", "ops", "pools"];
-const MODEL_KEYS: [&str; 7] = [
+const MODEL_KEYS: [&str; 8] = [
     "name",
     "alignment",
     "budget",
     "solver",
+    "nodes",
     "inputs",
     "outputs",
     "inplace",
@@ -244,8 +248,8 @@ impl Parser<'_> {
         };
         let model = self.table(model_value, "`model`", "write `[model]` as a table")?;
         self.check_keys(model, &MODEL_KEYS, "in `[model]`", |_| {
-            "`[model]` takes `name`, `alignment`, `budget`, `solver`, `inputs`, `outputs` and \
-             `inplace`"
+            "`[model]` takes `name`, `alignment`, `budget`, `solver`, `nodes`, `inputs`, \
+             `outputs` and `inplace`"
                 .into()
         })?;
         let model_span = model_value.span();
@@ -304,6 +308,12 @@ impl Parser<'_> {
                     )
                 })?)
             }
+        };
+
+        // node budget of the exact search
+        let nodes = match model.get("nodes") {
+            None => None,
+            Some(v) => Some(self.node_budget(v)?),
         };
 
         // in-place ops
@@ -386,6 +396,7 @@ impl Parser<'_> {
             alignment,
             budget,
             solver,
+            nodes,
             inputs: inputs.0,
             outputs: outputs.0,
             tensors,
@@ -1566,6 +1577,35 @@ impl Parser<'_> {
             ));
         }
         Ok(budget)
+    }
+
+    fn node_budget(&self, value: &Value<'_>) -> Result<u64> {
+        let help = || {
+            format!(
+                "give the most search nodes `exact` and `auto` may use, from 0 (heuristics only) \
+                 to {MAX_NODE_BUDGET}, e.g. `nodes = 100000`; or remove `nodes` for the default \
+                 ({})",
+                crate::DEFAULT_NODE_BUDGET
+            )
+        };
+        let nodes = match value.get_ref() {
+            DeValue::Integer(i) => u64::from_str_radix(i.as_str(), i.radix()).ok(),
+            other => {
+                return Err(self.source.error(
+                    &value.span(),
+                    format!("`nodes` must be an integer, not {}", kind(other)),
+                    help(),
+                ));
+            }
+        };
+        match nodes {
+            Some(nodes) if nodes <= MAX_NODE_BUDGET => Ok(nodes),
+            _ => Err(self.source.error(
+                &value.span(),
+                format!("`nodes` is out of range (0 to {MAX_NODE_BUDGET})"),
+                help(),
+            )),
+        }
     }
 
     fn alignment(&self, value: &Value<'_>, what: &str) -> Result<u64> {

@@ -35,6 +35,9 @@ pub struct Model {
     pub budget: Option<u64>,
     /// `[model] solver`: the solver to use, if given (otherwise the core's default).
     pub solver: Option<Solver>,
+    /// `[model] nodes`: the exact search's node budget, if given (otherwise
+    /// [`crate::DEFAULT_NODE_BUDGET`]).
+    pub nodes: Option<u64>,
     /// `[model] inputs`: graph inputs (indices into `tensors`), live from step 0.
     pub inputs: Vec<usize>,
     /// `[model] outputs`: graph outputs (indices into `tensors`), live through the last step.

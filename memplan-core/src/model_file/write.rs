@@ -29,6 +29,9 @@ impl Model {
         if let Some(solver) = self.solver {
             let _ = writeln!(out, "solver = {}", quote(&solver.name()));
         }
+        if let Some(nodes) = self.nodes {
+            let _ = writeln!(out, "nodes = {nodes}");
+        }
         let _ = writeln!(out, "inputs = {}", names(&self.inputs));
         let _ = writeln!(out, "outputs = {}", names(&self.outputs));
         if !self.inplace {

@@ -30,7 +30,7 @@
 //! arena is as high as its highest window anyway). If none fits, the attempt ends and the
 //! caller keeps its other plans.
 
-use super::search::{Budget, Decision, decide};
+use super::search::{Budget, Decision, WORK_PER_NODE, decide};
 use super::subproblem::Subproblem;
 use crate::model::{Buffer, Lifetime, Plan, Problem};
 
@@ -214,9 +214,20 @@ fn pack_window(
             pins.sort_unstable();
         }
     }
+    // The budget counts work in nodes of `WORK_PER_NODE` units (see there). A node of this
+    // window scans its buffers, and placing a buffer moves the base of each of its neighbours,
+    // which then looks through its pins again: up to `n + (1 + neighbours) * pins` units, with
+    // pins and neighbours per buffer. The share pays for `NODES_PER_BUFFER` such nodes per
+    // buffer (the whole budget still bounds the work of all windows together).
+    let n = sub.len().max(1) as u64;
+    let per_buffer = |lists: u64| lists / n;
+    let pins = per_buffer(sub.pins.iter().map(|p| p.len() as u64).sum());
+    let neighbours = per_buffer(sub.neighbours.iter().map(|v| v.len() as u64).sum());
+    let node_work = n + 4 * neighbours + (1 + neighbours) * pins;
+    let node_weight = node_work.div_ceil(WORK_PER_NODE).max(1);
     let found = super::with_deep_stack(sub.len(), || {
         heights.targets().find_map(|target| {
-            let share = (NODES_PER_BUFFER * new.len() as u64).min(budget.remaining());
+            let share = (NODES_PER_BUFFER * new.len() as u64 * node_weight).min(budget.remaining());
             let mut slice = Budget {
                 used: 0,
                 limit: share,

@@ -66,7 +66,7 @@ fn decide_round(
     for &rule in Preference::ALL {
         let limit = budget.remaining().min(first_attempt << round.min(40));
         let mut slice = Budget { used: 0, limit };
-        let decision = attempt(sub, target, &mut slice, rule);
+        let decision = attempt(sub, target, &mut slice, rule, round);
         budget.used += slice.used;
         match decision {
             Decision::OutOfBudget if !budget.exhausted() => {}
@@ -107,6 +107,17 @@ pub(crate) fn first_round_nodes() -> u64 {
 /// Nodes of each rule's first attempt in [`decide`].
 const FIRST_ATTEMPT: u64 = 4000;
 
+/// Units of work a node may do on average: the budget counts work, in nodes of this size.
+///
+/// A node's work (buffers, neighbours, pins and sections it looks at) grows with the part: on
+/// 2,000 buffers live together it reaches millions of units, and a budget of nodes alone would
+/// not bound time. So an attempt costs its nodes or its work divided by `WORK_PER_NODE`,
+/// whichever is more, counted as it goes (the root's work included): a budget of `N` nodes
+/// bounds the search to about `N * WORK_PER_NODE` units whatever the instance (about 4 ns
+/// each). The nodes of the MiniMalloc instances average 600 to 2,300 units, so there a
+/// node still costs one.
+pub(crate) const WORK_PER_NODE: u64 = 4096;
+
 /// [`minimise`] makes its restart rounds small enough that this many fit in its budget.
 const ROUNDS_IN_BUDGET: u32 = 4;
 
@@ -131,11 +142,34 @@ impl Preference {
     ];
 }
 
-fn attempt(sub: &Subproblem, target: u64, budget: &mut Budget, rule: Preference) -> Decision {
+fn attempt(
+    sub: &Subproblem,
+    target: u64,
+    budget: &mut Budget,
+    rule: Preference,
+    round: u32,
+) -> Decision {
+    attempt_metered(sub, target, budget, rule, round).0
+}
+
+/// [`attempt`], also returning the nodes it expanded and the units of work it did (see
+/// [`WORK_PER_NODE`]).
+fn attempt_metered(
+    sub: &Subproblem,
+    target: u64,
+    budget: &mut Budget,
+    rule: Preference,
+    round: u32,
+) -> (Decision, u64, u64) {
     if sub.pin_top > target {
-        return Decision::Infeasible;
+        return (Decision::Infeasible, 0, 0);
+    }
+    if budget.exhausted() {
+        // Even the root's work (a scan of every buffer) must be paid for.
+        return (Decision::OutOfBudget, 0, 0);
     }
     let n = sub.len();
+    let budget_at_start = budget.used;
     let mut search = Search {
         sub,
         target,
@@ -146,8 +180,14 @@ fn attempt(sub: &Subproblem, target: u64, budget: &mut Budget, rule: Preference)
         barred: vec![UNPLACED; n],
         height: sub.pin_top,
         rule,
+        ties: tie_salt(round),
         budget,
         out_of_budget: false,
+        nodes: 0,
+        work: 0,
+        budget_at_start,
+        cached_base: vec![UNPLACED; n],
+        cached_lowest: vec![0; n],
         floor_log: Vec::new(),
         base_log: Vec::new(),
         barred_log: Vec::new(),
@@ -159,13 +199,18 @@ fn attempt(sub: &Subproblem, target: u64, budget: &mut Budget, rule: Preference)
         skip: vec![0; sub.section_count + 1],
     };
     let all: Vec<u32> = (0..n as u32).collect();
-    if search.solve(&all) {
+    let solved = search.solve(&all);
+    // Work since the last node is charged too (a search that fails at its root spends no node).
+    search.charge();
+    let (nodes, work) = (search.nodes, search.work);
+    let decision = if solved {
         Decision::Found(search.offset, search.height)
     } else if search.out_of_budget {
         Decision::OutOfBudget
     } else {
         Decision::Infeasible
-    }
+    };
+    (decision, nodes, work)
 }
 
 /// What minimising one part found.
@@ -230,8 +275,32 @@ pub(crate) fn minimise(
     // Proven: no plan is lower (every plan holds the bytes of its busiest step, and its pins).
     let mut impossible_below = sub.lower_bound.max(sub.pin_top);
     let mut floor = good_enough.max(impossible_below); // the lowest height still worth a probe
+    // Restart rounds that ran out of nodes, per target: `failed_rounds[t]` is the first not run.
+    let mut failed_rounds: BTreeMap<u64, u32> = BTreeMap::new();
+    let (mut floor_used, mut descent_used) = (0u64, 0u64);
     if decision && floor < best_height {
-        match decide(sub, floor, budget) {
+        // Three quarters of the budget ask for the capacity itself, as [`decide`] would. If
+        // they run out, the last quarter goes on towards it from the best plan (the descent
+        // below, which may use as much as the floor probe has), so a part that does not fit
+        // still comes back lower than its seed.
+        let total = budget.remaining();
+        let mut asking = Budget {
+            used: 0,
+            limit: total - total / 4,
+        };
+        let mut rounds_done = 0u32;
+        let mut outcome = Decision::OutOfBudget;
+        for round in 0..=u32::MAX {
+            match decide_round(sub, floor, round, FIRST_ATTEMPT, &mut asking) {
+                Decision::OutOfBudget if !asking.exhausted() => rounds_done = round + 1,
+                decision => {
+                    outcome = decision;
+                    break;
+                }
+            }
+        }
+        budget.used += asking.used;
+        match outcome {
             Decision::Found(offsets, found) => {
                 best_height = found;
                 best = Some((offsets, found));
@@ -240,7 +309,12 @@ pub(crate) fn minimise(
                 impossible_below = lattice_above(floor);
                 floor = impossible_below;
             }
-            Decision::OutOfBudget => {}
+            Decision::OutOfBudget => {
+                floor_used = asking.used;
+                if first_attempt == FIRST_ATTEMPT {
+                    failed_rounds.insert(floor, rounds_done);
+                }
+            }
         }
         if best.is_some() || budget.exhausted() {
             return Outcome {
@@ -249,9 +323,6 @@ pub(crate) fn minimise(
             };
         }
     }
-    // Restart rounds that ran out of nodes, per target: `failed_rounds[t]` is the first not run.
-    let mut failed_rounds: BTreeMap<u64, u32> = BTreeMap::new();
-    let (mut floor_used, mut descent_used) = (0u64, 0u64);
     let mut step = grain;
     let mut widen = false; // start the next probe with the widest step
     let mut level = 0u32;
@@ -364,6 +435,32 @@ fn granularity(sub: &Subproblem) -> u64 {
 
 const UNPLACED: u64 = u64::MAX;
 
+/// The salt of the branching preference in restart round `round`: 0 (the rule's own keys) in
+/// even rounds, a per-round salt in odd ones.
+///
+/// Each rule is one static idea of which buffer to place first, and an instance it does not
+/// suit makes every round of it fail the same way, only with more nodes (a planted guillotine
+/// instance stalled at 1.19x its optimum with 500,000 nodes). So odd rounds scale each key by a
+/// pseudo-random factor in `[1, 2)`, fixed per buffer and round: the same rule, but a different
+/// order among buffers whose keys are within 2x, hence a different tree. Even rounds keep the
+/// rules as they are, so an instance that suits a rule still gets its full rounds (every other
+/// round).
+fn tie_salt(round: u32) -> u64 {
+    if round % 2 == 1 {
+        mix(u64::from(round) + 1)
+    } else {
+        0
+    }
+}
+
+/// A bijective mix of 64 bits (splitmix64's finaliser): a fixed pseudo-random order.
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
 /// Lengths of the undo logs and the height: where to roll back to.
 type Mark = (usize, usize, usize, usize, u64);
 
@@ -383,8 +480,21 @@ struct Search<'s, 'b> {
     /// The highest top placed (pins included).
     height: u64,
     rule: Preference,
+    /// 0, or the salt of a pseudo-random factor on each buffer's preference and of the order
+    /// among equal ones (see [`tie_salt`]).
+    ties: u64,
     budget: &'b mut Budget,
     out_of_budget: bool,
+    /// Nodes this attempt has expanded.
+    nodes: u64,
+    /// Units of work (buffers, neighbours, pins and sections looked at) this attempt has done.
+    work: u64,
+    /// Nodes the budget had used when this attempt started.
+    budget_at_start: u64,
+    /// Per buffer: the base its cached lowest offset was computed from (`UNPLACED`: none).
+    cached_base: Vec<u64>,
+    /// Per buffer: its lowest offset at or above `cached_base` (clear of pins, aligned).
+    cached_lowest: Vec<u64>,
     floor_log: Vec<(u32, u64)>,
     base_log: Vec<(u32, u64)>,
     barred_log: Vec<(u32, u64)>,
@@ -434,9 +544,18 @@ impl Search<'_, '_> {
             // The lowest offset of every buffer, and the lowest among those not barred from it:
             // every buffer of the group ends at or above that `next` offset.
             let mut next = UNPLACED;
+            self.work += group.len() as u64;
             for &u in group {
                 let u = u as usize;
-                let at = sub.lowest_offset(u, self.base[u]);
+                if self.cached_base[u] != self.base[u] {
+                    // A pure function of the base: recomputed only when the base moved, which
+                    // spares the scan of the pins a buffer meets (up to all of them, each node).
+                    let (lowest, looked) = sub.lowest_offset_counted(u, self.base[u]);
+                    self.work += looked;
+                    self.cached_lowest[u] = lowest;
+                    self.cached_base[u] = self.base[u];
+                }
+                let at = self.cached_lowest[u];
                 if at + sub.size[u] > self.target {
                     return false; // it can only rise from here
                 }
@@ -460,6 +579,7 @@ impl Search<'_, '_> {
                 // It then rests on such a blocker: at least as high as the lowest blocker's top.
                 let top = at + sub.size[u];
                 let mut resting = UNPLACED;
+                self.work += sub.neighbours[u].len() as u64;
                 for &v in &sub.neighbours[u] {
                     let v = v as usize;
                     if self.offset[v] == UNPLACED && self.lowest[v] < top {
@@ -478,6 +598,7 @@ impl Search<'_, '_> {
                 (f.min(a), e.max(b))
             });
             let (first, end) = (first as usize, end as usize);
+            self.work += 3 * (end - first) as u64;
             self.section_floor[first..end].fill(UNPLACED);
             self.crossing[first..=end].fill(0);
             let mut spanned = 0usize;
@@ -495,6 +616,7 @@ impl Search<'_, '_> {
                 self.crossing[b as usize] -= 1;
             }
             if spanned <= 8 * group.len() + (end - first) {
+                self.work += spanned as u64;
                 for &(at, u) in &floors {
                     let (a, b) = sub.sections[u as usize];
                     for slot in &mut self.section_floor[a as usize..b as usize] {
@@ -505,6 +627,7 @@ impl Search<'_, '_> {
                 // Long lifetimes: paint each section once, lowest buffers first, skipping painted
                 // runs (`skip[s]` leads to the first unpainted section at or after `s`).
                 floors.sort_unstable();
+                self.work += 2 * group.len() as u64;
                 let skip = &mut self.skip;
                 for (s, slot) in skip[first..=end].iter_mut().enumerate() {
                     *slot = (first + s) as u32;
@@ -543,7 +666,7 @@ impl Search<'_, '_> {
                 .iter()
                 .map(|&u| u as usize)
                 .filter(|&u| self.lowest[u] == next && self.barred[u] != next)
-                .max_by_key(|&u| (self.preference(u), std::cmp::Reverse(u)))
+                .max_by_key(|&u| (self.preference(u), self.tie_key(u)))
                 .expect("some buffer takes `next`");
             if !self.spend_node() {
                 return false;
@@ -565,6 +688,10 @@ impl Search<'_, '_> {
     /// Solves the pieces of `group` between the section boundaries `cuts`, the tightest first.
     fn solve_apart(&mut self, group: &[u32], cuts: &[usize]) -> bool {
         let sub = self.sub;
+        self.work += group
+            .iter()
+            .map(|&u| u64::from(sub.sections[u as usize].1 - sub.sections[u as usize].0) + 1)
+            .sum::<u64>();
         let mut pieces: Vec<Vec<u32>> = vec![Vec::new(); cuts.len() + 1];
         for &u in group {
             let start = sub.sections[u as usize].0 as usize;
@@ -593,25 +720,53 @@ impl Search<'_, '_> {
         order.into_iter().all(|(_, k)| self.solve(&pieces[k]))
     }
 
+    /// The last key among buffers of equal preference (the largest is branched on): the lower
+    /// index first, or a salted hash of it.
+    fn tie_key(&self, u: usize) -> u64 {
+        if self.ties == 0 {
+            u64::MAX - u as u64
+        } else {
+            mix(u as u64 ^ self.ties)
+        }
+    }
+
     /// The key of [`Preference`]: the buffer with the largest key is branched on.
     fn preference(&self, u: usize) -> (u128, u128) {
         let size = u128::from(self.sub.size[u]);
         let lifetime = u128::from(self.sub.span_steps[u]);
         let busiest = u128::from(self.sub.peak_load[u]);
-        match self.rule {
+        let (a, b) = match self.rule {
             Preference::AreaInBusyTimes => (size * lifetime * busiest, size),
             Preference::Longest => (lifetime, size),
             Preference::BusiestThenLongest => (busiest, lifetime),
+        };
+        if self.ties == 0 {
+            (a, b)
+        } else {
+            let noise = u128::from(mix(u as u64 ^ self.ties) % 64);
+            (a * (64 + noise), b)
         }
     }
 
+    /// Charges one node (see [`WORK_PER_NODE`] for what a node costs); `false` (and out of
+    /// budget) when none is left.
     fn spend_node(&mut self) -> bool {
         if self.budget.exhausted() {
             self.out_of_budget = true;
             return false;
         }
-        self.budget.used += 1;
+        self.nodes += 1;
+        self.charge();
         true
+    }
+
+    /// Brings the budget up to date: this attempt has cost its nodes, or its work in units of
+    /// [`WORK_PER_NODE`] if that is more, but never more than the budget holds.
+    fn charge(&mut self) {
+        let cost = self.nodes.max(self.work / WORK_PER_NODE);
+        self.budget.used = (self.budget_at_start + cost)
+            .min(self.budget.limit)
+            .max(self.budget.used);
     }
 
     fn mark(&self) -> Mark {
@@ -650,6 +805,8 @@ impl Search<'_, '_> {
         let sub = self.sub;
         let top = at + sub.size[b];
         let (first, end) = sub.sections[b];
+        // Undone later at the same cost.
+        self.work += 2 * (u64::from(end - first) + sub.neighbours[b].len() as u64);
         for s in first..end {
             self.floor_log.push((s, self.floor[s as usize]));
             self.floor[s as usize] = top;
@@ -802,6 +959,95 @@ mod tests {
             Buffer::new("pin", 1024, 1, 3).with_fixed_offset(100),
         ]);
         assert_eq!(granularity(&pinned), 4);
+    }
+
+    #[test]
+    fn decision_mode_returns_its_best_plan_when_the_capacity_is_out_of_reach() {
+        // The capacity 420 (the lower bound) is out of reach of 50,000 nodes (test above). Asked
+        // for it with 20,000, decision mode used to spend them all there and give back the seed
+        // (499); now the last quarter descends from the seed towards the capacity.
+        let p = pseudo_random(127, 57, 30);
+        let all: Vec<usize> = (0..p.len()).collect();
+        let s = Subproblem::new(&p, &all);
+        let incumbent = crate::solve::best_fit::solve(&p).arena_size;
+        let mut spent = budget(20_000);
+        let outcome = minimise(&s, incumbent, s.lower_bound, true, &mut spent);
+        let (_, height) = outcome.improved.expect("a plan below the seed");
+        assert!(height < incumbent && height > s.lower_bound, "{height}");
+        assert!(!outcome.proven_optimal);
+        assert!(spent.used <= 20_000);
+    }
+
+    /// `n` buffers of 48 bytes aligned to 64, all live at once: the optimum is `64 n - 16`.
+    fn all_live_aligned(n: u64) -> Subproblem {
+        sub((0..n)
+            .map(|i| Buffer::new(format!("b{i}"), 48, 0, 1).with_alignment(64))
+            .collect())
+    }
+
+    #[test]
+    fn the_budget_counts_work_so_large_nodes_cost_more() {
+        // 2,000 buffers live together: each node scans all of them, and each buffer barred from
+        // the lowest offset scans its 1,999 neighbours for one that could block it. At the
+        // bytes live (what the floor probe asked before the bound counted alignment) no buffer
+        // can be placed, so nodes bar buffer after buffer, each costing more than the last.
+        // Counted in nodes alone, the 62,500 nodes a part this size gets took 83 s; now the
+        // work runs out, after a few hundred nodes.
+        let n = 2000;
+        let s = all_live_aligned(n);
+        let limit = 20_000;
+        let mut spent = budget(limit);
+        let target = 48 * n;
+        let (decision, nodes, work) =
+            attempt_metered(&s, target, &mut spent, Preference::AreaInBusyTimes, 0);
+        assert_eq!(decision, Decision::OutOfBudget);
+        assert_eq!(spent.used, limit);
+        assert!(nodes < limit / 10, "{nodes} nodes expanded, {work} units");
+        // At most one node's work (a scan of the buffers and the neighbours of each) beyond
+        // what the budget pays for.
+        assert!(
+            work <= limit * WORK_PER_NODE + n * n + 8 * n,
+            "{work} units"
+        );
+    }
+
+    #[test]
+    fn small_nodes_still_cost_one_node_each() {
+        // The MiniMalloc-like random problem of the test above: its nodes do far less than
+        // `WORK_PER_NODE`, so the budget counts nodes as it always did.
+        let p = pseudo_random(127, 57, 30);
+        let all: Vec<usize> = (0..p.len()).collect();
+        let s = Subproblem::new(&p, &all);
+        let mut spent = budget(5_000);
+        let (_, nodes, work) = attempt_metered(
+            &s,
+            s.lower_bound,
+            &mut spent,
+            Preference::AreaInBusyTimes,
+            0,
+        );
+        assert_eq!(spent.used, nodes);
+        assert!(work < nodes * WORK_PER_NODE);
+    }
+
+    #[test]
+    fn pins_a_buffer_must_clear_are_counted_as_work() {
+        // 300 free buffers, each meeting 400 pins stacked from 0 with gaps of 16 bytes, too
+        // small for any of them: finding a buffer's lowest offset scans all the pins.
+        let mut buffers: Vec<Buffer> = (0..400)
+            .map(|k| Buffer::new(format!("p{k}"), 48, 0, 600).with_fixed_offset(64 * k))
+            .collect();
+        buffers.extend((0..300).map(|i| Buffer::new(format!("f{i}"), 17 + i % 7, i, i + 3)));
+        let s = sub(buffers);
+        let mut spent = budget(2_000);
+        // Below the pins' top: impossible, found at once without a node.
+        let (decision, nodes, _) =
+            attempt_metered(&s, 64 * 399, &mut spent, Preference::Longest, 0);
+        assert_eq!((decision, nodes), (Decision::Infeasible, 0));
+        let (_, nodes, work) =
+            attempt_metered(&s, 64 * 400 + 40, &mut spent, Preference::Longest, 0);
+        assert!(work >= 300 * 400, "the root scans every buffer's pins");
+        assert!(spent.used >= nodes.max(work / WORK_PER_NODE).min(2_000));
     }
 
     #[test]

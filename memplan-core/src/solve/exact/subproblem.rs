@@ -28,7 +28,8 @@ pub(crate) struct Subproblem {
     pub(crate) section_count: usize,
     /// Bytes of free buffers live in each section.
     pub(crate) section_load: Vec<u64>,
-    /// Peak bytes live at one step, pinned buffers included: no plan of the part is lower.
+    /// Peak bytes live at one step, pinned buffers included, or more where alignment forces
+    /// padding ([`crate::bounds::aligned_lower_bound`]): no plan of the part is lower.
     pub(crate) lower_bound: u64,
     /// Per free buffer: the most bytes live (free and pinned) in one of its sections.
     pub(crate) peak_load: Vec<u64>,
@@ -121,7 +122,15 @@ impl Subproblem {
                 }
             }
         }
-        let lower_bound = all_load.iter().copied().max().unwrap_or(0);
+        let lower_bound =
+            all_load
+                .iter()
+                .copied()
+                .max()
+                .unwrap_or(0)
+                .max(crate::bounds::aligned_peak(
+                    part.iter().map(|&i| &buffers[i]),
+                ));
         let peak_load = sections
             .iter()
             .map(|&(first, end)| {
@@ -155,10 +164,18 @@ impl Subproblem {
     }
 
     /// The lowest offset of buffer `i` at or above `floor`, aligned and clear of the pins.
+    #[cfg(test)]
     pub(crate) fn lowest_offset(&self, i: usize, floor: u64) -> u64 {
+        self.lowest_offset_counted(i, floor).0
+    }
+
+    /// [`Self::lowest_offset`], and how many pins it looked at.
+    pub(crate) fn lowest_offset_counted(&self, i: usize, floor: u64) -> (u64, u64) {
         let alignment = self.alignment[i];
         let mut offset = align_up(floor, alignment);
+        let mut looked = 0;
         for &(pin, top) in &self.pins[i] {
+            looked += 1;
             if top <= offset {
                 continue;
             }
@@ -167,7 +184,7 @@ impl Subproblem {
             }
             offset = align_up(top, alignment);
         }
-        offset
+        (offset, looked)
     }
 }
 

@@ -1,0 +1,51 @@
+//! Writes the exact search's generalisation families as MiniMalloc CSVs into a directory:
+//! `cargo run --release -p memplan-core --example exact_families -- OUT_DIR [MINIMALLOC_DIR]`.
+//!
+//! - `planted_<seed>.csv`: guillotine cuts of a 1048576 x 1000 rectangle into 120-300 buffers
+//!   (optimum 1048576, the lower bound); seeds 1-24.
+//! - with `MINIMALLOC_DIR` (the `A.1048576.csv` ... files): `<X>.rev.csv` (time reversed) and
+//!   `<X>.shuf<k>.csv` (rows shuffled, k = 1, 2), all fitting 1048576 like their originals.
+
+#[path = "../benches/families/mod.rs"]
+mod families;
+
+use std::path::PathBuf;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let out = PathBuf::from(
+        args.next()
+            .ok_or("usage: exact_families OUT_DIR [MINIMALLOC_DIR]")?,
+    );
+    std::fs::create_dir_all(&out)?;
+    for seed in 1..=24u64 {
+        let pieces = 120 + (seed as usize * 37) % 181;
+        let p = families::planted_guillotine(seed, 1 << 20, 1000, pieces, 512);
+        std::fs::write(
+            out.join(format!("planted_{seed:02}.csv")),
+            memplan_core::write_problem_csv(&p),
+        )?;
+    }
+    if let Some(dir) = args.next() {
+        let dir = PathBuf::from(dir);
+        for name in ["A", "B", "C", "D", "E", "F"] {
+            let file = dir.join(format!("{name}.1048576.csv"));
+            let Ok(text) = std::fs::read_to_string(&file) else {
+                eprintln!("skipping {}: cannot read it", file.display());
+                continue;
+            };
+            let p = memplan_core::read_csv(&file.display().to_string(), &text)?.problem;
+            let write = |suffix: &str, p: &memplan_core::Problem| {
+                std::fs::write(
+                    out.join(format!("{name}.{suffix}.csv")),
+                    memplan_core::write_problem_csv(p),
+                )
+            };
+            write("rev", &families::reversed(&p))?;
+            for k in 1..=2 {
+                write(&format!("shuf{k}"), &families::shuffled(&p, k))?;
+            }
+        }
+    }
+    Ok(())
+}
