@@ -7,6 +7,18 @@
 #[cfg(feature = "macro")]
 pub use memplan_macro::memplan;
 
+#[cfg(feature = "alloc")]
+extern crate alloc;
+
+/// A generated `Arena` (or any other zeroable value) allocated zeroed on the heap, without ever
+/// being built on the stack: `let arena: Box<net::Arena> = memplan::boxed();`. A large arena in
+/// `Box::new(Arena::new())` may overflow the stack in a debug build (the value is built on the
+/// stack, then moved); this allocates the zeroed bytes directly. Needs the `alloc` feature.
+#[cfg(feature = "alloc")]
+pub fn boxed<T: bytemuck::Zeroable>() -> alloc::boxed::Box<T> {
+    bytemuck::zeroed_box()
+}
+
 mod tables;
 mod views;
 

@@ -257,6 +257,11 @@ fn single_pool(model: &Model, plan: &ModelPlan) -> TokenStream {
                 }
             }
 
+            // SAFETY: `Arena` is `repr(C)` with one field, a byte array, so all-zero bytes are a
+            // valid `Arena` (what `Arena::new` builds); `memplan::boxed` relies on it to allocate
+            // an arena zeroed on the heap without building it on the stack.
+            unsafe impl ::memplan::__private::bytemuck::Zeroable for Arena {}
+
             #tables
 
             /// The views each op works on, all borrowed at once from the arena.
@@ -428,6 +433,10 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
                         Self::new()
                     }
                 }
+
+                // SAFETY: `Arena` is `repr(C)` with one field, a byte array, so all-zero bytes
+                // are a valid `Arena` (what `Arena::new` builds); `memplan::boxed` relies on it.
+                unsafe impl ::memplan::__private::bytemuck::Zeroable for Arena {}
 
                 #arena_static
 

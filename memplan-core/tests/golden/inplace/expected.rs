@@ -289,6 +289,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
             Self::new()
         }
     }
+    unsafe impl ::memplan::__private::bytemuck::Zeroable for Arena {}
     #[allow(unused_imports)]
     use ::memplan::__private as __memplan;
     /// Dimensions of each tensor (`[bytes]` for a raw one).

@@ -244,6 +244,7 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
                 Self::new()
             }
         }
+        unsafe impl ::memplan::__private::bytemuck::Zeroable for Arena {}
         #[unsafe(link_section = ".sram.memplan")]
         static MEMORY: ::memplan::__private::Placed<Arena> = ::memplan::__private::Placed::new(
             Arena::new(),
@@ -340,6 +341,7 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
                 Self::new()
             }
         }
+        unsafe impl ::memplan::__private::bytemuck::Zeroable for Arena {}
         ///The arena of pool `dram` as a `static`; [`super::take`] hands it out once.
         pub static ARENA: ::memplan::StaticArena<Arena> = ::memplan::StaticArena::new(
             Arena::new(),
