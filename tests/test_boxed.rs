@@ -21,7 +21,10 @@ fn a_large_arena_is_allocated_zeroed_on_the_heap() {
     );
     let input = arena.input();
     assert!(input.iter().all(|&x| x == 0.0), "zeroed");
-    input.iter_mut().enumerate().for_each(|(i, x)| *x = i as f32);
+    input
+        .iter_mut()
+        .enumerate()
+        .for_each(|(i, x)| *x = i as f32);
     let v = arena.op_copy();
     v.output.copy_from_slice(v.input);
     assert_eq!(arena.output()[4_194_303], 4_194_303.0);
