@@ -255,3 +255,50 @@ fn the_macro_refuses_models_past_its_limit_with_a_located_error() {
     let fewer = fewer.replace(&format!(", \"s{}\"]", MAX_MACRO_TENSORS - 2), "]");
     assert!(memplan_core::parse_model("model.toml", &fewer).is_ok());
 }
+
+/// One lifetime per tensor: the rustdoc table and each accessor's doc say the `[start, end)` that
+/// `TENSORS` reports (an input overwritten in place ends at the op that overwrites it), never the
+/// model's own lifetime where the two differ.
+#[test]
+fn docs_show_the_lifetimes_tensors_reports() {
+    for case in ["inplace", "pools"] {
+        let path = golden_dir().join(case).join("model.toml");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let model = parse_model("model.toml", &text).unwrap();
+        let code = pretty("model.toml", &text);
+        let reported = memplan_core::codegen::reported_lifetimes(&model);
+        let mut differing = 0;
+        for (tensor, &(start, end)) in model.tensors.iter().zip(&reported) {
+            if tensor.memory.external {
+                continue;
+            }
+            let row = format!("| `{}` |", tensor.name);
+            let line = code
+                .lines()
+                .find(|l| l.contains(&row))
+                .unwrap_or_else(|| panic!("{case}: no table row for `{}`", tensor.name));
+            assert!(
+                line.contains(&format!("| [{start}, {end}) |")),
+                "{case}: table row of `{}` is {line:?}, TENSORS says [{start}, {end})",
+                tensor.name
+            );
+            let accessor = format!("Tensor `{}`:", tensor.name);
+            let doc = code
+                .lines()
+                .find(|l| l.contains(&accessor))
+                .unwrap_or_else(|| panic!("{case}: no accessor doc for `{}`", tensor.name));
+            assert!(
+                doc.contains(&format!("live in steps [{start}, {end})")),
+                "{case}: accessor doc of `{}` is {doc:?}, TENSORS says [{start}, {end})",
+                tensor.name
+            );
+            if (start, end) != (tensor.lifetime.start, tensor.lifetime.end) {
+                differing += 1;
+            }
+        }
+        assert!(
+            differing > 0,
+            "{case}: the case must have an overwritten input"
+        );
+    }
+}

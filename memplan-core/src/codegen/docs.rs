@@ -137,7 +137,8 @@ pub(crate) fn module(model: &Model, plan: &ModelPlan) -> String {
             crate::codegen::tables::PER_ITEM_DOCS_UP_TO
         );
     }
-    doc.push_str(&pictures(model, plan, &Index::new(model, plan)));
+    let index = Index::new(model, plan);
+    doc.push_str(&pictures(model, plan, &index));
     if several {
         let _ = writeln!(
             doc,
@@ -166,13 +167,13 @@ pub(crate) fn module(model: &Model, plan: &ModelPlan) -> String {
         } else {
             String::new()
         };
+        let (start, end) = index.lifetimes[i];
         let _ = writeln!(
             doc,
-            "| `{}` | {} |{pool} {offset}{pinned} | {} | {} |",
+            "| `{}` | {} |{pool} {offset}{pinned} | {} | [{start}, {end}) |",
             tensor.name,
             describe(tensor),
             tensor.size,
-            tensor.lifetime
         );
     }
     if model.tensors.len() > MAX_TABLE_ROWS {
@@ -311,12 +312,12 @@ pub(crate) fn accessor(model: &Model, plan: &ModelPlan, tensor: usize, index: &I
     } else {
         ""
     };
+    let (start, end) = index.lifetimes[tensor];
     format!(
-        "Tensor `{}`: {}, {} bytes at offset {offset}{pinned}, live in steps {}; written by {producer}.{source}{shared}",
+        "Tensor `{}`: {}, {} bytes at offset {offset}{pinned}, live in steps [{start}, {end}); written by {producer}.{source}{shared}",
         t.name,
         describe(t),
         t.size,
-        t.lifetime
     )
 }
 
@@ -405,6 +406,9 @@ pub(crate) struct Index {
     pub(crate) writer: Vec<Option<usize>>,
     /// The alias chain (index into `ModelPlan::chains`) each tensor is in, if any.
     pub(crate) chain: Vec<Option<usize>>,
+    /// `[start, end)` of each tensor as `TENSORS` reports it (an input overwritten in place ends
+    /// at the op that overwrites it): the one definition the docs, `TENSORS` and the CLI share.
+    pub(crate) lifetimes: Vec<(u64, u64)>,
 }
 
 impl Index {
@@ -421,6 +425,11 @@ impl Index {
                 chain[t].get_or_insert(c);
             }
         }
-        Self { writer, chain }
+        let lifetimes = crate::codegen::reported_lifetimes(model);
+        Self {
+            writer,
+            chain,
+            lifetimes,
+        }
     }
 }

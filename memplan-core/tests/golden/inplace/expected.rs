@@ -80,10 +80,10 @@
 ///|---|---|---:|---:|---|
 ///| `image` | u8 [1, 3, 16, 16] | external | 768 | [0, 1) |
 ///| `dma` | 768 raw bytes | 0 (pinned) | 768 | [0, 2) |
-///| `conv` | f32 [1, 8, 16, 16] | 768 | 8192 | [1, 3) |
-///| `act` | f32 [1, 8, 16, 16] | 768 | 8192 | [2, 4) |
+///| `conv` | f32 [1, 8, 16, 16] | 768 | 8192 | [1, 2) |
+///| `act` | f32 [1, 8, 16, 16] | 768 | 8192 | [2, 3) |
 ///| `flat` | f32 [1, 2048] | 768 | 8192 | [3, 5) |
-///| `logits` | f32 [1, 10] | 0 | 40 | [4, 6) |
+///| `logits` | f32 [1, 10] | 0 | 40 | [4, 5) |
 ///| `scaled` | f32 [1, 10] | 0 | 40 | [5, 7) |
 ///| `probs` | f32 [1, 10] | external | 40 | [6, 7) |
 ///
@@ -166,12 +166,12 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
         pub fn dma(&mut self) -> &mut [::core::primitive::u8] {
             ::memplan::__private::tensor_mut(&mut self.bytes, offset::dma, len::dma)
         }
-        ///Tensor `conv`: f32 [1, 8, 16, 16], 8192 bytes at offset 768, live in steps [1, 3); written by op `conv1`. Shares its bytes in place with `act`, `flat`.
+        ///Tensor `conv`: f32 [1, 8, 16, 16], 8192 bytes at offset 768, live in steps [1, 2); written by op `conv1`. Shares its bytes in place with `act`, `flat`.
         #[inline]
         pub fn conv(&mut self) -> &mut [::core::primitive::f32] {
             ::memplan::__private::tensor_mut(&mut self.bytes, offset::conv, len::conv)
         }
-        ///Tensor `act`: f32 [1, 8, 16, 16], 8192 bytes at offset 768, live in steps [2, 4); written by op `relu`. Shares its bytes in place with `conv`, `flat`.
+        ///Tensor `act`: f32 [1, 8, 16, 16], 8192 bytes at offset 768, live in steps [2, 3); written by op `relu`. Shares its bytes in place with `conv`, `flat`.
         #[inline]
         pub fn act(&mut self) -> &mut [::core::primitive::f32] {
             ::memplan::__private::tensor_mut(&mut self.bytes, offset::act, len::act)
@@ -181,7 +181,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
         pub fn flat(&mut self) -> &mut [::core::primitive::f32] {
             ::memplan::__private::tensor_mut(&mut self.bytes, offset::flat, len::flat)
         }
-        ///Tensor `logits`: f32 [1, 10], 40 bytes at offset 0, live in steps [4, 6); written by op `dense`. Shares its bytes in place with `scaled`.
+        ///Tensor `logits`: f32 [1, 10], 40 bytes at offset 0, live in steps [4, 5); written by op `dense`. Shares its bytes in place with `scaled`.
         #[inline]
         pub fn logits(&mut self) -> &mut [::core::primitive::f32] {
             ::memplan::__private::tensor_mut(

@@ -105,7 +105,7 @@
 ///|---|---|---:|---:|---|
 ///| `image` | f32 [1, 3, 8, 8] | external | 768 | [0, 1) |
 ///| `dma` | 64 raw bytes | 0 (pinned) | 64 | [0, 3) |
-///| `conv` | f32 [1, 4, 4, 4] | 496 | 256 | [0, 2) |
+///| `conv` | f32 [1, 4, 4, 4] | 496 | 256 | [0, 1) |
 ///| `act` | f32 [1, 4, 4, 4] | 496 | 256 | [1, 3) |
 ///| `pooled` | f32 [1, 4] | 64 | 16 | [2, 4) |
 ///| `logits` | f32 [1, 10] | 0 | 40 | [3, 5) |
@@ -200,7 +200,7 @@ Each tensor has a typed accessor named after it, and each op an `op_<name>` meth
         pub fn dma(&mut self) -> &mut [::core::primitive::u8] {
             ::memplan::__private::tensor_mut(&mut self.bytes, offset::dma, len::dma)
         }
-        ///Tensor `conv`: f32 [1, 4, 4, 4], 256 bytes at offset 496, live in steps [0, 2); written by op `conv1`. Shares its bytes in place with `act`.
+        ///Tensor `conv`: f32 [1, 4, 4, 4], 256 bytes at offset 496, live in steps [0, 1); written by op `conv1`. Shares its bytes in place with `act`.
         #[inline]
         pub fn conv(&mut self) -> &mut [::core::primitive::f32] {
             ::memplan::__private::tensor_mut(&mut self.bytes, offset::conv, len::conv)

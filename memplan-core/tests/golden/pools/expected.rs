@@ -139,10 +139,10 @@
 ///|---|---|---|---:|---:|---|
 ///| `input` | f32 [1, 256] | sram | 1024 | 1024 | [0, 1) |
 ///| `dma` | 1024 raw bytes | sram | 0 (pinned) | 1024 | [0, 3) |
-///| `big` | f32 [1, 4096] | dram | 0 | 16384 | [0, 2) |
+///| `big` | f32 [1, 4096] | dram | 0 | 16384 | [0, 1) |
 ///| `act` | f32 [1, 4096] | dram | 0 | 16384 | [1, 3) |
 ///| `small` | f32 [1, 512] | sram | 1024 | 2048 | [2, 4) |
-///| `slow` | f32 [1, 64] | dram | 0 | 256 | [3, 5) |
+///| `slow` | f32 [1, 64] | dram | 0 | 256 | [3, 4) |
 ///| `out` | f32 [1, 64] | dram | 0 | 256 | [4, 5) |
 ///
 #[allow(dead_code, clippy::all)]
@@ -299,7 +299,7 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
             pub const fn new() -> Self {
                 Self { bytes: [0; ARENA_SIZE] }
             }
-            ///Tensor `big`: f32 [1, 4096], 16384 bytes at offset 0, live in steps [0, 2); written by op `expand`. Shares its bytes in place with `act`.
+            ///Tensor `big`: f32 [1, 4096], 16384 bytes at offset 0, live in steps [0, 1); written by op `expand`. Shares its bytes in place with `act`.
             #[inline]
             pub fn big(&mut self) -> &mut [::core::primitive::f32] {
                 ::memplan::__private::tensor_mut(
@@ -317,7 +317,7 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
                     super::len::act,
                 )
             }
-            ///Tensor `slow`: f32 [1, 64], 256 bytes at offset 0, live in steps [3, 5); written by op `head`. Shares its bytes in place with `out`.
+            ///Tensor `slow`: f32 [1, 64], 256 bytes at offset 0, live in steps [3, 4); written by op `head`. Shares its bytes in place with `out`.
             #[inline]
             pub fn slow(&mut self) -> &mut [::core::primitive::f32] {
                 ::memplan::__private::tensor_mut(
