@@ -405,23 +405,8 @@ fn check_model(path: &Path, plan: &PlanFile) -> anyhow::Result<ExitCode> {
     let (model, _) = model_plan::read(path)?;
     let checked = model_plan_from_csv(&model, plan)?;
     let placed = checked.plan.tensors.iter().flatten().count();
-    let pools = &checked.plan.pools;
     report(&checked.violations, model.tensors.len(), || {
-        let total: u64 = pools.iter().map(|p| p.arena_size).sum();
-        let arena = match pools.as_slice() {
-            [pool] if pool.default => format!("arena {total} bytes"),
-            _ => {
-                let each: Vec<String> = pools
-                    .iter()
-                    .map(|p| format!("{} {}", p.name, p.arena_size))
-                    .collect();
-                format!(
-                    "arena {total} bytes in {} pools: {}",
-                    pools.len(),
-                    each.join(", ")
-                )
-            }
-        };
+        let arena = model_plan::arena_text(&checked.plan);
         format!(
             "ok: {placed} tensors, {arena}, {} in-place chain(s), as `memplan!` can compile it",
             checked.plan.chains.len()

@@ -83,6 +83,26 @@ pub(crate) fn load(
     compile(model, &text)
 }
 
+/// `arena N bytes`, or with pools `arena N bytes in K pools: a X, b Y`: the compiled arena as the
+/// first line of `plan` and the verdict of `check` say it.
+pub(crate) fn arena_text(plan: &ModelPlan) -> String {
+    let total = plan.total_arena_size();
+    match plan.pools.as_slice() {
+        [pool] if pool.default => format!("arena {total} bytes"),
+        pools => {
+            let each: Vec<String> = pools
+                .iter()
+                .map(|p| format!("{} {}", p.name, p.arena_size))
+                .collect();
+            format!(
+                "arena {total} bytes in {} pools: {}",
+                pools.len(),
+                each.join(", ")
+            )
+        }
+    }
+}
+
 impl Compiled {
     /// Tensors that live in an arena (all but the app-owned ones).
     pub(crate) fn arena_tensors(&self) -> usize {
@@ -124,20 +144,7 @@ impl Compiled {
     /// The first line of `memplan plan`: the compiled arena (per pool when there are pools).
     pub(crate) fn summary_line(&self) -> String {
         let total = self.plan.total_arena_size();
-        let arena = match self.plan.pools.as_slice() {
-            [pool] if pool.default => format!("arena {total} bytes"),
-            pools => {
-                let each: Vec<String> = pools
-                    .iter()
-                    .map(|p| format!("{} {}", p.name, p.arena_size))
-                    .collect();
-                format!(
-                    "arena {total} bytes in {} pools: {}",
-                    pools.len(),
-                    each.join(", ")
-                )
-            }
-        };
+        let arena = arena_text(&self.plan);
         let lower_bound = self.lower_bound();
         format!(
             "tensors {} | {arena} | lower bound {lower_bound} | ratio {:.4} | solver {} | {:.2} ms",
