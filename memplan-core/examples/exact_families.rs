@@ -1,10 +1,14 @@
 //! Writes the exact search's generalisation families as MiniMalloc CSVs into a directory:
 //! `cargo run --release -p memplan-core --example exact_families -- OUT_DIR [MINIMALLOC_DIR]`.
 //!
-//! - `planted_<seed>.csv`: guillotine cuts of a 1048576 x 1000 rectangle into 120-300 buffers
-//!   (optimum 1048576, the lower bound); seeds 1-24.
-//! - with `MINIMALLOC_DIR` (the `A.1048576.csv` ... files): `<X>.rev.csv` (time reversed) and
-//!   `<X>.shuf<k>.csv` (rows shuffled, k = 1, 2), all fitting 1048576 like their originals.
+//! - `planted_<seed>.1048576.csv`: guillotine cuts of a 1048576 x 1000 rectangle into 120-300
+//!   buffers (optimum 1048576, the lower bound); seeds 1-24.
+//! - `reuse_<seed>.1048576.csv`: 150-300 buffers of an allocator that refills freed space at once
+//!   (`families::planted_reuse`; optimum 1048576, the lower bound); seeds 1-24.
+//! - with `MINIMALLOC_DIR` (the `A.1048576.csv` ... files): `<X>.rev.1048576.csv` (time reversed) and
+//!   `<X>.shuf<k>.1048576.csv` (rows shuffled, k = 1, 2) and `<X>.cut<k>.1048576.csv` (15-30% of
+//!   the buffers cut in two, in bytes or in time, and 3% left out for even k; k = 1-4), all
+//!   fitting 1048576 like their originals.
 
 #[path = "../benches/families/mod.rs"]
 mod families;
@@ -22,7 +26,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let pieces = 120 + (seed as usize * 37) % 181;
         let p = families::planted_guillotine(seed, 1 << 20, 1000, pieces, 512);
         std::fs::write(
-            out.join(format!("planted_{seed:02}.csv")),
+            out.join(format!("planted_{seed:02}.1048576.csv")),
+            memplan_core::write_problem_csv(&p),
+        )?;
+    }
+    for seed in 1..=24u64 {
+        let count = 150 + (seed as usize * 53) % 151;
+        let fill = 300 + (seed * 211) % 700;
+        let (p, _) = families::planted_reuse(seed, 1 << 20, 1000, count, 1024, fill);
+        std::fs::write(
+            out.join(format!("reuse_{seed:02}.1048576.csv")),
             memplan_core::write_problem_csv(&p),
         )?;
     }
@@ -37,13 +50,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let p = memplan_core::read_csv(&file.display().to_string(), &text)?.problem;
             let write = |suffix: &str, p: &memplan_core::Problem| {
                 std::fs::write(
-                    out.join(format!("{name}.{suffix}.csv")),
+                    out.join(format!("{name}.{suffix}.1048576.csv")),
                     memplan_core::write_problem_csv(p),
                 )
             };
             write("rev", &families::reversed(&p))?;
             for k in 1..=2 {
                 write(&format!("shuf{k}"), &families::shuffled(&p, k))?;
+            }
+            for k in 1..=4 {
+                let cut = 100 + 50 * k;
+                let drop = if k % 2 == 0 { 30 } else { 0 };
+                write(
+                    &format!("cut{k}"),
+                    &families::mutated(&p, k, cut, drop, 1024),
+                )?;
             }
         }
     }

@@ -82,3 +82,71 @@ fn a_planted_instance_every_static_rule_stalls_on_fits_with_perturbed_rounds() {
     );
     assert!(solution.optimal && solution.nodes <= budget);
 }
+
+#[test]
+fn reuse_instances_are_full_at_their_first_step_and_their_allocators_plan_fits() {
+    for seed in 1..=12 {
+        let count = 60 + seed as usize * 7;
+        let (p, offsets) =
+            families::planted_reuse(seed, 1 << 20, 400, count, 1024, 300 + seed * 50);
+        assert!(p.len() >= count, "seed {seed}: {} buffers", p.len());
+        assert_eq!(lower_bound(&p), 1 << 20, "seed {seed}");
+        let plan = Plan::from_offsets(&p, offsets);
+        assert!(validate(&p, &plan).is_empty(), "seed {seed}");
+        assert_eq!(plan.arena_size, 1 << 20, "seed {seed}");
+    }
+}
+
+/// The plan of `mutant` that puts each piece where its buffer was in `original`'s plan: a
+/// piece cut across bytes (`<id>a`, `<id>b`, sizes adding up to the original's) goes at the
+/// buffer's offset and just above the other piece; a piece cut across time keeps the offset.
+fn carried_plan(
+    original: &memplan_core::Problem,
+    plan: &Plan,
+    mutant: &memplan_core::Problem,
+) -> Plan {
+    let at: std::collections::BTreeMap<&str, (u64, u64)> = original
+        .buffers()
+        .iter()
+        .zip(&plan.offsets)
+        .map(|(b, &o)| (b.id.as_str(), (o, b.size)))
+        .collect();
+    let offsets = mutant
+        .buffers()
+        .iter()
+        .map(|b| {
+            if let Some(&(offset, _)) = at.get(b.id.as_str()) {
+                return offset;
+            }
+            let (stem, piece) = b.id.split_at(b.id.len() - 1);
+            let (offset, size) = at[stem];
+            if piece == "b" && b.size != size {
+                offset + (size - b.size)
+            } else {
+                offset
+            }
+        })
+        .collect();
+    Plan::from_offsets(mutant, offsets)
+}
+
+#[test]
+fn a_plan_of_the_original_is_a_plan_of_its_mutants() {
+    let p = families::planted_guillotine(11, 1 << 16, 120, 50, 64);
+    let plan = solve(&p, &exact(None, 20_000)).unwrap().plan;
+    for seed in 1..=6 {
+        let mutant = families::mutated(&p, seed, 300, 50, 64);
+        assert_ne!(
+            mutant.len(),
+            p.len(),
+            "seed {seed} cut or dropped something"
+        );
+        let carried = carried_plan(&p, &plan, &mutant);
+        assert!(
+            validate(&mutant, &carried).is_empty(),
+            "seed {seed}: {:?}",
+            validate(&mutant, &carried)
+        );
+        assert!(carried.arena_size <= plan.arena_size);
+    }
+}

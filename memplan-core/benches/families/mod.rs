@@ -115,3 +115,144 @@ pub(crate) fn planted_guillotine(
         .collect();
     Problem::new(buffers).expect("pieces of a rectangle are a valid problem")
 }
+
+/// A log-uniform number in `1..=most` (1 when `most` is 0): small ones common, large ones
+/// present, as sizes and lifetimes of real workloads are.
+fn log_uniform(rng: &mut Rng, most: u64) -> u64 {
+    if most <= 1 {
+        return 1;
+    }
+    let unit = rng.below(1 << 20) as f64 / f64::from(1u32 << 20);
+    ((most as f64).powf(unit).floor() as u64).clamp(1, most)
+}
+
+/// A plan made by an allocator that reuses freed space at once: `width` bytes (a multiple of
+/// `grain`) filled with buffers at step 0, then, each time buffers end, the free runs of
+/// addresses they leave (merged with free neighbours) are filled again with new buffers, each
+/// run with probability `fill_permille / 1000` (else it waits for its neighbours to free up),
+/// until `count` buffers exist. Sizes are log-uniform from `width / 256` to `width / 2` (a run's
+/// last buffer takes what is left), lifetimes
+/// log-uniform up to `steps / 2` steps (a tenth of them up to `steps`).
+///
+/// The packing is not a guillotine cut, and step 0 holds exactly `width` bytes: the lower bound
+/// is `width` and a plan at that height exists (the allocator's own, returned with the
+/// problem as an offset per buffer), so `width` is the optimum.
+pub(crate) fn planted_reuse(
+    seed: u64,
+    width: u64,
+    steps: u64,
+    count: usize,
+    grain: u64,
+    fill_permille: u64,
+) -> (Problem, Vec<u64>) {
+    let mut rng = Rng::new(seed ^ 0x5EED);
+    let units = width / grain;
+    // (offset, size, start, end), in units and steps.
+    let mut made: Vec<(u64, u64, u64, u64)> = Vec::new();
+    // Live buffers as indices into `made`, and free runs of units (start, len).
+    let mut live: Vec<usize> = Vec::new();
+    let mut free: Vec<(u64, u64)> = vec![(0, units)];
+    let mut now = 0u64;
+    loop {
+        // Fill the free runs (every run at step 0).
+        let mut still_free = Vec::new();
+        for &(start, len) in &free {
+            if made.len() >= count || (now > 0 && rng.below(1000) >= fill_permille) {
+                still_free.push((start, len));
+                continue;
+            }
+            let mut at = start;
+            while at < start + len {
+                let left = start + len - at;
+                // Log-uniform between units/256 and units/2, and no remainder below the least.
+                let least = (units / 256).max(1);
+                let mut size = least * log_uniform(&mut rng, 128);
+                if size + least > left {
+                    size = left;
+                }
+                let most = if rng.below(10) == 0 { steps } else { steps / 2 };
+                let end = (now + log_uniform(&mut rng, most.max(1))).min(steps);
+                live.push(made.len());
+                made.push((at, size, now, end.max(now + 1)));
+                at += size;
+            }
+        }
+        free = still_free;
+        // Move to the next end; what ends there frees its units.
+        let Some(next) = live.iter().map(|&i| made[i].3).min() else {
+            break;
+        };
+        now = next;
+        live.retain(|&i| {
+            let (offset, size, _, end) = made[i];
+            if end == now {
+                free.push((offset, size));
+            }
+            end != now
+        });
+        if now >= steps || (made.len() >= count && live.is_empty()) {
+            break;
+        }
+        // Merge adjacent free runs.
+        free.sort_unstable();
+        let mut merged: Vec<(u64, u64)> = Vec::new();
+        for (start, len) in free.drain(..) {
+            match merged.last_mut() {
+                Some((s, l)) if *s + *l == start => *l += len,
+                _ => merged.push((start, len)),
+            }
+        }
+        free = merged;
+    }
+    let buffers = made
+        .iter()
+        .enumerate()
+        .map(|(i, &(_, size, start, end))| Buffer::new(format!("r{i}"), size * grain, start, end))
+        .collect();
+    let offsets = made.iter().map(|&(offset, ..)| offset * grain).collect();
+    let problem = Problem::new(buffers).expect("an allocator's buffers are a valid problem");
+    (problem, offsets)
+}
+
+/// A new problem cut from `problem`, every plan of which stays a plan of the new one: each
+/// buffer is, with probability `cut_permille / 1000`, cut in two (across its bytes at
+/// a multiple of `grain`, or across its lifetime at a step, at random), or with probability
+/// `drop_permille / 1000` left out; then the rows are shuffled. A plan of the original is a
+/// plan of the mutant (the pieces stay where their buffer was), so a capacity the original
+/// met is met by the mutant, but its buffers, their orders and
+/// the lower bound (when buffers were left out) are new.
+pub(crate) fn mutated(
+    problem: &Problem,
+    seed: u64,
+    cut_permille: u64,
+    drop_permille: u64,
+    grain: u64,
+) -> Problem {
+    let mut rng = Rng::new(seed ^ 0x0077_7A7E);
+    let mut buffers = Vec::new();
+    for b in problem.buffers() {
+        let roll = rng.below(1000);
+        let (start, end) = (b.lifetime.start, b.lifetime.end);
+        if roll < drop_permille {
+            continue;
+        }
+        if roll < drop_permille + cut_permille {
+            let units = b.size / grain;
+            if rng.below(2) == 0 && units >= 2 {
+                let cut = (1 + rng.below(units - 1)) * grain;
+                buffers.push(Buffer::new(format!("{}a", b.id), cut, start, end));
+                buffers.push(Buffer::new(format!("{}b", b.id), b.size - cut, start, end));
+                continue;
+            }
+            if end - start >= 2 {
+                let cut = start + 1 + rng.below(end - start - 1);
+                buffers.push(Buffer::new(format!("{}a", b.id), b.size, start, cut));
+                buffers.push(Buffer::new(format!("{}b", b.id), b.size, cut, end));
+                continue;
+            }
+        }
+        buffers.push(Buffer::new(b.id.clone(), b.size, start, end));
+    }
+    let p = Problem::new(buffers).expect("pieces of a valid problem are valid");
+    shuffled(&p, seed)
+}
