@@ -150,13 +150,37 @@ fn plan(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     Ok(if summary.fits_capacity {
         ExitCode::SUCCESS
     } else {
-        console::eprintln(&format!(
-            "error: the plan needs {} bytes but the capacity is {} bytes",
-            summary.arena_size,
-            capacity.unwrap_or_default()
-        ));
+        let capacity = capacity.unwrap_or_default();
+        console::eprintln(&does_not_fit(&run.solution, capacity, options.node_budget));
         ExitCode::FAILURE
     })
+}
+
+/// Why a plan over `capacity` is all there is, and what to do about it.
+fn does_not_fit(solution: &memplan_core::Solution, capacity: u64, node_budget: u64) -> String {
+    let arena = solution.plan.arena_size;
+    let over = arena.saturating_sub(capacity);
+    let head = format!(
+        "error: does not fit: the best plan found needs {arena} bytes, {over} more than the \
+         capacity of {capacity} bytes ({:.4}x)",
+        arena as f64 / capacity.max(1) as f64
+    );
+    let why = if solution.optimal {
+        format!("no plan is smaller: {arena} bytes is proven to be the least this problem needs")
+    } else if solution.nodes > 0 {
+        format!(
+            "the exact search spent {} of its {node_budget} nodes without reaching the \
+             capacity, nor proving that no plan reaches it; raise `--nodes` (or the model's \
+             `nodes`) or the capacity",
+            solution.nodes
+        )
+    } else {
+        format!(
+            "the {} heuristic does not search; `--solver exact` looks for a plan that fits",
+            solution.solver
+        )
+    };
+    format!("{head}\n  = note: {why}")
 }
 
 /// `plan` of a model TOML: the plan `memplan!` compiles, with its budget check.

@@ -94,7 +94,73 @@ fn plan_fails_when_over_capacity() {
     assert!(!out.status.success());
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["fits_capacity"], false);
-    assert!(text(&out.stderr).contains("capacity is 12 bytes"));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("does not fit"), "{stderr}");
+    assert!(stderr.contains("capacity of 12 bytes"), "{stderr}");
+    assert!(
+        stderr.contains("the naive heuristic does not search"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_capacity_out_of_reach_says_whether_it_is_proven_or_the_budget_ran_out() {
+    let dir = scratch("capacity-reasons");
+    // Two 5-byte buffers that meet: 10 bytes is the least, proven at once.
+    let proven = dir.join("pair.csv");
+    std::fs::write(&proven, "id,lower,upper,size\na,0,2,5\nb,1,3,5\n").unwrap();
+    let out = memplan(&[
+        "plan",
+        proven.to_str().unwrap(),
+        "--solver",
+        "exact",
+        "--capacity",
+        "9",
+    ]);
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("needs 10 bytes, 1 more than the capacity of 9"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("proven to be the least"), "{stderr}");
+    // Sixty buffers over thirty steps, asked to fit the bytes live at once with 3 nodes: the
+    // budget runs out, and the message says so and what to raise.
+    let mut csv = String::from("id,lower,upper,size\n");
+    let mut x = 7u64;
+    for i in 0..60 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let start = (x >> 33) % 30;
+        let len = 1 + (x >> 40) % 10;
+        csv.push_str(&format!(
+            "b{i},{start},{},{}\n",
+            start + len,
+            1 + (x >> 50) % 40
+        ));
+    }
+    let spent = dir.join("sixty.csv");
+    std::fs::write(&spent, csv).unwrap();
+    let out = memplan(&["plan", spent.to_str().unwrap(), "--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let bound = json["lower_bound"].as_u64().unwrap();
+    let out = memplan(&[
+        "plan",
+        spent.to_str().unwrap(),
+        "--solver",
+        "exact",
+        "--nodes",
+        "3",
+        "--capacity",
+        &bound.to_string(),
+    ]);
+    // (The heuristics' best plan is 353 bytes against a bound of 316.)
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("does not fit"), "{stderr}");
+    assert!(stderr.contains("of its 3 nodes"), "{stderr}");
+    assert!(stderr.contains("raise `--nodes`"), "{stderr}");
 }
 
 #[test]

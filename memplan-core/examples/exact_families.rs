@@ -6,8 +6,8 @@
 //! - `reuse_<seed>.1048576.csv`: 150-300 buffers of an allocator that refills freed space at once
 //!   (`families::planted_reuse`; optimum 1048576, the lower bound); seeds 1-24.
 //! - with `MINIMALLOC_DIR` (the `A.1048576.csv` ... files): `<X>.rev.1048576.csv` (time reversed) and
-//!   `<X>.shuf<k>.1048576.csv` (rows shuffled, k = 1, 2) and `<X>.cut<k>.1048576.csv` (15-30% of
-//!   the buffers cut in two, in bytes or in time, and 3% left out for even k; k = 1-4), all
+//!   `<X>.shuf<k>.1048576.csv` (rows shuffled, k = 1, 2) and `<X>.cut<k>.1048576.csv` (3k% of
+//!   the buffers cut in two, in bytes or in time, and 3% left out for even k; k = 1-10), all
 //!   fitting 1048576 like their originals.
 
 #[path = "../benches/families/mod.rs"]
@@ -58,8 +58,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             for k in 1..=2 {
                 write(&format!("shuf{k}"), &families::shuffled(&p, k))?;
             }
-            for k in 1..=4 {
-                let cut = 100 + 50 * k;
+            for k in 1..=10 {
+                let cut = 30 * k;
                 let drop = if k % 2 == 0 { 30 } else { 0 };
                 write(
                     &format!("cut{k}"),
