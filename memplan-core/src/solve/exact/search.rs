@@ -228,9 +228,13 @@ fn attempt_metered(
         raised: vec![UNPLACED; n],
         section_floor: vec![UNPLACED; sub.section_count],
         crossing: vec![0; sub.section_count + 1],
-        skip: vec![0; sub.section_count + 1],
         still_to_place: sub.peak_load.clone(),
         candidates: vec![0; sub.section_count],
+        run_minima: vec![
+            UNPLACED;
+            sub.section_count
+                * (usize::BITS - sub.section_count.leading_zeros()) as usize
+        ],
         still_to_place_log: Vec::new(),
     };
     let all: Vec<u32> = (0..n as u32).collect();
@@ -544,24 +548,15 @@ struct Search<'s, 'b> {
     section_floor: Vec<u64>,
     /// Scratch: per section boundary, unplaced buffers live across it.
     crossing: Vec<i64>,
-    /// Scratch: per section, a section at or after it not yet painted (see `branch`).
-    skip: Vec<u32>,
     /// Per buffer: the most bytes still to place in one of its sections, when the piece of a
     /// time cut it belongs to was made (the peak load at the root).
     still_to_place: Vec<u64>,
     still_to_place_log: Vec<(u32, u64)>,
     /// Scratch: per section, buffers that can take `next` there.
     candidates: Vec<u32>,
-}
-
-/// The first unpainted section at or after `s`, halving the paths on the way.
-fn find_unpainted(skip: &mut [u32], mut s: usize) -> usize {
-    while skip[s] as usize != s {
-        let parent = skip[s] as usize;
-        skip[s] = skip[parent];
-        s = parent;
-    }
-    s
+    /// Scratch: per power of two `2^k` and section `s`, the lowest floor of a buffer whose
+    /// run of sections was cut into two runs of `2^k` sections, one starting at `s`.
+    run_minima: Vec<u64>,
 }
 
 impl Search<'_, '_> {
@@ -667,23 +662,36 @@ impl Search<'_, '_> {
                     }
                 }
             } else {
-                // Long lifetimes: paint each section once, lowest buffers first, skipping painted
-                // runs (`skip[s]` leads to the first unpainted section at or after `s`).
-                floors.sort_unstable();
-                self.work += 2 * group.len() as u64;
-                let skip = &mut self.skip;
-                for (s, slot) in skip[first..=end].iter_mut().enumerate() {
-                    *slot = (first + s) as u32;
-                }
+                // Long lifetimes: each run of sections is two overlapping runs of a power-of-two
+                // length; record the floor at both, then push the minima down level by level.
+                let width = end - first;
+                let levels = (usize::BITS - width.leading_zeros()) as usize;
+                // Counted as the sort of the floors this replaced was, plus the pushes down (a
+                // few sections per unit: they run over whole slices).
+                self.work += (2 * group.len() + levels * width / 8) as u64;
+                let table = &mut self.run_minima;
+                table[..levels * width].fill(UNPLACED);
                 for &(at, u) in &floors {
                     let (a, b) = sub.sections[u as usize];
-                    let mut s = find_unpainted(skip, a as usize);
-                    while s < b as usize {
-                        self.section_floor[s] = at;
-                        skip[s] = s as u32 + 1;
-                        s = find_unpainted(skip, s + 1);
+                    let (a, b) = (a as usize - first, b as usize - first);
+                    let k = (usize::BITS - 1 - (b - a).leading_zeros()) as usize;
+                    let row = &mut table[k * width..(k + 1) * width];
+                    row[a] = row[a].min(at);
+                    row[b - (1 << k)] = row[b - (1 << k)].min(at);
+                }
+                for k in (1..levels).rev() {
+                    let (lower, upper) = table.split_at_mut(k * width);
+                    let lower = &mut lower[(k - 1) * width..];
+                    let runs = width + 1 - (1 << k);
+                    let half = 1 << (k - 1);
+                    for (low, &up) in lower[..runs].iter_mut().zip(&upper[..runs]) {
+                        *low = (*low).min(up);
+                    }
+                    for (low, &up) in lower[half..half + runs].iter_mut().zip(&upper[..runs]) {
+                        *low = (*low).min(up);
                     }
                 }
+                self.section_floor[first..end].copy_from_slice(&table[..width]);
             }
             for s in first..end {
                 let floor = self.section_floor[s];
