@@ -28,9 +28,18 @@
 //! Where no unplaced buffer is live across a section boundary, the two sides no longer interact:
 //! the search solves each side alone, the fullest first, and fails at once if one side fails
 //! (dynamic temporal decomposition; the same split is made up front, so parts are planned apart).
-//! The buffer branched on is chosen by one of three rules (large area in busy times, longest
-//! lifetime, busiest steps); searches restart taking turns among the rules with a node limit
-//! that doubles every round, so a bad early choice under one rule costs little.
+//! The buffer branched on is chosen by one of several rules. *Static* rules rank the buffers
+//! that can take `next` by fixed keys (large area in busy times, busiest steps, longest
+//! lifetime, or the bytes still to place in their sections, re-derived in each piece of a time
+//! cut as MiniMalloc re-sorts its sub-partitions). *Tightest-section* rules first find the
+//! section where `next` is hardest to fill: a *full* one, whose bytes still to place reach the
+//! target when stacked from `next`, cannot leave that spot empty, so one of the few buffers
+//! that can take it must go there; branching on them first refutes a dead end at once
+//! (first-fail), where static rules place everything else before finding out. Packings that
+//! must be perfect at their busiest steps need these; packings with slack favour the static
+//! rules. Searches restart taking turns among the rules with a node limit that doubles every
+//! round, so a bad early choice under one rule costs little, and every other round perturbs
+//! the keys (see `search::tie_salt`).
 //!
 //! # Anytime and budgeted
 //! `exact` starts from the best heuristic plan. With a capacity it asks once for a plan that fits

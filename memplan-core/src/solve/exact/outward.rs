@@ -30,7 +30,7 @@
 //! arena is as high as its highest window anyway). If none fits, the attempt ends and the
 //! caller keeps its other plans.
 
-use super::search::{Budget, Decision, WORK_PER_NODE, decide};
+use super::search::{Budget, Decision, WORK_PER_NODE, decide_window};
 use super::subproblem::Subproblem;
 use crate::model::{Buffer, Lifetime, Plan, Problem};
 
@@ -232,7 +232,7 @@ fn pack_window(
                 used: 0,
                 limit: share,
             };
-            let decision = decide(&sub, target, &mut slice);
+            let decision = decide_window(&sub, target, &mut slice);
             budget.used += slice.used;
             match decision {
                 Decision::Found(found, height) => Some((found, height)),

@@ -46,9 +46,30 @@ pub(crate) enum Decision {
 ///
 /// Searches restart with each branching rule in turn, the budget of an attempt doubling every
 /// round: a search that went wrong early gets no chance to waste the whole budget.
+#[cfg(test)]
 pub(crate) fn decide(sub: &Subproblem, target: u64, budget: &mut Budget) -> Decision {
     // Ends when a round decides or the budget is spent (every round spends nodes).
-    decide_rounds(sub, target, 0..=u32::MAX, FIRST_ATTEMPT, budget)
+    decide_rounds(
+        sub,
+        target,
+        0..=u32::MAX,
+        FIRST_ATTEMPT,
+        Preference::ALL,
+        budget,
+    )
+}
+
+/// [`decide`] for a window of [`super::outward`]: the same rules, but the static rule that
+/// suits the windows (slack around pinned neighbours, a few nodes a buffer) goes first.
+pub(crate) fn decide_window(sub: &Subproblem, target: u64, budget: &mut Budget) -> Decision {
+    decide_rounds(
+        sub,
+        target,
+        0..=u32::MAX,
+        FIRST_ATTEMPT,
+        Preference::WINDOWS,
+        budget,
+    )
 }
 
 /// Round `round` of [`decide`]: one attempt per branching rule, each with
@@ -61,9 +82,10 @@ fn decide_round(
     target: u64,
     round: u32,
     first_attempt: u64,
+    rules: &[Preference],
     budget: &mut Budget,
 ) -> Decision {
-    for &rule in Preference::ALL {
+    for &rule in rules {
         let limit = budget.remaining().min(first_attempt << round.min(40));
         let mut slice = Budget { used: 0, limit };
         let decision = attempt(sub, target, &mut slice, rule, round);
@@ -82,10 +104,11 @@ fn decide_rounds(
     target: u64,
     rounds: std::ops::RangeInclusive<u32>,
     first_attempt: u64,
+    rules: &[Preference],
     budget: &mut Budget,
 ) -> Decision {
     for round in rounds {
-        match decide_round(sub, target, round, first_attempt, budget) {
+        match decide_round(sub, target, round, first_attempt, rules, budget) {
             Decision::OutOfBudget if !budget.exhausted() => {}
             decision => return decision,
         }
@@ -105,7 +128,7 @@ pub(crate) fn first_round_nodes() -> u64 {
 }
 
 /// Nodes of each rule's first attempt in [`decide`].
-const FIRST_ATTEMPT: u64 = 4000;
+const FIRST_ATTEMPT: u64 = 2000;
 
 /// Units of work a node may do on average: the budget counts work, in nodes of this size.
 ///
@@ -150,17 +173,37 @@ enum Preference {
     TightestThenArea,
     /// The busiest steps, then the longest lifetime.
     BusiestThenLongest,
+    /// The longest lifetime, then the largest area, then the most bytes still to place.
+    LongestThenArea,
 }
 
 impl Preference {
     /// The rules in the order [`decide_round`] tries them.
+    ///
+    /// Every rule solves instances of the generalisation families that no other rule solves
+    /// within 100,000 nodes, except [`Preference::BusiestThenLongest`], which solves F, its
+    /// copies and two of the mutants of the MiniMalloc instances in a twentieth of the nodes
+    /// of the next best rule. The order puts the rules that solve the most first (an
+    /// instance pays at most one attempt a rule a round for the rules before its own).
     const ALL: &'static [Preference] = &[
-        Preference::AreaInBusyTimes,
         Preference::TightestThenBusiest,
+        Preference::TightestThenArea,
+        Preference::AreaInBusyTimes,
         Preference::TightestThenLongest,
         Preference::LeftThenLongest,
-        Preference::TightestThenArea,
         Preference::BusiestThenLongest,
+        Preference::LongestThenArea,
+    ];
+
+    /// The rules in the order [`decide_window`] tries them.
+    const WINDOWS: &'static [Preference] = &[
+        Preference::AreaInBusyTimes,
+        Preference::TightestThenBusiest,
+        Preference::TightestThenArea,
+        Preference::TightestThenLongest,
+        Preference::LeftThenLongest,
+        Preference::BusiestThenLongest,
+        Preference::LongestThenArea,
     ];
 
     /// Whether the rule ranks only the buffers that can fill the tightest section.
@@ -332,7 +375,14 @@ pub(crate) fn minimise(
         let mut rounds_done = 0u32;
         let mut outcome = Decision::OutOfBudget;
         for round in 0..=u32::MAX {
-            match decide_round(sub, floor, round, FIRST_ATTEMPT, &mut asking) {
+            match decide_round(
+                sub,
+                floor,
+                round,
+                FIRST_ATTEMPT,
+                Preference::ALL,
+                &mut asking,
+            ) {
                 Decision::OutOfBudget if !asking.exhausted() => rounds_done = round + 1,
                 decision => {
                     outcome = decision;
@@ -386,7 +436,7 @@ pub(crate) fn minimise(
                 .checked_sub(1)
                 .map_or(0, |r| rounds_cost(r, first_attempt));
             let most = rounds_cost(level, first_attempt).saturating_sub(done);
-            if descent_used + most <= floor_used {
+            if most == 0 || descent_used < floor_used {
                 descent = Some((target, first..=level));
             }
         }
@@ -398,7 +448,7 @@ pub(crate) fn minimise(
         let next_round = *rounds.end() + 1;
         let used_before = budget.used;
         // An empty range (every round up to `level` already failed there) decides nothing.
-        let outcome = decide_rounds(sub, target, rounds, first_attempt, budget);
+        let outcome = decide_rounds(sub, target, rounds, first_attempt, Preference::ALL, budget);
         // A probe refuted without expanding a node (the pins alone are too high) still costs
         // one: otherwise the floor could walk up one grain per probe across 2^60 bytes, for
         // free, and the loop would never end.
@@ -859,6 +909,7 @@ impl Search<'_, '_> {
                 (busiest, lifetime, 0)
             }
             Preference::LeftThenLongest => (left, lifetime, area),
+            Preference::LongestThenArea => (lifetime, area, left),
         };
         if self.ties == 0 {
             (a, b, c)
@@ -1043,23 +1094,22 @@ mod tests {
         let s = Subproblem::new(&p, &all);
         let incumbent = crate::solve::best_fit::solve(&p).arena_size;
         assert_eq!((s.lower_bound, incumbent), (420, 499));
-        // 10,000 nodes do not reach the lower bound...
-        let bound = decide(&s, s.lower_bound, &mut budget(10_000));
+        // 2,000 nodes do not reach the lower bound...
+        let bound = decide(&s, s.lower_bound, &mut budget(2_000));
         assert_eq!(bound, Decision::OutOfBudget);
-        // ... while decision mode finds 422 with half of them.
-        let Decision::Found(_, reachable) = decide(&s, 422, &mut budget(5_000)) else {
-            panic!("decision mode reaches 422 in 5,000 nodes");
+        // ... while decision mode finds 424 with half of them.
+        let Decision::Found(_, reachable) = decide(&s, 424, &mut budget(1_000)) else {
+            panic!("decision mode reaches 424 in 1,000 nodes");
         };
-        assert_eq!(reachable, 422);
-        // Minimising must get there too, with at most twice what decision mode had (the
-        // floor probe and the descent share the budget). Spending three quarters of the
-        // budget on the lower bound, then bisecting with halving shares, ended at 434; so did
-        // attempts shrunk below two nodes a buffer, which cannot finish a single dive.
-        let mut spent = budget(10_000);
+        assert_eq!(reachable, 424);
+        // Minimising must get there too. (Spending three quarters of the budget on the lower
+        // bound, then bisecting with halving shares, ended at 434; a descent that waited for
+        // the floor probe's whole next round before each probe ended at 496.)
+        let mut spent = budget(5_000);
         let outcome = minimise(&s, incumbent, 0, false, &mut spent);
         let height = outcome.improved.map(|(_, h)| h).unwrap_or(incumbent);
         assert!(height <= reachable, "minimising ended at {height}");
-        assert!(spent.used <= 10_000);
+        assert!(spent.used <= 5_000);
         assert!(!outcome.proven_optimal || height == s.lower_bound);
     }
 
@@ -1089,26 +1139,19 @@ mod tests {
 
     #[test]
     fn decision_mode_returns_its_best_plan_when_the_capacity_is_out_of_reach() {
-        // The capacity 420 (the lower bound) is out of reach of 50,000 nodes (test above). Asked
-        // for it with 20,000, decision mode used to spend them all there and give back the seed
+        // The capacity 420 (the lower bound) is out of reach of 2,000 nodes (test above).
+        // Asked for it, decision mode used to spend them all there and give back the seed
         // (499); now the last quarter descends from the seed towards the capacity.
         let p = pseudo_random(127, 57, 30);
         let all: Vec<usize> = (0..p.len()).collect();
         let s = Subproblem::new(&p, &all);
         let incumbent = crate::solve::best_fit::solve(&p).arena_size;
-        let mut spent = budget(20_000);
+        let mut spent = budget(2_000);
         let outcome = minimise(&s, incumbent, s.lower_bound, true, &mut spent);
         let (_, height) = outcome.improved.expect("a plan below the seed");
         assert!(height < incumbent && height > s.lower_bound, "{height}");
         assert!(!outcome.proven_optimal);
-        assert!(spent.used <= 20_000);
-    }
-
-    /// `n` buffers of 48 bytes aligned to 64, all live at once: the optimum is `64 n - 16`.
-    fn all_live_aligned(n: u64) -> Subproblem {
-        sub((0..n)
-            .map(|i| Buffer::new(format!("b{i}"), 48, 0, 1).with_alignment(64))
-            .collect())
+        assert!(spent.used <= 2_000);
     }
 
     #[test]
