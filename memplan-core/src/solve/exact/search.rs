@@ -1154,6 +1154,13 @@ mod tests {
         assert!(spent.used <= 2_000);
     }
 
+    /// `n` buffers of 48 bytes aligned to 64, all live at once: the optimum is `64 n - 16`.
+    fn all_live_aligned(n: u64) -> Subproblem {
+        sub((0..n)
+            .map(|i| Buffer::new(format!("b{i}"), 48, 0, 1).with_alignment(64))
+            .collect())
+    }
+
     #[test]
     fn the_budget_counts_work_so_large_nodes_cost_more() {
         // 2,000 buffers live together: each node scans all of them, and each buffer barred from
