@@ -15,7 +15,8 @@
 //! | `size`, `alignment` | its bytes and alignment |
 //! | `chain` | for a model: the number of the in-place chain it shares bytes with (empty for none); written for reading, the chains come from the model |
 //!
-//! A MiniMalloc plan (`id,lower,upper,size[,alignment],offset`) is a plan CSV as it is.
+//! A MiniMalloc plan (`id,lower,upper,size[,alignment],offset`, or with MiniMalloc's later header
+//! `buffer,start,end,size,offset`) is a plan CSV as it is.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -136,7 +137,9 @@ pub(crate) fn read(path: &Path) -> anyhow::Result<PlanFile> {
     let mut columns: BTreeMap<&'static str, usize> = BTreeMap::new();
     for (index, name) in header.iter().enumerate() {
         let name = name.trim_start_matches('\u{feff}');
-        let Some(&known) = COLUMNS.iter().find(|&&c| c == name) else {
+        // MiniMalloc's `buffer,start,end` stand for `id,lower,upper`.
+        let column = memplan_core::column_alias(name).unwrap_or(name);
+        let Some(&known) = COLUMNS.iter().find(|&&c| c == column) else {
             return Err(plan.error(
                 1,
                 column_of(line_text(1), index),

@@ -47,6 +47,34 @@ fn plan_writes_a_plan_that_check_accepts() {
 }
 
 #[test]
+fn minimallocs_later_header_plans_and_checks() {
+    // MiniMalloc's asplos2024 files spell the columns `buffer,start,end,size`.
+    let dir = scratch("later_header");
+    let input = dir.join("example.csv");
+    let later = EXAMPLE.replacen("id,lower,upper", "buffer,start,end", 1);
+    std::fs::write(&input, &later).unwrap();
+    let out = memplan(&["plan", input.to_str().unwrap(), "--capacity", "12"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("arena 12 bytes"),
+        "{}",
+        text(&out.stdout)
+    );
+    // A plan in the same spelling: b3 and b5 overlap at 0 (a violation check must find).
+    let plan = dir.join("plan.csv");
+    std::fs::write(
+        &plan,
+        "buffer,start,end,size,offset\nb1,0,3,4,8\nb2,3,9,4,8\nb3,0,9,4,4\nb4,9,21,4,4\nb5,0,21,4,0\n",
+    )
+    .unwrap();
+    let check = memplan(&["check", input.to_str().unwrap(), plan.to_str().unwrap()]);
+    assert!(check.status.success(), "{}", text(&check.stdout));
+    std::fs::write(&plan, "buffer,offset\nb1,8\nb2,8\nb3,0\nb4,4\nb5,0\n").unwrap();
+    let check = memplan(&["check", input.to_str().unwrap(), plan.to_str().unwrap()]);
+    assert!(!check.status.success(), "{}", text(&check.stdout));
+}
+
+#[test]
 fn plan_json_has_the_documented_keys() {
     let dir = scratch("json");
     let input = dir.join("example.csv");

@@ -5,6 +5,10 @@
 //!   buffers (optimum 1048576, the lower bound); seeds 1-24.
 //! - `reuse_<seed>.1048576.csv`: 150-300 buffers of an allocator that refills freed space at once
 //!   (`families::planted_reuse`; optimum 1048576, the lower bound); seeds 1-24.
+//! - `square_<seed>.1048576.csv`: a 2^20 x 2^20 square (bytes by steps, grain 1024) cut into
+//!   150-400 pieces, 55-100% of them kept (`families::planted_square`: the shape of
+//!   MiniMalloc's published challenging set; 1048576 fits); seeds 1-20 cut the largest piece
+//!   next, seeds 21-40 a piece picked at random by area.
 //! - with `MINIMALLOC_DIR` (the `A.1048576.csv` ... files): `<X>.rev.1048576.csv` (time reversed) and
 //!   `<X>.shuf<k>.1048576.csv` (rows shuffled, k = 1, 2) and `<X>.cut<k>.1048576.csv` (3k% of
 //!   the buffers cut in two, in bytes or in time, and 3% left out for even k; k = 1-10), all
@@ -36,6 +40,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let (p, _) = families::planted_reuse(seed, 1 << 20, 1000, count, 1024, fill);
         std::fs::write(
             out.join(format!("reuse_{seed:02}.1048576.csv")),
+            memplan_core::write_problem_csv(&p),
+        )?;
+    }
+    for seed in 1..=40u64 {
+        let pieces = 150 + (seed as usize * 89) % 251;
+        let keep = 550 + (seed * 131) % 451;
+        let (p, _) = families::planted_square(seed, 1 << 20, 1024, pieces, keep, seed <= 20);
+        std::fs::write(
+            out.join(format!("square_{seed:02}.1048576.csv")),
             memplan_core::write_problem_csv(&p),
         )?;
     }

@@ -2,7 +2,8 @@
 //!
 //! `[lower, upper)` is the half-open lifetime in steps and `size` the bytes. Ids may be any
 //! string. A plan is the same table with an `offset` column. Columns may come in any order;
-//! the header names them.
+//! the header names them. MiniMalloc's later files spell the first three columns
+//! `buffer,start,end`: those names are read as `id`, `lower` and `upper`.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -12,6 +13,14 @@ use crate::model::{Buffer, Plan, Problem, ProblemError};
 
 const REQUIRED: [&str; 4] = ["id", "lower", "upper", "size"];
 const OPTIONAL: [&str; 2] = ["alignment", "offset"];
+/// Other spellings of columns, as (spelling, column): MiniMalloc's `buffer,start,end,size`.
+const ALIASES: [(&str, &str); 3] = [("buffer", "id"), ("start", "lower"), ("end", "upper")];
+
+/// The column a header name stands for, when it is another spelling of one: MiniMalloc's
+/// `buffer`, `start` and `end` for `id`, `lower` and `upper`.
+pub fn column_alias(name: &str) -> Option<&'static str> {
+    ALIASES.iter().find(|(a, _)| *a == name).map(|&(_, k)| k)
+}
 
 /// A problem read from CSV, with the plan's offsets when the file has an `offset` column.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,25 +57,40 @@ pub fn read_csv(file: &str, text: &str) -> Result<CsvInput, InputError> {
         Some(Ok(header)) => header,
     };
     let mut columns: BTreeMap<&str, usize> = BTreeMap::new();
+    // Each column's name as the header spells it, for messages.
+    let mut spelled: BTreeMap<&str, &str> = BTreeMap::new();
     for (index, name) in header.iter().enumerate() {
         let name = name.trim_start_matches('\u{feff}');
-        let known = REQUIRED.iter().chain(&OPTIONAL).find(|&&k| k == name);
-        let Some(&known) = known else {
+        let known = REQUIRED
+            .iter()
+            .chain(&OPTIONAL)
+            .copied()
+            .find(|&k| k == name)
+            .or_else(|| column_alias(name));
+        let Some(known) = known else {
             return Err(error(
                 1,
                 column_of(&lines, 1, index),
                 format!("unknown column `{name}`"),
-                "columns are id, lower, upper, size and optionally alignment and offset",
+                "columns are id, lower, upper, size and optionally alignment and offset \
+                 (or MiniMalloc's buffer, start, end, size)",
             ));
         };
         if columns.insert(known, index).is_some() {
+            let first = spelled[known];
+            let message = if first == name {
+                format!("column `{name}` appears twice")
+            } else {
+                format!("columns `{first}` and `{name}` are the same column (`{known}`)")
+            };
             return Err(error(
                 1,
                 column_of(&lines, 1, index),
-                format!("column `{name}` appears twice"),
+                message,
                 "remove the second one",
             ));
         }
+        spelled.insert(known, name);
     }
     if let Some(missing) = REQUIRED.iter().find(|c| !columns.contains_key(*c)) {
         return Err(error(
@@ -105,6 +129,7 @@ pub fn read_csv(file: &str, text: &str) -> Result<CsvInput, InputError> {
         };
         let number = |name: &str, what: &str| -> Result<u64, InputError> {
             let (value, column) = field(name);
+            let name = spelled[name];
             value.parse::<u64>().map_err(|e| {
                 let why = match e.kind() {
                     std::num::IntErrorKind::PosOverflow => "does not fit in 64 bits".to_string(),
@@ -141,8 +166,15 @@ pub fn read_csv(file: &str, text: &str) -> Result<CsvInput, InputError> {
             return Err(error(
                 line,
                 field("upper").1,
-                format!("`upper` ({upper}) is not greater than `lower` ({lower})"),
-                "lifetimes are half-open [lower, upper): upper must be at least lower + 1",
+                format!(
+                    "`{}` ({upper}) is not greater than `{}` ({lower})",
+                    spelled["upper"], spelled["lower"]
+                ),
+                &format!(
+                    "lifetimes are half-open [{lower_name}, {upper_name}): {upper_name} must be at least {lower_name} + 1",
+                    lower_name = spelled["lower"],
+                    upper_name = spelled["upper"]
+                ),
             ));
         }
         let mut buffer = Buffer::new(id, size, lower, upper).with_alignment(alignment);
@@ -285,6 +317,24 @@ mod tests {
         assert_eq!(input.problem.len(), 5);
         assert_eq!(input.problem.buffers()[1], Buffer::new("b2", 4, 3, 9));
         assert_eq!(input.offsets, None);
+    }
+
+    #[test]
+    fn reads_minimallocs_later_header() {
+        // MiniMalloc's asplos2024 files: `buffer,start,end,size`.
+        let text = "buffer,start,end,size\n0,0,3,4\n1,3,9,4\n";
+        let input = read_csv("later.csv", text).unwrap();
+        assert_eq!(input.problem.buffers()[1], Buffer::new("1", 4, 3, 9));
+        let e = read_csv("t.csv", "buffer,start,end,size\na,3,3,4\n").unwrap_err();
+        assert_eq!(e.message, "`end` (3) is not greater than `start` (3)");
+        assert!(e.help.contains("[start, end)"), "{}", e.help);
+        let e = read_csv("t.csv", "buffer,start,end,size\na,0,x,4\n").unwrap_err();
+        assert_eq!(e.message, "`end` value `x` is not a non-negative integer");
+        let e = read_csv("t.csv", "id,lower,upper,size,buffer\n").unwrap_err();
+        assert_eq!(
+            format!("{}: {}", e.location(), e.message),
+            "t.csv:1:21: columns `id` and `buffer` are the same column (`id`)"
+        );
     }
 
     #[test]

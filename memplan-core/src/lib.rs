@@ -81,7 +81,7 @@ mod validate;
 pub use aliasing::{AliasError, AliasGroups};
 pub use bounds::{live_at, live_profile, lower_bound, peak_step};
 pub use codegen::expand_model;
-pub use csv_format::{CsvInput, read_csv, write_plan_csv, write_problem_csv};
+pub use csv_format::{CsvInput, column_alias, read_csv, write_plan_csv, write_problem_csv};
 pub use error::InputError;
 pub use lifetime::{LifetimeError, OpTensors, Producer, Role, Schedule, derive_lifetimes};
 pub use model::{Buffer, Lifetime, Plan, Problem, ProblemError, align_up, checked_align_up};

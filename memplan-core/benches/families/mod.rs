@@ -256,3 +256,89 @@ pub(crate) fn mutated(
     let p = Problem::new(buffers).expect("pieces of a valid problem are valid");
     shuffled(&p, seed)
 }
+
+/// A `side x side` square (bytes by steps, both cut at multiples of `grain`) cut into `pieces`
+/// rectangles by guillotine cuts, then each piece left out with probability
+/// `1 - keep_permille / 1000`, rows shuffled; returned with the plan the cutting makes (each
+/// kept piece at its own offset, so `side` always fits).
+///
+/// This is the shape of MiniMalloc's published challenging set: both axes 2^20 at a grain of
+/// 1024, 150-400 buffers, a packing that fits 1048576 with 57-97% of the square filled, so
+/// the lower bound may fall below the capacity. With `largest_first` the largest piece is cut
+/// next (pieces of similar size); otherwise a piece picked at random, weighted by its area
+/// (some pieces stay huge while others split down to one grain: long thin buffers beside
+/// short wide ones). A cut goes across the longer side of the piece more often than not.
+pub(crate) fn planted_square(
+    seed: u64,
+    side: u64,
+    grain: u64,
+    pieces: usize,
+    keep_permille: u64,
+    largest_first: bool,
+) -> (Problem, Vec<u64>) {
+    let mut rng = Rng::new(seed ^ 0x5A5A_0001);
+    let units = side / grain;
+    // (offset, size, start, end) in grains.
+    let mut rects: Vec<(u64, u64, u64, u64)> = vec![(0, units, 0, units)];
+    let area = |r: &(u64, u64, u64, u64)| r.1 * (r.3 - r.2);
+    while rects.len() < pieces {
+        let k = if largest_first {
+            (0..rects.len())
+                .max_by_key(|&k| (area(&rects[k]), std::cmp::Reverse(k)))
+                .expect("at least one piece")
+        } else {
+            let total: u64 = rects.iter().map(area).sum();
+            let mut pick = rng.below(total);
+            let mut k = 0;
+            while pick >= area(&rects[k]) {
+                pick -= area(&rects[k]);
+                k += 1;
+            }
+            k
+        };
+        let (offset, size, start, end) = rects[k];
+        let length = end - start;
+        if size < 2 && length < 2 {
+            if rects.iter().all(|r| r.1 < 2 && r.3 - r.2 < 2) {
+                break; // nothing left to cut
+            }
+            continue;
+        }
+        // Across the longer side three times in four.
+        let longer_is_bytes = size >= length;
+        let across_bytes = if size < 2 {
+            false
+        } else if length < 2 {
+            true
+        } else {
+            (rng.below(4) != 0) == longer_is_bytes
+        };
+        if across_bytes {
+            let cut = 1 + rng.below(size - 1);
+            rects[k] = (offset, cut, start, end);
+            rects.push((offset + cut, size - cut, start, end));
+        } else {
+            let cut = start + 1 + rng.below(length - 1);
+            rects[k] = (offset, size, start, cut);
+            rects.push((offset, size, cut, end));
+        }
+    }
+    let mut kept: Vec<(u64, u64, u64, u64)> = rects
+        .into_iter()
+        .filter(|_| rng.below(1000) < keep_permille)
+        .collect();
+    for i in (1..kept.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        kept.swap(i, j);
+    }
+    let buffers = kept
+        .iter()
+        .enumerate()
+        .map(|(i, &(_, size, start, end))| {
+            Buffer::new(format!("q{i}"), size * grain, start * grain, end * grain)
+        })
+        .collect();
+    let offsets = kept.iter().map(|&(offset, ..)| offset * grain).collect();
+    let problem = Problem::new(buffers).expect("pieces of a square are a valid problem");
+    (problem, offsets)
+}
