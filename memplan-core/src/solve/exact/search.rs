@@ -72,11 +72,20 @@ pub(crate) fn decide_window(sub: &Subproblem, target: u64, budget: &mut Budget) 
     )
 }
 
-/// Round `round` of [`decide`]: one attempt per branching rule, each with
-/// `first_attempt << round` nodes (less if `budget` runs out first; [`decide`] starts at
-/// [`FIRST_ATTEMPT`]). Attempts are deterministic,
-/// so a round that ran out of nodes fails again if repeated: [`minimise`] resumes a target at
-/// its next round.
+/// Round `round` of [`decide`]: one *long* attempt per branching rule, each with
+/// `first_attempt << round` nodes and the round's keys (see [`tie_salt`]), then as many nodes
+/// again in *short* attempts: [`SHORT_ATTEMPTS`] per rule, each an eighth as long and with keys
+/// perturbed by a salt of its own (less if `budget` runs out first; [`decide`] starts at
+/// [`FIRST_ATTEMPT`]).
+///
+/// The time a search needs to decide is heavy-tailed: on a packing that must be perfect, one
+/// order of the buffers finds the plan in a few thousand nodes and the next stalls for
+/// millions (planted instances of the generalisation families; MiniMalloc's own restarts
+/// show the same over its three static orders). Long attempts give a rule that suits an
+/// instance the depth it needs; the short ones draw many different trees for the price of one,
+/// which is what finds the lucky order when no rule suits. Attempts are deterministic, so a
+/// round that ran out of nodes fails again if repeated: [`minimise`] resumes a target at its
+/// next round.
 fn decide_round(
     sub: &Subproblem,
     target: u64,
@@ -85,10 +94,18 @@ fn decide_round(
     rules: &[Preference],
     budget: &mut Budget,
 ) -> Decision {
-    for &rule in rules {
-        let limit = budget.remaining().min(first_attempt << round.min(40));
+    let long = first_attempt << round.min(40);
+    let long_attempts = rules.iter().map(|&rule| (rule, long, tie_salt(round)));
+    let short_attempts = (0..rules.len() as u64 * SHORT_ATTEMPTS).map(|j| {
+        let rule = rules[j as usize % rules.len()];
+        // Never 0 (the unperturbed keys) and never a long attempt's salt.
+        let salt = mix(u64::from(round) << 32 | j) | 1 << 63;
+        (rule, long / SHORT_ATTEMPTS, salt)
+    });
+    for (rule, limit, salt) in long_attempts.chain(short_attempts) {
+        let limit = budget.remaining().min(limit);
         let mut slice = Budget { used: 0, limit };
-        let decision = attempt(sub, target, &mut slice, rule, round);
+        let decision = attempt(sub, target, &mut slice, rule, salt);
         budget.used += slice.used;
         match decision {
             Decision::OutOfBudget if !budget.exhausted() => {}
@@ -97,6 +114,10 @@ fn decide_round(
     }
     Decision::OutOfBudget
 }
+
+/// Short attempts per rule in a round of [`decide_round`], each `1 / SHORT_ATTEMPTS` of a long
+/// attempt: together as many nodes as the long attempts.
+const SHORT_ATTEMPTS: u64 = 8;
 
 /// Runs the rounds `rounds` of [`decide`] (see [`decide_round`]) until one decides.
 fn decide_rounds(
@@ -116,10 +137,11 @@ fn decide_rounds(
     Decision::OutOfBudget
 }
 
-/// The most nodes the rounds `0..=last` of [`decide_round`] spend.
+/// The most nodes the rounds `0..=last` of [`decide_round`] spend (the long attempts, and as
+/// many again in short ones).
 fn rounds_cost(last: u32, first_attempt: u64) -> u64 {
     let rules = Preference::ALL.len() as u64;
-    rules * first_attempt * ((2u64 << last.min(40)) - 1)
+    2 * rules * first_attempt * ((2u64 << last.min(40)) - 1)
 }
 
 /// Nodes of one full first round of [`decide`] (every branching rule once).
@@ -217,14 +239,16 @@ impl Preference {
     }
 }
 
+/// One depth-first search for a plan no higher than `target`, branching by `rule` with keys
+/// perturbed by `ties` (0: the rule's own keys; see [`tie_salt`]).
 fn attempt(
     sub: &Subproblem,
     target: u64,
     budget: &mut Budget,
     rule: Preference,
-    round: u32,
+    ties: u64,
 ) -> Decision {
-    attempt_metered(sub, target, budget, rule, round).0
+    attempt_metered(sub, target, budget, rule, ties).0
 }
 
 /// [`attempt`], also returning the nodes it expanded and the units of work it did (see
@@ -234,7 +258,7 @@ fn attempt_metered(
     target: u64,
     budget: &mut Budget,
     rule: Preference,
-    round: u32,
+    ties: u64,
 ) -> (Decision, u64, u64) {
     if sub.pin_top > target {
         return (Decision::Infeasible, 0, 0);
@@ -255,7 +279,7 @@ fn attempt_metered(
         barred: vec![UNPLACED; n],
         height: sub.pin_top,
         rule,
-        ties: tie_salt(round),
+        ties,
         budget,
         out_of_budget: false,
         nodes: 0,
@@ -824,7 +848,14 @@ impl Search<'_, '_> {
         let best = touched.iter().copied().min_by_key(|&s| {
             let full = next + self.load[s as usize] >= self.target;
             if full {
-                (0, 0, s)
+                // The rule's own keys sweep full sections in time order; perturbed ones take
+                // the full section with the fewest buffers that can fill it (first-fail).
+                let fewest = if self.ties == 0 {
+                    0
+                } else {
+                    self.candidates[s as usize]
+                };
+                (0, fewest, s)
             } else {
                 (1, self.candidates[s as usize], s)
             }
@@ -901,9 +932,13 @@ impl Search<'_, '_> {
         let lifetime = u128::from(self.sub.span_steps[u]);
         let busiest = u128::from(self.sub.peak_load[u]);
         let left = u128::from(self.still_to_place[u]);
-        let area = size * lifetime;
+        // Saturating: sizes near 2^62 times long lifetimes and busy steps pass 2^128 (such
+        // keys only need to be large, not exact).
+        let area = size.saturating_mul(lifetime);
         let (a, b, c) = match self.rule {
-            Preference::AreaInBusyTimes | Preference::TightestThenArea => (area * busiest, size, 0),
+            Preference::AreaInBusyTimes | Preference::TightestThenArea => {
+                (area.saturating_mul(busiest), size, 0)
+            }
             Preference::TightestThenLongest => (lifetime, size, 0),
             Preference::BusiestThenLongest | Preference::TightestThenBusiest => {
                 (busiest, lifetime, 0)
@@ -915,7 +950,7 @@ impl Search<'_, '_> {
             (a, b, c)
         } else {
             let noise = u128::from(mix(u as u64 ^ self.ties) % 64);
-            (a * (64 + noise), b, c)
+            (a.saturating_mul(64 + noise), b, c)
         }
     }
 
