@@ -39,7 +39,11 @@
 //! must be perfect at their busiest steps need these; packings with slack favour the static
 //! rules. Searches restart taking turns among the rules with a node limit that doubles every
 //! round, so a bad early choice under one rule costs little, and every other round perturbs
-//! the keys (see `search::tie_salt`).
+//! the keys (see `search::tie_salt`). Each round then spends as many nodes again on short
+//! attempts, eight a rule, each an eighth as long and with keys perturbed its own way (and the
+//! full section with the fewest candidates filled first): the nodes a search needs are
+//! heavy-tailed on packings that must be perfect, and many short different trees find the
+//! order that works where a few long ones stall.
 //!
 //! # Anytime and budgeted
 //! `exact` starts from the best heuristic plan. With a capacity it asks once for a plan that fits
