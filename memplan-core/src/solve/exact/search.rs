@@ -98,7 +98,7 @@ fn decide_round(
     let long_attempts = rules.iter().map(|&rule| (rule, long, tie_salt(round)));
     let short_attempts = (0..rules.len() as u64 * SHORT_ATTEMPTS).map(|j| {
         let rule = rules[j as usize % rules.len()];
-        // Never 0 (the unperturbed keys) and never a long attempt's salt.
+        // Never 0 (the unperturbed keys): the top bit is set.
         let salt = mix(u64::from(round) << 32 | j) | 1 << 63;
         (rule, long / SHORT_ATTEMPTS, salt)
     });
