@@ -16,6 +16,19 @@ fn exact(capacity: Option<u64>, node_budget: u64) -> SolveOptions {
     }
 }
 
+/// `exact --capacity 1048576` fits `p` (a plan exactly 1048576 high, proven) within `budget` nodes.
+fn assert_fits_2_20_within(p: &memplan_core::Problem, budget: u64) {
+    let solution = solve(p, &exact(Some(1 << 20), budget)).unwrap();
+    assert!(validate(p, &solution.plan).is_empty());
+    assert_eq!(
+        solution.plan.arena_size,
+        1 << 20,
+        "{} nodes",
+        solution.nodes
+    );
+    assert!(solution.optimal && solution.nodes <= budget);
+}
+
 #[test]
 fn planted_instances_have_their_height_as_lower_bound() {
     for seed in 1..=20 {
@@ -72,15 +85,7 @@ fn a_planted_instance_every_static_rule_stalls_on_fits_with_perturbed_rounds() {
     // perturbed keys fit it in 16,640 nodes.
     let p = families::planted_guillotine(15, 1 << 20, 1000, 132, 512);
     let budget = 40_000;
-    let solution = solve(&p, &exact(Some(1 << 20), budget)).unwrap();
-    assert!(validate(&p, &solution.plan).is_empty());
-    assert_eq!(
-        solution.plan.arena_size,
-        1 << 20,
-        "{} nodes",
-        solution.nodes
-    );
-    assert!(solution.optimal && solution.nodes <= budget);
+    assert_fits_2_20_within(&p, budget);
 }
 
 #[test]
@@ -187,13 +192,5 @@ fn a_square_the_long_attempts_stall_on_fits_with_short_ones() {
     // left it at 1.1689x); now 20,161.
     let (p, _) = families::planted_square(13, 1 << 20, 1024, 161, 1000, false);
     let budget = 40_000;
-    let solution = solve(&p, &exact(Some(1 << 20), budget)).unwrap();
-    assert!(validate(&p, &solution.plan).is_empty());
-    assert_eq!(
-        solution.plan.arena_size,
-        1 << 20,
-        "{} nodes",
-        solution.nodes
-    );
-    assert!(solution.optimal && solution.nodes <= budget);
+    assert_fits_2_20_within(&p, budget);
 }
