@@ -33,6 +33,14 @@ impl Rng {
     pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next() % n.max(1)
     }
+
+    /// Puts `items` in a pseudo-random order (Fisher-Yates).
+    pub(crate) fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            let j = self.below(i as u64 + 1) as usize;
+            items.swap(i, j);
+        }
+    }
 }
 
 /// `problem` with time reversed: same buffers, same feasible heights.
@@ -58,11 +66,7 @@ pub(crate) fn reversed(problem: &Problem) -> Problem {
 /// `problem` with its buffers in a pseudo-random order (Fisher-Yates from `seed`).
 pub(crate) fn shuffled(problem: &Problem, seed: u64) -> Problem {
     let mut buffers: Vec<Buffer> = problem.buffers().to_vec();
-    let mut rng = Rng::new(seed);
-    for i in (1..buffers.len()).rev() {
-        let j = rng.below(i as u64 + 1) as usize;
-        buffers.swap(i, j);
-    }
+    Rng::new(seed).shuffle(&mut buffers);
     Problem::new(buffers).expect("shuffling keeps a problem valid")
 }
 
@@ -327,10 +331,7 @@ pub(crate) fn planted_square(
         .into_iter()
         .filter(|_| rng.below(1000) < keep_permille)
         .collect();
-    for i in (1..kept.len()).rev() {
-        let j = rng.below(i as u64 + 1) as usize;
-        kept.swap(i, j);
-    }
+    rng.shuffle(&mut kept);
     let buffers = kept
         .iter()
         .enumerate()
