@@ -10,15 +10,6 @@ pub use memplan_macro::memplan;
 #[cfg(feature = "alloc")]
 extern crate alloc;
 
-/// A generated `Arena` (or any other zeroable value) allocated zeroed on the heap, without ever
-/// being built on the stack: `let arena: Box<net::Arena> = memplan::boxed();`. A large arena in
-/// `Box::new(Arena::new())` may overflow the stack in a debug build (the value is built on the
-/// stack, then moved); this allocates the zeroed bytes directly. Needs the `alloc` feature.
-#[cfg(feature = "alloc")]
-pub fn boxed<T: bytemuck::Zeroable>() -> alloc::boxed::Box<T> {
-    bytemuck::zeroed_box()
-}
-
 mod tables;
 mod views;
 
@@ -219,27 +210,15 @@ pub mod __private {
             end,
         }
     }
-
-    /// The bytes of a generated pool arena in a `static` of their own, reached only through the
-    /// one [`crate::StaticArena`] made over it with [`crate::StaticArena::placed`].
-    pub struct Placed<T>(pub(crate) core::cell::UnsafeCell<T>);
-
-    // SAFETY: `Placed` has no accessor of its own; its value is reached only through the one
-    // `StaticArena` made over it, whose `take` hands out a single `&mut` (see there).
-    unsafe impl<T: Send> Sync for Placed<T> {}
-
-    impl<T> Placed<T> {
-        /// Wraps `value`; `const`, for `static`s.
-        pub const fn new(value: T) -> Self {
-            Self(core::cell::UnsafeCell::new(value))
-        }
-    }
 }
 
 /// An arena in a `static`, handed out at most once as `&'static mut` (no `unsafe` in user code).
 ///
-/// The generated code of a model with `[[pools]]` declares one per pool (its bytes placed in the
-/// pool's `link_section` when it has one); you can declare your own too:
+/// The flag and the value are side by side, and a zeroed value (`Arena::new()`) makes the whole
+/// `static` zero bytes: the linker puts it in `.bss`, which start-up code zeroes, and the image
+/// stores none of it. The generated code of a model with `[[pools]]` declares one per pool
+/// without a `link_section` (a pool with one takes the application's [`Memory`] through a
+/// [`PlacedArena`]); you can declare your own too:
 ///
 /// ```
 /// static SCRATCH: memplan::StaticArena<[u8; 64]> = memplan::StaticArena::new([0; 64]);
@@ -247,15 +226,12 @@ pub mod __private {
 /// assert!(first.is_some());
 /// assert!(SCRATCH.take().is_none()); // never a second `&mut`
 /// ```
+///
+/// Do not put a `StaticArena` in a section that start-up code leaves uninitialised (`NOLOAD`):
+/// its flag must start as `false`. Put a [`Memory`] there instead.
 pub struct StaticArena<T: 'static> {
     taken: core::sync::atomic::AtomicBool,
-    slot: Slot<T>,
-}
-
-/// Where a [`StaticArena`]'s value is: inside it, or in a static of its own (in a linker section).
-enum Slot<T: 'static> {
-    Inline(core::cell::UnsafeCell<T>),
-    Placed(&'static __private::Placed<T>),
+    value: core::cell::UnsafeCell<T>,
 }
 
 // SAFETY: the value is only reached through `take`, which hands out one `&mut` for the whole
@@ -268,21 +244,7 @@ impl<T> StaticArena<T> {
     pub const fn new(value: T) -> Self {
         Self {
             taken: core::sync::atomic::AtomicBool::new(false),
-            slot: Slot::Inline(core::cell::UnsafeCell::new(value)),
-        }
-    }
-
-    /// Not public API: an arena whose bytes live in `memory`, a `static` of their own (so a
-    /// linker section holds only the bytes, and the flag stays in ordinary memory).
-    ///
-    /// # Safety
-    /// No other `StaticArena` may be made over the same `memory`: generated code pairs each
-    /// private `Placed` static with exactly one `StaticArena`.
-    #[doc(hidden)]
-    pub const unsafe fn placed(memory: &'static __private::Placed<T>) -> Self {
-        Self {
-            taken: core::sync::atomic::AtomicBool::new(false),
-            slot: Slot::Placed(memory),
+            value: core::cell::UnsafeCell::new(value),
         }
     }
 
@@ -294,14 +256,9 @@ impl<T> StaticArena<T> {
         if self.taken.swap(true, Ordering::AcqRel) {
             return None;
         }
-        let cell = match &self.slot {
-            Slot::Inline(cell) => cell,
-            Slot::Placed(placed) => &placed.0,
-        };
         // SAFETY: the swap above returned `false` exactly once for this static, so this is the
-        // only `&mut` to the value ever made (a `Placed` value belongs to this one arena, see
-        // `placed`), and the value lives for `'static`.
-        Some(unsafe { &mut *cell.get() })
+        // only `&mut` to the value ever made, and the value lives for `'static`.
+        Some(unsafe { &mut *self.value.get() })
     }
 
     /// Gives back the value [`StaticArena::take`] handed out, so that a later `take` hands it
@@ -312,13 +269,9 @@ impl<T> StaticArena<T> {
     #[cfg(target_has_atomic = "8")]
     pub fn put_back(&'static self, value: &'static mut T) -> Result<(), &'static mut T> {
         use core::sync::atomic::Ordering;
-        let cell = match &self.slot {
-            Slot::Inline(cell) => cell,
-            Slot::Placed(placed) => &placed.0,
-        };
         // Zero-sized values of different statics may share an address, so they are never
         // taken back: identity by address holds only for values with bytes.
-        if core::mem::size_of::<T>() == 0 || !core::ptr::eq(value, cell.get()) {
+        if core::mem::size_of::<T>() == 0 || !core::ptr::eq(value, self.value.get()) {
             return Err(value);
         }
         // The `&mut` handed out by `take` is the only reference to the value, and it is moved
@@ -331,6 +284,93 @@ impl<T> StaticArena<T> {
     /// Whether [`StaticArena::take`] has handed the value out.
     pub fn is_taken(&self) -> bool {
         self.taken.load(core::sync::atomic::Ordering::Acquire)
+    }
+}
+
+/// An arena's bytes alone, in a `static` of their own: for memory that start-up code does not
+/// initialise, such as a linker section of an SRAM bank or DTCM (`NOLOAD`). It holds no flag
+/// (an arena is bytes, so any bit pattern is a valid value); the generated `take` of the model
+/// hands it out once, through the pool's [`PlacedArena`].
+#[repr(transparent)]
+pub struct Memory<T>(core::cell::UnsafeCell<T>);
+
+// SAFETY: `Memory` has no accessor of its own; its value is reached only through a
+// `PlacedArena<T>`, which hands out a single `&mut` to it (see there), so sharing the `static`
+// shares no access to `T` beyond moving that one `&mut` between threads (hence `T: Send`).
+unsafe impl<T: Send> Sync for Memory<T> {}
+
+impl<T> Memory<T> {
+    /// Wraps `value`; `const`, for `static`s.
+    pub const fn new(value: T) -> Self {
+        Self(core::cell::UnsafeCell::new(value))
+    }
+}
+
+/// The hand-out flag of a pool whose bytes are a [`Memory`] the application declares: which
+/// memory is out, if any. A null pointer when free, so it is zero bytes (in `.bss`), apart
+/// from the memory it guards.
+///
+/// One is generated per pool with a `link_section` (`<pool>::ARENA`); the model's `take` uses it.
+pub struct PlacedArena<T> {
+    taken: core::sync::atomic::AtomicPtr<T>,
+}
+
+impl<T: Send> PlacedArena<T> {
+    /// Not public API: the flag of the one pool whose arena type is `T`.
+    ///
+    /// # Safety
+    /// There is at most one `PlacedArena<T>` for each `T` in the program, and nothing else makes
+    /// references into a `Memory<T>`: generated code makes one per pool, over the pool's own
+    /// `Arena` type.
+    #[doc(hidden)]
+    pub const unsafe fn new() -> Self {
+        Self {
+            taken: core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()),
+        }
+    }
+
+    /// The value of `memory`, mutably, if no memory of this pool is out; `None` otherwise.
+    #[cfg(target_has_atomic = "ptr")]
+    #[allow(clippy::mut_from_ref)] // the flag makes this the only `&mut` ever handed out
+    pub fn take(&'static self, memory: &'static Memory<T>) -> Option<&'static mut T> {
+        use core::sync::atomic::Ordering;
+        let value = memory.0.get();
+        let free = self.taken.compare_exchange(
+            core::ptr::null_mut(),
+            value,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+        // SAFETY: every `&mut` into a `Memory<T>` is made here, by the one `PlacedArena<T>`
+        // (see `new`), while its pointer was null: so no other `&mut` into any `Memory<T>` is
+        // live (one given back through `put_back` has ended), and the value lives for
+        // `'static`.
+        free.ok().map(|_| unsafe { &mut *value })
+    }
+
+    /// Gives back the value [`PlacedArena::take`] handed out, so that a later `take` hands a
+    /// memory out again: `Err(value)` (nothing changes) when `value` is not the one out, or has
+    /// no bytes.
+    #[cfg(target_has_atomic = "ptr")]
+    pub fn put_back(&'static self, value: &'static mut T) -> Result<(), &'static mut T> {
+        use core::sync::atomic::Ordering;
+        // Zero-sized values of different statics may share an address: never taken back.
+        let out = self.taken.load(Ordering::Acquire);
+        if core::mem::size_of::<T>() == 0 || out.is_null() || !core::ptr::eq(value, out) {
+            return Err(value);
+        }
+        // `value` is the `&mut` handed out for the memory at `out`, the only reference into it;
+        // it is moved in here and ends now.
+        self.taken.store(core::ptr::null_mut(), Ordering::Release);
+        Ok(())
+    }
+
+    /// Whether [`PlacedArena::take`] has handed a memory out.
+    pub fn is_taken(&self) -> bool {
+        !self
+            .taken
+            .load(core::sync::atomic::Ordering::Acquire)
+            .is_null()
     }
 }
 

@@ -11,7 +11,9 @@ use pools::pools as m;
 
 #[test]
 fn take_consumes_nothing_when_one_pool_is_already_taken() {
-    let sram = m::sram::ARENA.take().expect("the sram static, taken alone");
+    let sram = m::sram::ARENA
+        .take(&m::sram::MEMORY)
+        .expect("the sram static, taken alone");
     assert!(m::take().is_none(), "one pool is out, so take() fails");
     assert!(
         !m::dram::ARENA.is_taken(),
@@ -20,6 +22,23 @@ fn take_consumes_nothing_when_one_pool_is_already_taken() {
     assert!(m::sram::ARENA.is_taken(), "sram is still the caller's");
 
     assert!(m::sram::ARENA.put_back(sram).is_ok());
+
+    // A pool placed in memory of its own hands out one of its memories at a time, and takes
+    // back only the one that is out.
+    static OTHER: memplan::Memory<m::sram::Arena> = memplan::Memory::new(m::sram::Arena::new());
+    let other = m::sram::ARENA
+        .take(&OTHER)
+        .expect("a free pool hands out a memory");
+    assert!(
+        m::sram::ARENA.take(&m::sram::MEMORY).is_none(),
+        "one memory at a time"
+    );
+    let stranger: &'static mut m::sram::Arena = Box::leak(Box::new(m::sram::Arena::new()));
+    assert!(
+        m::sram::ARENA.put_back(stranger).is_err(),
+        "not the memory out"
+    );
+    assert!(m::sram::ARENA.put_back(other).is_ok());
     let arenas = m::take().expect("every pool is free again");
     assert!(m::sram::ARENA.is_taken() && m::dram::ARENA.is_taken());
     assert_eq!(core::mem::size_of_val(&*arenas.dram), m::dram::ARENA_SIZE);

@@ -26,12 +26,16 @@ pub(crate) fn scratch_crate(name: &str, lib: &str, model: &str) -> PathBuf {
         ("src/lib.rs", lib.as_bytes()),
         ("model.toml", model.as_bytes()),
     ] {
-        let path = dir.join(file);
-        if std::fs::read(&path).ok().as_deref() != Some(bytes) {
-            std::fs::write(&path, bytes).unwrap();
-        }
+        write_if_changed(&dir.join(file), bytes);
     }
     dir
+}
+
+/// Writes `bytes` to `path` unless it already holds them (so cargo's fingerprints stay fresh).
+pub(crate) fn write_if_changed(path: &Path, bytes: &[u8]) {
+    if std::fs::read(path).ok().as_deref() != Some(bytes) {
+        std::fs::write(path, bytes).unwrap();
+    }
 }
 
 /// Runs `cargo <args>` in `dir` with its own target directory, offline; returns the output

@@ -362,28 +362,39 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
             }
             None => quote! { ::core::option::Option::None },
         };
-        let static_doc =
-            format!(
-            "The arena of pool `{}` as a `static`{}; [`super::take`] hands it out once.",
-            pool.name,
-            pool.link_section.as_ref().map_or(String::new(), |s| format!(
-                " whose bytes are in linker section `{s}` (only the bytes: any bit pattern is \
-                 valid, so a section that start-up code leaves uninitialised is fine; the \
-                 hand-out flag stays in ordinary memory)"
-            ))
-        );
         let arena_static = match &pool.link_section {
-            None => quote! {
-                #[doc = #static_doc]
-                pub static ARENA: ::memplan::StaticArena<Arena> = ::memplan::StaticArena::new(Arena::new());
-            },
-            Some(section) => quote! {
-                #[unsafe(link_section = #section)]
-                static MEMORY: ::memplan::__private::Placed<Arena> = ::memplan::__private::Placed::new(Arena::new());
-                #[doc = #static_doc]
-                // SAFETY: `MEMORY` is private to this module and given to this one arena only.
-                pub static ARENA: ::memplan::StaticArena<Arena> = unsafe { ::memplan::StaticArena::placed(&MEMORY) };
-            },
+            None => {
+                let doc = format!(
+                    "The arena of pool `{}` as a `static` (zero bytes: in `.bss`); \
+                     [`super::take`] hands it out once.",
+                    pool.name
+                );
+                quote! {
+                    #[doc = #doc]
+                    pub static ARENA: ::memplan::StaticArena<Arena> = ::memplan::StaticArena::new(Arena::new());
+                }
+            }
+            Some(section) => {
+                let memory_doc = format!(
+                    "The bytes of pool `{}`'s arena, alone in linker section `{section}` (any bit \
+                     pattern is valid, so a section that start-up code leaves uninitialised is \
+                     fine); [`super::take`] hands them out once, through [`ARENA`].",
+                    pool.name
+                );
+                let flag_doc = format!(
+                    "The hand-out flag of pool `{}`'s [`MEMORY`], in ordinary memory (zero bytes: \
+                     in `.bss`).",
+                    pool.name
+                );
+                quote! {
+                    #[doc = #memory_doc]
+                    #[unsafe(link_section = #section)]
+                    pub static MEMORY: ::memplan::Memory<Arena> = ::memplan::Memory::new(Arena::new());
+                    #[doc = #flag_doc]
+                    // SAFETY: the one `PlacedArena` over this module's own `Arena` type.
+                    pub static ARENA: ::memplan::PlacedArena<Arena> = unsafe { ::memplan::PlacedArena::new() };
+                }
+            }
         };
         let pool_doc = format!(
             "Pool `{}`: {} bytes{}, {} tensors.",
@@ -453,7 +464,10 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
         holder_fields.push(quote! { #[doc = #field_doc] pub #name: &'a mut #name::Arena });
         holder_params.push(quote! { #name: &'a mut #name::Arena });
         holder_inits.push(quote! { #name });
-        statics_taken.push(quote! { #name::ARENA.take() });
+        statics_taken.push(match pool.link_section {
+            None => quote! { #name::ARENA.take() },
+            Some(_) => quote! { #name::ARENA.take(&#name::MEMORY) },
+        });
         statics_put_back.push(quote! { #name::ARENA.put_back(arena) });
     }
     let pool_names: Vec<Ident> = plan.pools.iter().map(|p| ident(&p.name)).collect();
@@ -500,7 +514,7 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
 
             /// Every pool's `static` arena, once: `None` if any was already taken, and then
             /// none is consumed (the ones this call took are put back).
-            #[cfg(target_has_atomic = "8")]
+            #[cfg(all(target_has_atomic = "8", target_has_atomic = "ptr"))]
             pub fn take() -> ::core::option::Option<Arenas<'static>> {
                 #(let #pool_names = #statics_taken;)*
                 if #(#pool_names.is_some())&&* {

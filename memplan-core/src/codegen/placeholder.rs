@@ -296,7 +296,7 @@ fn pool_items(
             }
             #(#op_methods)*
         }
-        #[cfg(target_has_atomic = "8")]
+        #[cfg(all(target_has_atomic = "8", target_has_atomic = "ptr"))]
         pub fn take() -> ::core::option::Option<Arenas<'static>> { ::core::option::Option::None }
     }
 }

@@ -245,13 +245,14 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
             }
         }
         unsafe impl ::memplan::__private::bytemuck::Zeroable for Arena {}
+        ///The bytes of pool `sram`'s arena, alone in linker section `.sram.memplan` (any bit pattern is valid, so a section that start-up code leaves uninitialised is fine); [`super::take`] hands them out once, through [`ARENA`].
         #[unsafe(link_section = ".sram.memplan")]
-        static MEMORY: ::memplan::__private::Placed<Arena> = ::memplan::__private::Placed::new(
+        pub static MEMORY: ::memplan::Memory<Arena> = ::memplan::Memory::new(
             Arena::new(),
         );
-        ///The arena of pool `sram` as a `static` whose bytes are in linker section `.sram.memplan` (only the bytes: any bit pattern is valid, so a section that start-up code leaves uninitialised is fine; the hand-out flag stays in ordinary memory); [`super::take`] hands it out once.
-        pub static ARENA: ::memplan::StaticArena<Arena> = unsafe {
-            ::memplan::StaticArena::placed(&MEMORY)
+        ///The hand-out flag of pool `sram`'s [`MEMORY`], in ordinary memory (zero bytes: in `.bss`).
+        pub static ARENA: ::memplan::PlacedArena<Arena> = unsafe {
+            ::memplan::PlacedArena::new()
         };
         const _: () = {
             ::core::assert!(::core::mem::size_of:: < Arena > () == ARENA_SIZE);
@@ -342,7 +343,7 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
             }
         }
         unsafe impl ::memplan::__private::bytemuck::Zeroable for Arena {}
-        ///The arena of pool `dram` as a `static`; [`super::take`] hands it out once.
+        ///The arena of pool `dram` as a `static` (zero bytes: in `.bss`); [`super::take`] hands it out once.
         pub static ARENA: ::memplan::StaticArena<Arena> = ::memplan::StaticArena::new(
             Arena::new(),
         );
@@ -641,9 +642,9 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
     pub const MAX_VIEWS: usize = 3;
     /// Every pool's `static` arena, once: `None` if any was already taken, and then
     /// none is consumed (the ones this call took are put back).
-    #[cfg(target_has_atomic = "8")]
+    #[cfg(all(target_has_atomic = "8", target_has_atomic = "ptr"))]
     pub fn take() -> ::core::option::Option<Arenas<'static>> {
-        let sram = sram::ARENA.take();
+        let sram = sram::ARENA.take(&sram::MEMORY);
         let dram = dram::ARENA.take();
         if sram.is_some() && dram.is_some() {
             return ::core::option::Option::Some(Arenas { sram: sram?, dram: dram? });
