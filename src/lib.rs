@@ -10,6 +10,31 @@ pub use memplan_macro::memplan;
 #[cfg(feature = "alloc")]
 extern crate alloc;
 
+/// The operator kernels generated networks run (`memplan-kernels`, re-exported so a crate that
+/// uses `memplan-build` needs only `memplan` in its `[dependencies]`).
+#[cfg(feature = "kernels")]
+pub use memplan_kernels as kernels;
+
+/// Includes the network a build script generated with `memplan_build::Network::..
+/// .name("net").generate()`: `memplan::include_network!("net");` is
+/// `include!(concat!(env!("OUT_DIR"), "/net.rs"))`, the module `net` with its `Arena`, tables and
+/// `run`.
+#[macro_export]
+macro_rules! include_network {
+    ($name:literal) => {
+        include!(concat!(env!("OUT_DIR"), "/", $name, ".rs"));
+    };
+}
+
+/// A generated `Arena` (or any other zeroable value) allocated zeroed on the heap, without ever
+/// being built on the stack: `let arena: Box<net::Arena> = memplan::boxed();`. A large arena in
+/// `Box::new(Arena::new())` may overflow the stack in a debug build (the value is built on the
+/// stack, then moved); this allocates the zeroed bytes directly. Needs the `alloc` feature.
+#[cfg(feature = "alloc")]
+pub fn boxed<T: bytemuck::Zeroable>() -> alloc::boxed::Box<T> {
+    bytemuck::zeroed_box()
+}
+
 mod tables;
 mod views;
 

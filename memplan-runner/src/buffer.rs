@@ -1,8 +1,8 @@
-//! A tensor in a heap buffer of its own: the `--heap` run's storage, and the decoded input file.
+//! A value in a heap buffer of its own: the `--heap` run's storage, the decoded input file and
+//! the arena run's outputs.
 
-use memplan_runner::kernels::{DType, Data, DataMut, Input, Output};
-
-use crate::tables::TensorInfo;
+use memplan_kernels::program::Value as TensorInfo;
+use memplan_kernels::{DType, Data, DataMut, Input, Output};
 
 /// Elements of one tensor.
 #[derive(Clone, Debug, PartialEq)]
@@ -38,7 +38,7 @@ impl Buffer {
             return Err(format!(
                 "the input file has {} bytes, but the model's input `{}` is {} {:?} = {expected} bytes (raw little-endian, row-major)",
                 bytes.len(),
-                tensor.name,
+                tensor.onnx,
                 tensor.dtype.name(),
                 tensor.shape
             ));
@@ -87,25 +87,41 @@ impl Buffer {
 
     /// As a kernel output of `shape`.
     pub(crate) fn output<'a>(&'a mut self, shape: &'a [usize]) -> Output<'a> {
-        let data = match self {
+        Output {
+            shape,
+            data: self.data_mut(),
+        }
+    }
+
+    /// Bytes of its elements.
+    pub(crate) fn byte_len(&self) -> usize {
+        match self {
+            Self::F32(v) => v.len() * 4,
+            Self::I64(v) => v.len() * 8,
+            Self::I32(v) => v.len() * 4,
+            Self::Bool(v) => v.len(),
+        }
+    }
+
+    /// Whether `other` holds the same elements, bit for bit (NaNs and signed zeros included).
+    pub(crate) fn same_bits(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Self::F32(a), Self::F32(b)) => a
+                .iter()
+                .map(|x| x.to_bits())
+                .eq(b.iter().map(|x| x.to_bits())),
+            _ => self == other,
+        }
+    }
+
+    /// Its elements, writable.
+    pub(crate) fn data_mut(&mut self) -> DataMut<'_> {
+        match self {
             Self::F32(v) => DataMut::F32(v),
             Self::I64(v) => DataMut::I64(v),
             Self::I32(v) => DataMut::I32(v),
             Self::Bool(v) => DataMut::Bool(v),
-        };
-        Output { shape, data }
-    }
-
-    /// Copies its elements into `view` (same type and length, checked by the build).
-    pub(crate) fn copy_into(&self, view: DataMut<'_>) -> Result<(), String> {
-        match (self, view) {
-            (Self::F32(s), DataMut::F32(d)) if s.len() == d.len() => d.copy_from_slice(s),
-            (Self::I64(s), DataMut::I64(d)) if s.len() == d.len() => d.copy_from_slice(s),
-            (Self::I32(s), DataMut::I32(d)) if s.len() == d.len() => d.copy_from_slice(s),
-            (Self::Bool(s), DataMut::Bool(d)) if s.len() == d.len() => d.copy_from_slice(s),
-            _ => return Err("the input does not fit its arena view".to_owned()),
         }
-        Ok(())
     }
 }
 

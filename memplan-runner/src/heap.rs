@@ -1,50 +1,89 @@
-//! The `--heap` run: the same kernels on the same ops, every tensor in a heap buffer of its own
-//! (no sharing, no in-place), driven by the `STEPS` table. Its output must equal the arena run's
-//! bit for bit: any difference is a planning or aliasing bug.
+//! The `--heap` run: the same kernels on the same nodes, every value in a heap buffer of its own
+//! (no sharing, no in-place), driven by the generated tables (`net::network`). Its outputs must
+//! equal the arena run's bit for bit: any difference is a planning or aliasing bug.
 
-use memplan_runner::kernels::{self, Attrs, Input, Output};
+use memplan_kernels::program::{Operand, RunError};
+use memplan_kernels::{self as kernels, DType, Data, Input, KernelError, Output};
 
 use crate::buffer::Buffer;
-use crate::network::{INPUT, OUTPUT, STEPS, TENSORS};
-use crate::tables::{Ref, StepError};
-use crate::weights::Weights;
+use crate::network::net::network::{CONSTANTS, NODES, OUTPUTS, VALUES, constant_bytes};
 
-/// Runs the network on `input` and returns the graph output's buffer.
-pub(crate) fn run(input: &Buffer, weights: &Weights, attrs: &[Attrs]) -> Result<Buffer, StepError> {
-    let mut buffers: Vec<Option<Buffer>> = vec![None; TENSORS.len()];
-    buffers[INPUT] = Some(input.clone());
-    for (k, step) in STEPS.iter().enumerate() {
-        let mut outs: Vec<Buffer> = step
+/// Constant `c` as a kernel input, read in place.
+fn constant(c: usize) -> Result<Input<'static>, KernelError> {
+    let info = &CONSTANTS[c];
+    let n: usize = info.shape.iter().product();
+    let bytes = constant_bytes();
+    let data = match info.dtype {
+        DType::F32 => Data::F32(kernels::program::constant(bytes, info.offset, n)?),
+        DType::I64 => Data::I64(kernels::program::constant(bytes, info.offset, n)?),
+        DType::I32 => Data::I32(kernels::program::constant(bytes, info.offset, n)?),
+        DType::Bool => Data::Bool(kernels::program::constant(bytes, info.offset, n)?),
+    };
+    Ok(Input::Value {
+        shape: info.shape,
+        data,
+    })
+}
+
+/// Runs the network on `inputs` (graph order; value indices and buffers) and returns the graph
+/// outputs' buffers, in graph order.
+pub(crate) fn run(inputs: &[(usize, Buffer)]) -> Result<Vec<Buffer>, RunError> {
+    let mut buffers: Vec<Option<Buffer>> = vec![None; VALUES.len()];
+    for (v, buffer) in inputs {
+        buffers[*v] = Some(buffer.clone());
+    }
+    for (k, node) in NODES.iter().enumerate() {
+        let fail = |e| RunError::new(k, node.name, e);
+        let mut outs: Vec<Buffer> = node
             .outputs
             .iter()
-            .map(|&t| Buffer::zeroed(&TENSORS[t]))
+            .map(|&v| Buffer::zeroed(&VALUES[v]))
             .collect();
+        let mut scratch = vec![0u64; node.scratch];
         {
-            let inputs: Vec<Input<'_>> = step
-                .inputs
-                .iter()
-                .map(|r| match *r {
-                    Ref::Absent => Input::Absent,
-                    Ref::Weight(w) => weights.input(w),
-                    Ref::Tensor(t) => buffers[t]
-                        .as_ref()
-                        .expect("the build checks that every tensor is produced before it is read")
-                        .input(TENSORS[t].shape),
-                })
-                .collect();
+            let mut views = Vec::with_capacity(node.inputs.len());
+            for operand in node.inputs {
+                views.push(match *operand {
+                    Operand::Absent => Input::Absent,
+                    Operand::Constant(c) => constant(c).map_err(fail)?,
+                    Operand::Value(v) => match &buffers[v] {
+                        Some(buffer) => buffer.input(VALUES[v].shape),
+                        None => {
+                            return Err(fail(KernelError::new(
+                                "an input is read before it is computed",
+                            )));
+                        }
+                    },
+                });
+            }
             let mut outputs: Vec<Output<'_>> = outs
                 .iter_mut()
-                .zip(step.outputs)
-                .map(|(b, &t)| b.output(TENSORS[t].shape))
+                .zip(node.outputs)
+                .map(|(b, &v)| b.output(VALUES[v].shape))
                 .collect();
-            kernels::run(step.op_type, &attrs[k], &inputs, &mut outputs)
-                .map_err(|e| StepError::new(k, e))?;
+            kernels::run(
+                node.op_type,
+                &node.attrs,
+                &views,
+                &mut outputs,
+                &mut scratch,
+            )
+            .map_err(fail)?;
         }
-        for (buffer, &t) in outs.into_iter().zip(step.outputs) {
-            buffers[t] = Some(buffer);
+        for (buffer, &v) in outs.into_iter().zip(node.outputs) {
+            buffers[v] = Some(buffer);
         }
     }
-    Ok(buffers[OUTPUT]
-        .take()
-        .expect("the graph output is produced by some op"))
+    OUTPUTS
+        .iter()
+        .map(|&v| {
+            buffers[v].take().ok_or_else(|| {
+                RunError::new(
+                    usize::MAX,
+                    "outputs",
+                    KernelError::new("an output is never computed"),
+                )
+            })
+        })
+        .collect()
 }

@@ -1,8 +1,12 @@
 //! # memplan-runner: ONNX networks run out of a memplan arena
 //!
-//! [`kernels`] holds the operators: one plain, deterministic f32 (and integer) implementation per
-//! ONNX operator type, reading their inputs and writing their outputs through borrowed views, so
-//! that the caller decides where every tensor lives (its own heap buffer, or a slice of a planned
-//! arena, possibly shared in place with an input).
+//! A thin command over `memplan-build` (which generates the network into one planned arena at
+//! build time) and `memplan-kernels` (which computes it, with no heap). The binary
+//! `memplan-runner IN.bin OUT.bin` runs the network chosen at build time by `MEMPLAN_MODEL`; its
+//! `--heap` run interprets the same network's tables with every value in a heap buffer of its
+//! own, the differential oracle of the plan.
+//!
+//! The kernels are re-exported here as [`kernels`] for the benchmarks and tools that used them
+//! from this crate.
 
-pub mod kernels;
+pub use memplan_kernels as kernels;

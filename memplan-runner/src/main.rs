@@ -1,18 +1,17 @@
 //! `memplan-runner IN.bin OUT.bin [--heap]`: runs the ONNX network this binary was built for
 //! (`MEMPLAN_MODEL` at build time) out of its compile-time planned arena.
 //!
-//! IN.bin holds the graph's first input as raw little-endian elements (its dtype and static
-//! shape); OUT.bin receives the graph's first output as raw little-endian float32, written to a
-//! temporary file and renamed, so a failed run never leaves half an output. `--heap` runs the
-//! same kernels with every tensor in a heap buffer of its own. `--expect REF.bin` compares the
-//! output with a reference (absolute 1e-4 plus relative 1e-3 per element) and fails on a
-//! mismatch; `--bench N` times N arena runs against N heap runs, interleaved.
+//! IN.bin holds the graph's inputs as raw little-endian elements (each its dtype and static
+//! shape), concatenated in graph order; OUT.bin receives the graph's first output as raw
+//! little-endian float32 (integers converted), written to a temporary file and renamed, so a
+//! failed run never leaves half an output. `--heap` runs the same kernels with every value in a
+//! heap buffer of its own. `--expect REF.bin` compares the output with a reference (absolute 1e-4
+//! plus relative 1e-3 per element) and fails on a mismatch; `--bench N` times N arena runs
+//! against N heap runs, interleaved.
 
 mod buffer;
 mod heap;
 mod network;
-mod tables;
-mod weights;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -20,21 +19,22 @@ use std::time::Instant;
 
 use clap::Parser;
 use memplan::StaticArena;
-use memplan_runner::kernels::Attrs;
+use memplan_kernels::DataMut;
 
 use buffer::Buffer;
-use network::{INPUT, OUTPUT, TENSORS, net};
-use weights::Weights;
+use network::net;
+use network::net::network::{INPUTS, OUTPUTS, VALUES};
 
 /// Runs the ONNX network chosen at build time (`MEMPLAN_MODEL`) out of its planned arena.
 #[derive(Parser, Debug)]
 #[command(name = "memplan-runner", version, about)]
 struct Args {
-    /// The graph's first input: raw little-endian elements, row-major.
+    /// The graph's inputs: raw little-endian elements, row-major, one after the other in graph
+    /// order (a network with inputs `input_ids` and `attention_mask` reads both from this file).
     input: PathBuf,
     /// Where to write the graph's first output: raw little-endian float32, row-major.
     output: PathBuf,
-    /// Every tensor in its own heap buffer instead of the arena.
+    /// Every value in its own heap buffer instead of the arena.
     #[arg(long)]
     heap: bool,
     /// A reference output (raw little-endian float32) to compare with.
@@ -59,21 +59,59 @@ fn main() -> ExitCode {
     }
 }
 
-/// One arena run: input copied in, every op on its views, the output copied out.
-fn run_arena(
-    arena: &mut net::Arena,
-    input: &Buffer,
-    weights: &Weights,
-    attrs: &[Attrs],
-) -> Result<Vec<f32>, String> {
-    input.copy_into(network::input_view(arena))?;
-    network::run_arena(arena, weights, attrs).map_err(|e| e.to_string())?;
-    Ok(buffer::to_f32(network::output_view(arena)))
+/// The graph inputs in `bytes`, one after the other in graph order.
+fn read_inputs(bytes: &[u8]) -> Result<Vec<(usize, Buffer)>, String> {
+    let mut inputs = Vec::with_capacity(INPUTS.len());
+    let mut at = 0;
+    for (i, &v) in INPUTS.iter().enumerate() {
+        let value = &VALUES[v];
+        let size = match value.dtype {
+            memplan_kernels::DType::F32 | memplan_kernels::DType::I32 => 4,
+            memplan_kernels::DType::I64 => 8,
+            memplan_kernels::DType::Bool => 1,
+        } * value.elements();
+        let rest = &bytes[at.min(bytes.len())..];
+        let piece = if i + 1 == INPUTS.len() {
+            rest
+        } else {
+            &rest[..size.min(rest.len())]
+        };
+        let buffer = Buffer::from_le_bytes(value, piece).map_err(|e| {
+            if INPUTS.len() == 1 {
+                e
+            } else {
+                let all: usize = INPUTS
+                    .iter()
+                    .map(|&v| Buffer::zeroed(&VALUES[v]).byte_len())
+                    .sum();
+                format!(
+                    "{e}; the network has {} inputs ({}), read one after the other: {all} bytes in all, the file has {}",
+                    INPUTS.len(),
+                    INPUTS.iter().map(|&v| VALUES[v].onnx).collect::<Vec<_>>().join(", "),
+                    bytes.len()
+                )
+            }
+        })?;
+        at += size;
+        inputs.push((v, buffer));
+    }
+    Ok(inputs)
 }
 
-fn run_heap(input: &Buffer, weights: &Weights, attrs: &[Attrs]) -> Result<Vec<f32>, String> {
-    let output = heap::run(input, weights, attrs).map_err(|e| e.to_string())?;
-    Ok(buffer::to_f32(output.data()))
+/// One arena run: every node on its views of the arena, the outputs written to their own buffers.
+fn run_arena(arena: &mut net::Arena, inputs: &[(usize, Buffer)]) -> Result<Vec<Buffer>, String> {
+    let mut outputs: Vec<Buffer> = OUTPUTS
+        .iter()
+        .map(|&v| Buffer::zeroed(&VALUES[v]))
+        .collect();
+    let views: Vec<_> = inputs.iter().map(|(_, b)| b.data()).collect();
+    let mut outs: Vec<DataMut<'_>> = outputs.iter_mut().map(Buffer::data_mut).collect();
+    net::run_dyn(arena, &views, &mut outs).map_err(|e| e.to_string())?;
+    Ok(outputs)
+}
+
+fn run_heap(inputs: &[(usize, Buffer)]) -> Result<Vec<Buffer>, String> {
+    heap::run(inputs).map_err(|e| e.to_string())
 }
 
 fn mib(bytes: u64) -> String {
@@ -83,45 +121,46 @@ fn mib(bytes: u64) -> String {
 fn run(args: &Args) -> Result<ExitCode, String> {
     let bytes = std::fs::read(&args.input)
         .map_err(|e| format!("cannot read `{}`: {e}", args.input.display()))?;
-    let input = Buffer::from_le_bytes(&TENSORS[INPUT], &bytes)
-        .map_err(|e| format!("`{}`: {e}", args.input.display()))?;
+    let inputs = read_inputs(&bytes).map_err(|e| format!("`{}`: {e}", args.input.display()))?;
     let reference = match &args.expect {
         Some(path) => Some(read_f32(path)?),
         None => None,
     };
-    let weights = Weights::load();
-    let attrs = network::attrs();
     let arena = ARENA.take().ok_or("the arena is taken")?;
-    println!("model {}", network::MODEL);
+    let arena_bytes = net::ARENA_SIZE as u64;
+    let bound = net::network::BOUND_WITHOUT_SHARING as u64;
+    println!("model {}", net::network::SOURCE);
     println!(
-        "arena {} bytes ({}) | lower bound without sharing {} bytes ({}) | ratio {:.4} | in place {} ({} pairs) | all activations {} bytes",
-        network::ARENA_BYTES,
-        mib(network::ARENA_BYTES),
-        network::LOWER_BOUND,
-        mib(network::LOWER_BOUND),
-        network::ARENA_BYTES as f64 / network::LOWER_BOUND.max(1) as f64,
-        if network::INPLACE { "on" } else { "off" },
-        network::INPLACE_PAIRS,
-        network::SUM_OF_SIZES,
+        "arena {} bytes ({}) | lower bound without sharing {} bytes ({}) | ratio {:.4} | lower bound {} bytes | in place {} ({} pairs) | all activations {} bytes",
+        arena_bytes,
+        mib(arena_bytes),
+        bound,
+        mib(bound),
+        arena_bytes as f64 / bound.max(1) as f64,
+        net::LOWER_BOUND,
+        if net::network::INPLACE { "on" } else { "off" },
+        net::network::INPLACE_PAIRS,
+        net::network::SUM_OF_SIZES,
     );
     let started = Instant::now();
-    let output = if args.heap {
-        run_heap(&input, &weights, &attrs)?
+    let outputs = if args.heap {
+        run_heap(&inputs)?
     } else {
-        run_arena(arena, &input, &weights, &attrs)?
+        run_arena(arena, &inputs)?
     };
     let seconds = started.elapsed().as_secs_f64();
+    let output = buffer::to_f32(outputs[0].data());
     write_f32(&args.output, &output)?;
     println!(
         "{} run: {:.1} ms | output `{}` {:?} | checksum (sum) {:.6} | mean |x| {:.6}",
         if args.heap { "heap" } else { "arena" },
         seconds * 1e3,
-        TENSORS[OUTPUT].name,
-        TENSORS[OUTPUT].shape,
+        VALUES[OUTPUTS[0]].onnx,
+        VALUES[OUTPUTS[0]].shape,
         output.iter().map(|&x| f64::from(x)).sum::<f64>(),
         output.iter().map(|&x| f64::from(x).abs()).sum::<f64>() / output.len().max(1) as f64,
     );
-    if TENSORS[OUTPUT].shape.iter().filter(|&&d| d > 1).count() == 1 {
+    if VALUES[OUTPUTS[0]].shape.iter().filter(|&&d| d > 1).count() == 1 {
         println!("top classes: {}", top(&output, 5));
     }
     let mut code = ExitCode::SUCCESS;
@@ -131,7 +170,7 @@ fn run(args: &Args) -> Result<ExitCode, String> {
         }
     }
     if let Some(n) = args.bench {
-        bench(n.max(1), arena, &input, &weights, &attrs)?;
+        bench(n.max(1), arena, &inputs)?;
     }
     Ok(code)
 }
@@ -175,7 +214,7 @@ fn compare(output: &[f32], reference: &[f32]) -> bool {
         } else {
             format!("MISMATCH in {bad} of {} values", output.len())
         },
-        if TENSORS[OUTPUT].shape.iter().filter(|&&d| d > 1).count() == 1 {
+        if VALUES[OUTPUTS[0]].shape.iter().filter(|&&d| d > 1).count() == 1 {
             top(reference, 5)
         } else {
             "-".to_owned()
@@ -185,26 +224,17 @@ fn compare(output: &[f32], reference: &[f32]) -> bool {
 }
 
 /// Times `n` arena runs and `n` heap runs, interleaved, and prints the medians and their ratio.
-fn bench(
-    n: usize,
-    arena: &mut net::Arena,
-    input: &Buffer,
-    weights: &Weights,
-    attrs: &[Attrs],
-) -> Result<(), String> {
+fn bench(n: usize, arena: &mut net::Arena, inputs: &[(usize, Buffer)]) -> Result<(), String> {
     let mut arena_times = Vec::with_capacity(n);
     let mut heap_times = Vec::with_capacity(n);
     for _ in 0..n {
         let started = Instant::now();
-        let a = run_arena(arena, input, weights, attrs)?;
+        let a = run_arena(arena, inputs)?;
         arena_times.push(started.elapsed().as_secs_f64());
         let started = Instant::now();
-        let h = run_heap(input, weights, attrs)?;
+        let h = run_heap(inputs)?;
         heap_times.push(started.elapsed().as_secs_f64());
-        if a.iter()
-            .map(|x| x.to_bits())
-            .ne(h.iter().map(|x| x.to_bits()))
-        {
+        if !a.iter().zip(&h).all(|(a, h)| a.same_bits(h)) {
             return Err("the arena and heap runs differ".to_owned());
         }
     }

@@ -38,6 +38,7 @@
 //! `::memplan::__private` (safe byte-to-element casts); it never names `memplan-core`.
 
 mod docs;
+mod extend;
 mod items;
 mod placeholder;
 mod plan;
@@ -46,6 +47,7 @@ mod tables;
 
 use proc_macro2::TokenStream;
 
+pub use extend::append_to_module;
 pub use items::{generate, reported_lifetimes};
 pub use placeholder::placeholder;
 pub use plan::{ModelPlan, PlannedPool, TensorPlace, check, plan_model, single_arena_solution};

@@ -1,0 +1,414 @@
+//! The generated Rust: the arena module `memplan!` would generate for the planned model, and
+//! inside it the network — its constants read in place from one aligned blob in `.rodata`, its
+//! tables ([`memplan_kernels::program`]) and `run`, straight-line code that calls one kernel per
+//! node on views cut from the arena.
+
+use std::fmt::Write as _;
+
+use memplan_core::DType;
+use memplan_core::model_file::Layout;
+use memplan_onnx::{AttrValue, OpInput};
+use proc_macro2::TokenStream;
+
+use crate::prepare::{Prepared, kernel_dtype};
+
+/// Alignment of the weight blob and of every constant's offset in it.
+pub(crate) const CONSTANT_ALIGN: usize = 16;
+
+/// The constants laid out one after the other, each at a multiple of [`CONSTANT_ALIGN`]: the
+/// blob and each constant's offset.
+pub(crate) fn blob(prepared: &Prepared) -> (Vec<u8>, Vec<usize>) {
+    let mut blob = Vec::new();
+    let mut offsets = Vec::with_capacity(prepared.constants.len());
+    for constant in &prepared.constants {
+        while blob.len() % CONSTANT_ALIGN != 0 {
+            blob.push(0);
+        }
+        offsets.push(blob.len());
+        blob.extend_from_slice(&constant.bytes);
+    }
+    (blob, offsets)
+}
+
+fn shape_literal(shape: &[u64]) -> String {
+    let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
+    format!("&[{}]", dims.join(", "))
+}
+
+/// An f32 as a Rust expression that evaluates to exactly its bits.
+fn float_literal(f: f32) -> String {
+    format!("f32::from_bits({:#010x})", f.to_bits())
+}
+
+fn attr_literal(value: &AttrValue) -> String {
+    match value {
+        AttrValue::Int(i) => format!("Attr::Int({i})"),
+        AttrValue::Float(f) => format!("Attr::Float({})", float_literal(*f)),
+        AttrValue::Str(s) => format!("Attr::Str({s:?})"),
+        AttrValue::Ints(v) => format!("Attr::Ints(&{v:?})"),
+        AttrValue::Floats(v) => {
+            let items: Vec<String> = v.iter().map(|f| float_literal(*f)).collect();
+            format!("Attr::Floats(&[{}])", items.join(", "))
+        }
+        AttrValue::Strs(v) => format!("Attr::Strs(&{v:?})"),
+    }
+}
+
+fn dtype_of(prepared: &Prepared, t: usize) -> DType {
+    match &prepared.model.tensors[t].layout {
+        Layout::Typed { dtype, .. } => *dtype,
+        Layout::Bytes => DType::U8,
+    }
+}
+
+fn variant(dtype: DType) -> &'static str {
+    kernel_dtype(dtype).unwrap_or("F32")
+}
+
+/// Where the weight blob is, as the argument of `include_bytes!`.
+pub(crate) enum BlobPath {
+    /// `concat!(env!("OUT_DIR"), "/<file>")`: the same source on every machine.
+    OutDir(String),
+    /// An absolute path (a custom output directory).
+    Absolute(String),
+}
+
+/// The items added inside the network's module.
+pub(crate) fn network_items(
+    prepared: &Prepared,
+    offsets: &[usize],
+    blob_len: usize,
+    blob_path: &BlobPath,
+    source: &str,
+) -> String {
+    let model = &prepared.model;
+    let name = &model.name;
+    let mut s = String::new();
+    let include = match blob_path {
+        BlobPath::OutDir(file) => format!("concat!(env!(\"OUT_DIR\"), {:?})", format!("/{file}")),
+        BlobPath::Absolute(path) => format!("{path:?}"),
+    };
+    let _ = writeln!(
+        s,
+        "#[cfg(target_endian = \"big\")]\n::core::compile_error!(\"memplan-build: network `{name}` reads its weights in place as little-endian values; build it for a little-endian target\");\n\n\
+         /// Bytes aligned to {CONSTANT_ALIGN}, so the constants in them can be read in place.\n\
+         #[repr(C, align({CONSTANT_ALIGN}))]\nstruct Aligned<T>(T);\n\n\
+         /// Every constant of the network, little-endian, each at a multiple of {CONSTANT_ALIGN} bytes: in\n\
+         /// `.rodata` (flash on a microcontroller), read in place, never copied.\n\
+         static CONSTANT_BYTES: Aligned<[u8; {blob_len}]> = Aligned(*include_bytes!({include}));\n"
+    );
+
+    // Tables.
+    let _ = writeln!(
+        s,
+        "/// The network as tables: values, constants and nodes (for interpreters; `run` does not\n\
+         /// read them).\n#[allow(clippy::all)]\npub mod network {{\n\
+         use ::memplan::kernels::program::{{Constant, Node, Operand, Value}};\n\
+         use ::memplan::kernels::{{Attr, Attrs, DType}};\n\n\
+         /// The ONNX file the network was generated from.\npub const SOURCE: &str = {source:?};\n\
+         /// Most bytes live at one step with no tensor sharing another's memory (in-place pairs\n\
+         /// counted twice): what a planner without in-place aliasing cannot go below.\n\
+         pub const BOUND_WITHOUT_SHARING: usize = {};\n\
+         /// Bytes of all activations together (no reuse at all).\npub const SUM_OF_SIZES: usize = {};\n\
+         /// In-place pairs the plan uses.\npub const INPLACE_PAIRS: usize = {};\n\
+         /// Whether ops may write their output over an input (the `inplace` option).\npub const INPLACE: bool = {};\n\
+         /// The graph inputs, in graph order (indices into [`VALUES`]).\npub const INPUTS: &[usize] = &{:?};\n\
+         /// The graph outputs, in graph order (indices into [`VALUES`]).\npub const OUTPUTS: &[usize] = &{:?};\n",
+        prepared.bound_without_sharing,
+        prepared.sum_of_sizes,
+        model.aliases.len(),
+        model.inplace,
+        model.inputs,
+        model.outputs,
+    );
+    let _ = writeln!(
+        s,
+        "/// Every value computed at run time, in the model's order (each node's scratch is planned\n\
+         /// after them, and not listed).\n\
+         pub static VALUES: [Value; {}] = [",
+        prepared.values
+    );
+    for (t, tensor) in model.tensors.iter().enumerate().take(prepared.values) {
+        let _ = writeln!(
+            s,
+            "Value {{ name: {:?}, onnx: {:?}, dtype: DType::{}, shape: {} }},",
+            tensor.name,
+            tensor.source.as_deref().unwrap_or(&tensor.name),
+            variant(dtype_of(prepared, t)),
+            shape_literal(&prepared.shapes[t])
+        );
+    }
+    let _ = writeln!(s, "];");
+    let _ = writeln!(
+        s,
+        "/// Every constant; its bytes are `constant_bytes()[offset..offset + bytes]`.\n\
+         pub static CONSTANTS: [Constant; {}] = [",
+        prepared.constants.len()
+    );
+    for (c, constant) in prepared.constants.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "Constant {{ onnx: {:?}, dtype: DType::{}, shape: {}, offset: {}, bytes: {} }},",
+            constant.onnx,
+            variant(constant.dtype),
+            shape_literal(&constant.shape),
+            offsets[c],
+            constant.bytes.len()
+        );
+    }
+    let _ = writeln!(s, "];");
+    let _ = writeln!(
+        s,
+        "/// The nodes in execution order.\npub static NODES: [Node; {}] = [",
+        prepared.nodes.len()
+    );
+    for node in &prepared.nodes {
+        let attrs: Vec<String> = node
+            .attrs
+            .iter()
+            .map(|(n, v)| format!("({n:?}, {})", attr_literal(v)))
+            .collect();
+        let inputs: Vec<String> = node
+            .inputs
+            .iter()
+            .map(|input| match input {
+                OpInput::Absent => "Operand::Absent".to_owned(),
+                OpInput::Tensor(t) => format!("Operand::Value({t})"),
+                OpInput::Weight(w) => format!("Operand::Constant({w})"),
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "Node {{ name: {:?}, op_type: {:?}, attrs: Attrs::new(&[{}]), inputs: &[{}], outputs: &{:?}, scratch: {} }},",
+            node.label,
+            node.op_type,
+            attrs.join(", "),
+            inputs.join(", "),
+            node.outputs,
+            node.scratch.map_or(0, |(_, words)| words)
+        );
+    }
+    let _ = writeln!(s, "];");
+    let _ = writeln!(
+        s,
+        "/// The constants' bytes (aligned to {CONSTANT_ALIGN}).\n\
+         pub fn constant_bytes() -> &'static [u8] {{\n&super::CONSTANT_BYTES.0\n}}\n}}\n"
+    );
+
+    s.push_str(&run_fn(prepared, offsets));
+    s.push_str(&run_dyn_fn(prepared));
+    s
+}
+
+/// `run`: straight-line code, one block per node.
+fn run_fn(prepared: &Prepared, offsets: &[usize]) -> String {
+    let model = &prepared.model;
+    let mut s = String::new();
+    let external = |t: usize| model.tensors[t].memory.external;
+    let elem = |t: usize| model.tensors[t].rust_type();
+    let mut params = Vec::new();
+    for &t in &model.inputs {
+        params.push(format!(
+            "{}: &[{}; len::{}]",
+            model.tensors[t].name,
+            elem(t),
+            model.tensors[t].name
+        ));
+    }
+    for &t in &model.outputs {
+        params.push(format!(
+            "{}: &mut [{}; len::{}]",
+            model.tensors[t].name,
+            elem(t),
+            model.tensors[t].name
+        ));
+    }
+    let names = |list: &[usize]| -> String {
+        let names: Vec<String> = list
+            .iter()
+            .map(|&t| format!("`{}`", model.tensors[t].name))
+            .collect();
+        names.join(", ")
+    };
+    let _ = writeln!(
+        s,
+        "/// Runs the network once: reads the graph inputs ({}), writes the graph outputs ({}),\n\
+         /// every other value in `arena`. Allocates nothing; the constants are read in place.\n\
+         ///\n/// # Errors\n/// A kernel that refuses its operands, which the build's checks rule out.\n\
+         #[allow(unused_variables, clippy::too_many_arguments)]\n\
+         pub fn run(arena: &mut Arena, {}) -> ::core::result::Result<(), ::memplan::kernels::program::RunError> {{\n\
+         use ::memplan::kernels::{{self as k, Data, DataMut, Input, Output}};\n\
+         let blob: &'static [u8] = &CONSTANT_BYTES.0;",
+        names(&model.inputs),
+        names(&model.outputs),
+        params.join(", ")
+    );
+    if !external(model.inputs[0]) {
+        for &t in &model.inputs {
+            let name = &model.tensors[t].name;
+            let _ = writeln!(
+                s,
+                "for (d, s) in arena.{name}().iter_mut().zip({name}.iter()) {{ *d = *s; }}"
+            );
+        }
+    }
+    for (k, op) in model.ops.iter().enumerate() {
+        let node = &prepared.nodes[k];
+        let pairs: Vec<_> = model.aliases.iter().filter(|a| a.op == k).collect();
+        // The op view's parameters: its external tensors, in field order (as the codegen lists
+        // them: distinct tensors of inputs, outputs, scratch).
+        let mut seen = Vec::new();
+        let mut args = Vec::new();
+        let mut writes = std::collections::BTreeSet::new();
+        for &t in &op.outputs {
+            writes.insert(t);
+        }
+        for &t in op.inputs.iter().chain(&op.outputs).chain(&op.scratch) {
+            if seen.contains(&t) || pairs.iter().any(|a| a.input == t) {
+                continue;
+            }
+            seen.push(t);
+            if external(t) {
+                let name = &model.tensors[t].name;
+                args.push(if writes.contains(&t) {
+                    format!("&mut *{name}")
+                } else {
+                    format!("&*{name}")
+                });
+            }
+        }
+        let label = &node.label;
+        let _ = writeln!(
+            s,
+            "// node {k}: `{label}` ({})\n{{\nlet v = arena.op_{}({});\nlet e = |e| k::program::RunError::new({k}, {label:?}, e);",
+            node.op_type,
+            op.name,
+            args.join(", ")
+        );
+        let mut inputs = Vec::new();
+        for input in &node.inputs {
+            inputs.push(match *input {
+                OpInput::Absent => "Input::Absent".to_owned(),
+                OpInput::Weight(w) => {
+                    let c = &prepared.constants[w];
+                    let rust = match c.dtype {
+                        DType::Bool => "u8",
+                        other => other.rust_type(),
+                    };
+                    format!(
+                        "Input::Value {{ shape: {}, data: Data::{}(k::program::constant::<{rust}>(blob, {}, {}).map_err(e)?) }}",
+                        shape_literal(&c.shape),
+                        variant(c.dtype),
+                        offsets[w],
+                        c.shape.iter().product::<u64>()
+                    )
+                }
+                OpInput::Tensor(t) => {
+                    let shape = shape_literal(&prepared.shapes[t]);
+                    match pairs.iter().find(|a| a.input == t) {
+                        Some(pair) => {
+                            let o = node
+                                .outputs
+                                .iter()
+                                .position(|&x| x == pair.output)
+                                .unwrap_or(0);
+                            format!("Input::InPlace {{ output: {o}, shape: {shape} }}")
+                        }
+                        None => format!(
+                            "Input::Value {{ shape: {shape}, data: Data::{}(v.{}) }}",
+                            variant(dtype_of(prepared, t)),
+                            model.tensors[t].name
+                        ),
+                    }
+                }
+            });
+        }
+        let outputs: Vec<String> = node
+            .outputs
+            .iter()
+            .map(|&t| {
+                format!(
+                    "Output {{ shape: {}, data: DataMut::{}(v.{}) }}",
+                    shape_literal(&prepared.shapes[t]),
+                    variant(dtype_of(prepared, t)),
+                    model.tensors[t].name
+                )
+            })
+            .collect();
+        let scratch = match node.scratch {
+            Some((t, _)) => format!("v.{}", model.tensors[t].name),
+            None => "&mut []".to_owned(),
+        };
+        let _ = writeln!(
+            s,
+            "let inputs = [{}];\nlet mut outputs = [{}];\nk::run({:?}, &network::NODES[{k}].attrs, &inputs, &mut outputs, {scratch}).map_err(e)?;\n}}",
+            inputs.join(", "),
+            outputs.join(", "),
+            node.op_type
+        );
+    }
+    if !external(model.outputs[0]) {
+        for &t in &model.outputs {
+            let name = &model.tensors[t].name;
+            let _ = writeln!(
+                s,
+                "for (d, s) in {name}.iter_mut().zip(arena.{name}().iter()) {{ *d = *s; }}"
+            );
+        }
+    }
+    let _ = writeln!(s, "Ok(())\n}}\n");
+    s
+}
+
+/// `run_dyn`: [`run`] for callers that hold the inputs and outputs as slices (an interpreter or
+/// a command line tool), checking their types and lengths.
+fn run_dyn_fn(prepared: &Prepared) -> String {
+    let model = &prepared.model;
+    let mut s = String::new();
+    let ins: Vec<String> = (0..model.inputs.len()).map(|i| format!("i{i}")).collect();
+    let outs: Vec<String> = (0..model.outputs.len()).map(|o| format!("o{o}")).collect();
+    let _ = writeln!(
+        s,
+        "/// [`run`] on inputs and outputs given as slices, in graph order; their types and lengths\n\
+         /// are checked.\n///\n/// # Errors\n/// Wrong types, counts or lengths, or what [`run`] reports.\n\
+         pub fn run_dyn(arena: &mut Arena, inputs: &[::memplan::kernels::Data<'_>], outputs: &mut [::memplan::kernels::DataMut<'_>]) -> ::core::result::Result<(), ::memplan::kernels::program::RunError> {{\n\
+         use ::memplan::kernels::{{Data, DataMut, KernelError}};\n\
+         use ::memplan::kernels::program::RunError;\n\
+         let bad = |what: &str| RunError::new(usize::MAX, \"run_dyn\", KernelError::new(what));\n\
+         let [{}] = inputs else {{ return Err(bad(\"wrong number of inputs\")); }};\n\
+         let [{}] = outputs else {{ return Err(bad(\"wrong number of outputs\")); }};",
+        ins.join(", "),
+        outs.join(", ")
+    );
+    for (i, &t) in model.inputs.iter().enumerate() {
+        let v = variant(dtype_of(prepared, t));
+        let name = &model.tensors[t].name;
+        let _ = writeln!(
+            s,
+            "let Data::{v}(i{i}) = *i{i} else {{ return Err(bad(\"input `{name}` has the wrong type\")); }};\n\
+             let Ok(i{i}) = <&[_; len::{name}]>::try_from(i{i}) else {{ return Err(bad(\"input `{name}` has the wrong length\")); }};"
+        );
+    }
+    for (o, &t) in model.outputs.iter().enumerate() {
+        let v = variant(dtype_of(prepared, t));
+        let name = &model.tensors[t].name;
+        let _ = writeln!(
+            s,
+            "let DataMut::{v}(o{o}) = o{o} else {{ return Err(bad(\"output `{name}` has the wrong type\")); }};\n\
+             let Ok(o{o}) = <&mut [_; len::{name}]>::try_from(&mut **o{o}) else {{ return Err(bad(\"output `{name}` has the wrong length\")); }};"
+        );
+    }
+    let _ = writeln!(s, "run(arena, {}, {})\n}}", ins.join(", "), outs.join(", "));
+    s
+}
+
+/// The arena module with `items` inside it, and its docs kept (`docs`) or cut to one line.
+pub(crate) fn module(plan_tokens: TokenStream, items: &str, docs: bool) -> Result<String, String> {
+    let extra: TokenStream = items.parse().map_err(|e| {
+        format!("internal error: the generated network does not lex ({e}); please report this")
+    })?;
+    let tokens = memplan_core::codegen::append_to_module(plan_tokens, extra, docs).ok_or(
+        "internal error: the generated arena module has an unexpected shape; please report this",
+    )?;
+    Ok(memplan_core::codegen::to_source(&tokens))
+}

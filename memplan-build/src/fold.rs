@@ -1,0 +1,366 @@
+//! Constants that the importer folds but does not compute (a `Gather` from a constant table,
+//! shape arithmetic, a `DequantizeLinear` of int8 weights): evaluated here, at build time, so
+//! the network gets them as ordinary float32 or integer constants and never computes them at
+//! run time.
+//!
+//! Most operators are evaluated with the network's own kernels (`memplan-kernels`), so a folded
+//! value is exactly what the kernel would compute at run time. `DequantizeLinear` is done here,
+//! as ONNX Runtime does it (`(x - zero_point)` in integers, then a float32 multiply by the scale),
+//! because its int8 inputs exist only at build time.
+//!
+//! Every folded value is bounded by [`MAX_FOLDED_BYTES`]: a `ConstantOfShape` of a huge shape is
+//! a message naming the node, not an allocation failure of the build.
+
+use memplan_core::DType;
+use memplan_kernels::{Attr, Attrs, Data, DataMut, Input, Output};
+use memplan_onnx::{AttrValue, FoldedNode, WeightData, WeightValue};
+
+/// The most bytes one folded value may have (256 MiB).
+pub const MAX_FOLDED_BYTES: u64 = 256 << 20;
+
+/// Folded nodes may feed each other; a chain longer than this is refused.
+const MAX_DEPTH: usize = 64;
+
+/// A value's elements, owned (build time only).
+enum Buffer {
+    F32(Vec<f32>),
+    I64(Vec<i64>),
+    I32(Vec<i32>),
+    Bool(Vec<u8>),
+}
+
+impl Buffer {
+    fn zeroed(dtype: DType, n: usize) -> Result<Self, String> {
+        Ok(match dtype {
+            DType::F32 => Self::F32(vec![0.0; n]),
+            DType::I64 => Self::I64(vec![0; n]),
+            DType::I32 => Self::I32(vec![0; n]),
+            DType::Bool => Self::Bool(vec![0; n]),
+            other => return Err(format!("element type {} is not supported", other.name())),
+        })
+    }
+
+    fn from_le(dtype: DType, bytes: &[u8]) -> Result<Self, String> {
+        let w4 = |c: &[u8]| [c[0], c[1], c[2], c[3]];
+        Ok(match dtype {
+            DType::F32 => Self::F32(
+                bytes
+                    .chunks_exact(4)
+                    .map(|c| f32::from_le_bytes(w4(c)))
+                    .collect(),
+            ),
+            DType::I32 => Self::I32(
+                bytes
+                    .chunks_exact(4)
+                    .map(|c| i32::from_le_bytes(w4(c)))
+                    .collect(),
+            ),
+            DType::I64 => Self::I64(
+                bytes
+                    .chunks_exact(8)
+                    .map(|c| i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+                    .collect(),
+            ),
+            DType::Bool => Self::Bool(bytes.to_vec()),
+            other => return Err(format!("element type {} is not supported", other.name())),
+        })
+    }
+
+    fn data(&self) -> Data<'_> {
+        match self {
+            Self::F32(v) => Data::F32(v),
+            Self::I64(v) => Data::I64(v),
+            Self::I32(v) => Data::I32(v),
+            Self::Bool(v) => Data::Bool(v),
+        }
+    }
+
+    fn data_mut(&mut self) -> DataMut<'_> {
+        match self {
+            Self::F32(v) => DataMut::F32(v),
+            Self::I64(v) => DataMut::I64(v),
+            Self::I32(v) => DataMut::I32(v),
+            Self::Bool(v) => DataMut::Bool(v),
+        }
+    }
+
+    fn to_le(&self) -> Vec<u8> {
+        match self {
+            Self::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Self::I64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Self::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Self::Bool(v) => v.clone(),
+        }
+    }
+}
+
+/// A folded node's input: its shape, dtype and little-endian bytes (`None` when absent).
+type Loaded = Option<(Vec<usize>, DType, Vec<u8>)>;
+
+/// Calls `f` with `attrs` in the kernels' borrowed form.
+pub(crate) fn with_attrs<R>(attrs: &[(String, AttrValue)], f: impl FnOnce(&Attrs<'_>) -> R) -> R {
+    let strs: Vec<Vec<&str>> = attrs
+        .iter()
+        .map(|(_, v)| match v {
+            AttrValue::Strs(s) => s.iter().map(String::as_str).collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    let list: Vec<(&str, Attr<'_>)> = attrs
+        .iter()
+        .zip(&strs)
+        .map(|((name, value), strs)| {
+            let attr = match value {
+                AttrValue::Int(i) => Attr::Int(*i),
+                AttrValue::Float(x) => Attr::Float(*x),
+                AttrValue::Str(s) => Attr::Str(s),
+                AttrValue::Ints(v) => Attr::Ints(v),
+                AttrValue::Floats(v) => Attr::Floats(v),
+                AttrValue::Strs(_) => Attr::Strs(strs),
+            };
+            (name.as_str(), attr)
+        })
+        .collect();
+    f(&Attrs::new(&list))
+}
+
+fn usizes(shape: &[u64]) -> Result<Vec<usize>, String> {
+    shape
+        .iter()
+        .map(|&d| usize::try_from(d).map_err(|_| format!("dimension {d} does not fit in memory")))
+        .collect()
+}
+
+/// The bytes of `(dtype, shape)`, or why they are too many to fold.
+fn folded_bytes(what: &str, dtype: DType, shape: &[u64]) -> Result<u64, String> {
+    let bytes = shape
+        .iter()
+        .try_fold(dtype.size(), |n, &d| n.checked_mul(d))
+        .filter(|&n| n <= MAX_FOLDED_BYTES);
+    bytes.ok_or_else(|| {
+        format!(
+            "{what}: its output {} {shape:?} is larger than the {} MiB a folded constant may have\n  = help: this value is computed from constants at build time; a constant this large is almost certainly a wrong shape in the model",
+            dtype.name(),
+            MAX_FOLDED_BYTES >> 20
+        )
+    })
+}
+
+/// A weight's bytes: read from the file, or computed by its folded node.
+pub(crate) fn load(value: &WeightValue) -> Result<Vec<u8>, String> {
+    match &value.data {
+        WeightData::Computed(folded) => evaluate(folded, 0),
+        _ => value.load(),
+    }
+}
+
+/// The little-endian bytes of `folded`'s output.
+fn evaluate(folded: &FoldedNode, depth: usize) -> Result<Vec<u8>, String> {
+    let what = format!("folded node `{}` ({})", folded.node, folded.op_type);
+    if depth > MAX_DEPTH {
+        return Err(format!(
+            "{what}: more than {MAX_DEPTH} folded nodes in a chain"
+        ));
+    }
+    // Every input's value (computed first if it is itself folded).
+    let mut inputs: Vec<Loaded> = Vec::new();
+    for input in &folded.inputs {
+        inputs.push(match input {
+            None => None,
+            Some(Err(why)) => return Err(format!("{what}: an input is unknown: {why}")),
+            Some(Ok(value)) => {
+                let bytes = match &value.data {
+                    WeightData::Computed(inner) => evaluate(inner, depth + 1)?,
+                    _ => value
+                        .load()
+                        .map_err(|why| format!("{what}: an input: {why}"))?,
+                };
+                Some((usizes(&value.shape)?, value.dtype, bytes))
+            }
+        });
+    }
+    let mut outputs = Vec::new();
+    for output in &folded.outputs {
+        match output {
+            Some(Ok((dtype, shape))) => {
+                folded_bytes(&what, *dtype, shape)?;
+                outputs.push((usizes(shape)?, *dtype));
+            }
+            Some(Err(why)) => return Err(format!("{what}: an output is unknown: {why}")),
+            None => break,
+        }
+    }
+    let Some((out_shape, out_dtype)) = outputs.get(folded.output).cloned() else {
+        return Err(format!("{what}: its output {} is unknown", folded.output));
+    };
+    if folded.op_type == "DequantizeLinear" {
+        return dequantize(&what, folded, &inputs, &out_shape, out_dtype);
+    }
+    let ints: Vec<(&str, i64)> = folded
+        .attrs
+        .iter()
+        .filter_map(|(n, v)| match v {
+            AttrValue::Int(i) => Some((n.as_str(), *i)),
+            _ => None,
+        })
+        .collect();
+    let strs: Vec<(&str, &str)> = folded
+        .attrs
+        .iter()
+        .filter_map(|(n, v)| match v {
+            AttrValue::Str(s) => Some((n.as_str(), s.as_str())),
+            _ => None,
+        })
+        .collect();
+    memplan_kernels::supported::check_node(&folded.op_type, &ints, &strs)
+        .map_err(|why| format!("{what} cannot be evaluated: {why}"))?;
+    let typed: Vec<Option<(Vec<usize>, Buffer)>> = inputs
+        .iter()
+        .map(|input| match input {
+            None => Ok(None),
+            Some((shape, dtype, bytes)) => {
+                Buffer::from_le(*dtype, bytes).map(|b| Some((shape.clone(), b)))
+            }
+        })
+        .collect::<Result<_, String>>()
+        .map_err(|why| format!("{what}: an input: {why}"))?;
+    let mut buffers: Vec<(Vec<usize>, Buffer)> = Vec::new();
+    for (shape, dtype) in &outputs {
+        let n = shape.iter().product();
+        buffers.push((shape.clone(), Buffer::zeroed(*dtype, n)?));
+    }
+    let input_views: Vec<Input<'_>> = typed
+        .iter()
+        .map(|input| match input {
+            None => Input::Absent,
+            Some((shape, buffer)) => Input::Value {
+                shape,
+                data: buffer.data(),
+            },
+        })
+        .collect();
+    let input_shapes: Vec<Option<&[usize]>> = typed
+        .iter()
+        .map(|i| i.as_ref().map(|(s, _)| s.as_slice()))
+        .collect();
+    let output_shapes: Vec<&[usize]> = outputs.iter().map(|(s, _)| s.as_slice()).collect();
+    with_attrs(&folded.attrs, |attrs| {
+        let words =
+            memplan_kernels::scratch_len(&folded.op_type, attrs, &input_shapes, &output_shapes)
+                .map_err(|e| format!("{what} cannot be evaluated: {e}"))?;
+        let mut scratch = vec![0u64; words];
+        let mut output_views: Vec<Output<'_>> = buffers
+            .iter_mut()
+            .map(|(shape, buffer)| Output {
+                shape,
+                data: buffer.data_mut(),
+            })
+            .collect();
+        memplan_kernels::run(
+            &folded.op_type,
+            attrs,
+            &input_views,
+            &mut output_views,
+            &mut scratch,
+        )
+        .map_err(|e| format!("{what} cannot be evaluated: {e}"))
+    })?;
+    let _ = out_dtype;
+    Ok(buffers[folded.output].1.to_le())
+}
+
+/// `DequantizeLinear(x, scale, zero_point)`: `(x - zero_point) * scale` per tensor or per axis
+/// (`axis`, default 1), `x` int8, uint8 or int32, the result float32, as ONNX Runtime computes it.
+fn dequantize(
+    what: &str,
+    folded: &FoldedNode,
+    inputs: &[Loaded],
+    out_shape: &[usize],
+    out_dtype: DType,
+) -> Result<Vec<u8>, String> {
+    let fail = |why: &str| Err(format!("{what} cannot be evaluated: {why}"));
+    if out_dtype != DType::F32 {
+        return fail("only a float32 output is supported");
+    }
+    let attr = |name: &str| folded.attrs.iter().find(|(n, _)| n == name).map(|(_, v)| v);
+    if let Some(AttrValue::Int(b)) = attr("block_size") {
+        if *b != 0 {
+            return fail("blocked quantization (`block_size`) is not supported");
+        }
+    }
+    let (Some(Some((x_shape, x_dtype, x))), Some(Some((s_shape, s_dtype, s)))) =
+        (inputs.first(), inputs.get(1))
+    else {
+        return fail("inputs `x` and `x_scale` are required");
+    };
+    if x_shape.as_slice() != out_shape {
+        return fail("the output's shape is not the input's");
+    }
+    let values: Vec<i32> = match x_dtype {
+        DType::I8 => x.iter().map(|&b| i32::from(b as i8)).collect(),
+        DType::U8 => x.iter().map(|&b| i32::from(b)).collect(),
+        DType::I32 => x
+            .chunks_exact(4)
+            .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+        other => {
+            return fail(&format!(
+                "input `x` of type {} is not supported",
+                other.name()
+            ));
+        }
+    };
+    if *s_dtype != DType::F32 {
+        return fail("only a float32 scale is supported");
+    }
+    let scales: Vec<f32> = s
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    let zero_points: Vec<i32> = match inputs.get(2) {
+        Some(Some((_, dtype, z))) if dtype == x_dtype => match dtype {
+            DType::I8 => z.iter().map(|&b| i32::from(b as i8)).collect(),
+            DType::U8 => z.iter().map(|&b| i32::from(b)).collect(),
+            _ => z
+                .chunks_exact(4)
+                .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        },
+        Some(Some(_)) => return fail("the zero point's type is not the input's"),
+        _ => vec![0; scales.len()],
+    };
+    if zero_points.len() != scales.len() {
+        return fail("the zero point and the scale have different lengths");
+    }
+    let rank = x_shape.len();
+    // Per tensor: one scale; per axis: one scale per index along `axis`.
+    let (axis_len, inner) = if s_shape.iter().product::<usize>() == 1 && s_shape.len() <= 1 {
+        (1, 1)
+    } else {
+        let axis = match attr("axis") {
+            Some(AttrValue::Int(a)) => *a,
+            _ => 1,
+        };
+        let r = i64::try_from(rank).unwrap_or(i64::MAX);
+        let a = if axis < 0 { axis + r } else { axis };
+        let Some(a) = usize::try_from(a).ok().filter(|&a| a < rank) else {
+            return fail(&format!("axis {axis} is out of range for rank {rank}"));
+        };
+        if scales.len() != x_shape[a] {
+            return fail("the scale's length is not the axis' size");
+        }
+        (x_shape[a], x_shape[a + 1..].iter().product())
+    };
+    let mut out = Vec::with_capacity(values.len() * 4);
+    for (i, &q) in values.iter().enumerate() {
+        let c = if axis_len == 1 {
+            0
+        } else {
+            (i / inner) % axis_len
+        };
+        #[allow(clippy::cast_precision_loss)] // as ONNX Runtime: int32 difference to float
+        let y = (q - zero_points[c]) as f32 * scales[c];
+        out.extend_from_slice(&y.to_le_bytes());
+    }
+    Ok(out)
+}

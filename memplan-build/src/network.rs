@@ -1,0 +1,253 @@
+//! The builder a build script calls: `Network::from_onnx(path).name("kws").generate()`.
+
+use std::path::{Path, PathBuf};
+
+use crate::emit::{self, BlobPath};
+use crate::error::Error;
+use crate::prepare::{self, Prepared};
+
+/// What the builder's options set (see [`Network`]).
+#[derive(Clone, Debug)]
+pub(crate) struct Options {
+    pub(crate) name: Option<String>,
+    pub(crate) inplace: bool,
+    pub(crate) alignment: u64,
+    pub(crate) solver: Option<String>,
+    pub(crate) nodes: Option<u64>,
+    pub(crate) budget: Option<u64>,
+    pub(crate) io_in_arena: bool,
+    pub(crate) plan_docs: bool,
+}
+
+/// A network to generate code for, from an ONNX file.
+///
+/// ```no_run
+/// // build.rs
+/// fn main() -> Result<(), memplan_build::Error> {
+///     memplan_build::Network::from_onnx("models/kws.onnx").name("kws").generate()?;
+///     Ok(())
+/// }
+/// ```
+///
+/// `generate` writes `$OUT_DIR/<name>.rs` (included by `memplan::include_network!("<name>")`),
+/// `<name>.weights.bin` (the constants, which that file `include_bytes!`s) and `<name>.toml` (the
+/// model file it was planned from, for `memplan plan`), and tells cargo to rerun the build
+/// script when the ONNX file (or its external data) changes.
+#[derive(Clone, Debug)]
+pub struct Network {
+    source: PathBuf,
+    options: Options,
+    out_dir: Option<PathBuf>,
+    rerun_if_changed: bool,
+}
+
+/// What [`Network::generate`] wrote and planned.
+#[derive(Clone, Debug)]
+pub struct Generated {
+    /// The module's name.
+    pub name: String,
+    /// The Rust file written (`<out_dir>/<name>.rs`).
+    pub rust: PathBuf,
+    /// The weight blob written (`<out_dir>/<name>.weights.bin`).
+    pub weights: PathBuf,
+    /// The model file written (`<out_dir>/<name>.toml`).
+    pub model: PathBuf,
+    /// Bytes of the arena (every pool together).
+    pub arena_size: u64,
+    /// The most bytes live at one step with the plan's in-place pairs sharing memory: the bound
+    /// the plan is measured against.
+    pub lower_bound: u64,
+    /// The most bytes live at one step with no tensor sharing another's memory.
+    pub bound_without_sharing: u64,
+    /// Bytes of the constants (the blob, with padding).
+    pub weight_bytes: u64,
+    /// Files the build read besides the ONNX file (external weight data).
+    pub inputs_read: Vec<PathBuf>,
+}
+
+impl Network {
+    /// The network in the ONNX file at `path`; a relative path is relative to the working
+    /// directory, which for a build script is the crate's root.
+    pub fn from_onnx(path: impl AsRef<Path>) -> Self {
+        Self {
+            source: path.as_ref().to_path_buf(),
+            options: Options {
+                name: None,
+                inplace: true,
+                alignment: memplan_core::model_file::DEFAULT_ALIGNMENT,
+                solver: None,
+                nodes: None,
+                budget: None,
+                io_in_arena: false,
+                plan_docs: true,
+            },
+            out_dir: None,
+            rerun_if_changed: true,
+        }
+    }
+
+    /// The generated module's name (a Rust identifier); default: the file name up to its first
+    /// `.`, in snake_case.
+    #[must_use]
+    pub fn name(mut self, name: &str) -> Self {
+        self.options.name = Some(name.to_owned());
+        self
+    }
+
+    /// Whether ops may write their output over an input that dies there (default: on).
+    #[must_use]
+    pub fn inplace(mut self, on: bool) -> Self {
+        self.options.inplace = on;
+        self
+    }
+
+    /// Alignment of every tensor's offset in the arena, in bytes (default 64).
+    #[must_use]
+    pub fn alignment(mut self, bytes: u64) -> Self {
+        self.options.alignment = bytes;
+        self
+    }
+
+    /// The planner: `auto` (default), `exact`, `patent`, `best-fit`, `first-fit`, ... as in a
+    /// model file's `solver`.
+    #[must_use]
+    pub fn solver(mut self, solver: &str) -> Self {
+        self.options.solver = Some(solver.to_owned());
+        self
+    }
+
+    /// The exact search's budget, in nodes (a model file's `nodes`).
+    #[must_use]
+    pub fn nodes(mut self, nodes: u64) -> Self {
+        self.options.nodes = Some(nodes);
+        self
+    }
+
+    /// The most bytes the arena may take: a plan above it fails the build, saying why.
+    #[must_use]
+    pub fn budget(mut self, bytes: u64) -> Self {
+        self.options.budget = Some(bytes);
+        self
+    }
+
+    /// Graph inputs and outputs in the arena too (default off: they are the caller's buffers,
+    /// passed to `run`, and take no arena space). With it on, `run` copies the inputs in and the
+    /// outputs out.
+    #[must_use]
+    pub fn io_in_arena(mut self, on: bool) -> Self {
+        self.options.io_in_arena = on;
+        self
+    }
+
+    /// Whether the module's docs hold the planner's report (the plan as a table and a picture;
+    /// default on).
+    #[must_use]
+    pub fn plan_docs(mut self, on: bool) -> Self {
+        self.options.plan_docs = on;
+        self
+    }
+
+    /// Where to write (default: `$OUT_DIR`).
+    #[must_use]
+    pub fn out_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.out_dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Whether `generate` prints `cargo::rerun-if-changed` for the files it reads (default on).
+    #[must_use]
+    pub fn emit_rerun_if_changed(mut self, on: bool) -> Self {
+        self.rerun_if_changed = on;
+        self
+    }
+
+    /// Plans the network and writes its code (see [`Network`]).
+    ///
+    /// # Errors
+    /// Anything the model gets wrong (an unsupported operator or dtype, a dynamic shape, a
+    /// missing weight, a plan over the budget), naming the node or value and saying what to do;
+    /// or a file that cannot be read or written.
+    pub fn generate(self) -> Result<Generated, Error> {
+        if self.rerun_if_changed {
+            println!("cargo::rerun-if-changed={}", self.source.display());
+        }
+        let prepared = prepare::prepare(&self.source, &self.options)
+            .map_err(|message| Error::new(&self.source, message))?;
+        if self.rerun_if_changed {
+            for file in &prepared.files {
+                println!("cargo::rerun-if-changed={}", file.display());
+            }
+        }
+        let (out_dir, blob_path) = match &self.out_dir {
+            Some(dir) => (dir.clone(), None),
+            None => match std::env::var_os("OUT_DIR") {
+                Some(dir) => (PathBuf::from(dir), Some(())),
+                None => {
+                    return Err(Error::new(
+                        &self.source,
+                        "OUT_DIR is not set\n  = help: call `generate` from a build script, or give a directory with `.out_dir(..)`".to_owned(),
+                    ));
+                }
+            },
+        };
+        let name = prepared.model.name.clone();
+        let rust = out_dir.join(format!("{name}.rs"));
+        let weights = out_dir.join(format!("{name}.weights.bin"));
+        let model = out_dir.join(format!("{name}.toml"));
+        let blob_path = match blob_path {
+            Some(()) => BlobPath::OutDir(format!("{name}.weights.bin")),
+            None => BlobPath::Absolute(
+                std::path::absolute(&weights)
+                    .unwrap_or_else(|_| weights.clone())
+                    .display()
+                    .to_string(),
+            ),
+        };
+        let source = code(&prepared, &blob_path, &self.source, self.options.plan_docs)
+            .map_err(|message| Error::new(&self.source, message))?;
+        let (blob, _) = emit::blob(&prepared);
+        let io = |path: &Path, bytes: &[u8]| {
+            crate::output::write(path, bytes).map_err(|e| {
+                Error::new(
+                    &self.source,
+                    format!("cannot write `{}`: {e}", path.display()),
+                )
+            })
+        };
+        io(&weights, &blob)?;
+        io(&model, prepared.toml.as_bytes())?;
+        io(&rust, source.as_bytes())?;
+        Ok(Generated {
+            name,
+            rust,
+            weights,
+            model,
+            arena_size: prepared.plan.total_arena_size(),
+            lower_bound: prepared
+                .plan
+                .pools
+                .iter()
+                .map(|p| p.lower_bound)
+                .max()
+                .unwrap_or(0),
+            bound_without_sharing: prepared.bound_without_sharing,
+            weight_bytes: blob.len() as u64,
+            inputs_read: prepared.files.clone(),
+        })
+    }
+}
+
+/// The Rust source of the network's module.
+fn code(prepared: &Prepared, blob: &BlobPath, source: &Path, docs: bool) -> Result<String, String> {
+    let plan_tokens = memplan_core::codegen::generate(&prepared.model, &prepared.plan);
+    let (bytes, offsets) = emit::blob(prepared);
+    let file = source.file_name().map_or_else(
+        || source.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let items = emit::network_items(prepared, &offsets, bytes.len(), blob, &file);
+    let module = emit::module(plan_tokens, &items, docs)?;
+    Ok(format!(
+        "// Generated by memplan-build from `{file}`: do not edit.\n{module}"
+    ))
+}

@@ -1,0 +1,381 @@
+//! From an ONNX file to a checked, planned network: import it (`memplan-onnx`), check every node
+//! against the kernels, give the graph's inputs and outputs to the caller (`external`), declare
+//! each node's scratch as a tensor of its own, load every constant, and plan the arena.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use memplan_core::codegen::ModelPlan;
+use memplan_core::model_file::Layout;
+use memplan_core::{DType, Model, Tensor, lower_bound};
+use memplan_onnx::{AttrValue, ImportOptions, OpInput, WeightValue};
+
+use crate::fold;
+use crate::network::Options;
+
+/// The kernels' name for a dtype (the `Data` variant), or why they cannot hold it.
+pub(crate) fn kernel_dtype(dtype: DType) -> Result<&'static str, String> {
+    match dtype {
+        DType::F32 => Ok("F32"),
+        DType::I64 => Ok("I64"),
+        DType::I32 => Ok("I32"),
+        DType::Bool => Ok("Bool"),
+        other => Err(format!(
+            "element type {} is not supported by the kernels (float32, int64, int32, bool)",
+            other.name()
+        )),
+    }
+}
+
+/// One node as the generated code runs it.
+pub(crate) struct Node {
+    /// The ONNX node's name, or `<op_type>_<k>`.
+    pub(crate) label: String,
+    /// Its `op_type`.
+    pub(crate) op_type: String,
+    /// Its attributes, tensor-valued ones as the one value they hold.
+    pub(crate) attrs: Vec<(String, AttrValue)>,
+    /// Its inputs in ONNX order.
+    pub(crate) inputs: Vec<OpInput>,
+    /// Its outputs (indices into the model's tensors).
+    pub(crate) outputs: Vec<usize>,
+    /// Its scratch tensor and how many `u64` words it holds.
+    pub(crate) scratch: Option<(usize, usize)>,
+}
+
+/// A constant, loaded.
+pub(crate) struct Constant {
+    /// Its ONNX name.
+    pub(crate) onnx: String,
+    /// Its element type.
+    pub(crate) dtype: DType,
+    /// Its ONNX shape.
+    pub(crate) shape: Vec<u64>,
+    /// Its little-endian bytes.
+    pub(crate) bytes: Vec<u8>,
+}
+
+/// A network ready to be written as Rust.
+pub(crate) struct Prepared {
+    /// The planned model: activations, plus scratch tensors; graph inputs and outputs
+    /// `external` unless they are kept in the arena.
+    pub(crate) model: Model,
+    /// The plan `memplan!` would compile for that model.
+    pub(crate) plan: ModelPlan,
+    /// The model file's text (what `memplan plan` reads to show the same plan).
+    pub(crate) toml: String,
+    /// Per tensor: its ONNX shape (`[]` for a scalar).
+    pub(crate) shapes: Vec<Vec<u64>>,
+    /// How many of the model's tensors are values of the graph; the scratch tensors follow.
+    pub(crate) values: usize,
+    /// The nodes in execution order.
+    pub(crate) nodes: Vec<Node>,
+    /// The constants, in order of first use.
+    pub(crate) constants: Vec<Constant>,
+    /// Files read besides the model (external weight data).
+    pub(crate) files: Vec<PathBuf>,
+    /// The most bytes of the arena's tensors live at one step, none sharing another's memory.
+    pub(crate) bound_without_sharing: u64,
+    /// The sum of the arena's tensor sizes.
+    pub(crate) sum_of_sizes: u64,
+}
+
+/// The value of a one-element tensor attribute (`ConstantOfShape`'s `value`).
+fn tensor_attr(value: &WeightValue) -> Result<AttrValue, String> {
+    let bytes = value.load()?;
+    if value.elements() != 1 {
+        return Err(format!(
+            "it has {} elements; the kernels take one-element tensor attributes only",
+            value.elements()
+        ));
+    }
+    let word4 = [bytes[0], bytes[1], bytes[2], bytes[3]];
+    Ok(match value.dtype {
+        DType::F32 => AttrValue::Float(f32::from_le_bytes(word4)),
+        DType::I64 => AttrValue::Int(i64::from_le_bytes(
+            bytes[..8]
+                .try_into()
+                .map_err(|_| "it is truncated".to_owned())?,
+        )),
+        DType::I32 => AttrValue::Int(i64::from(i32::from_le_bytes(word4))),
+        DType::Bool | DType::U8 => AttrValue::Int(i64::from(bytes[0])),
+        other => {
+            return Err(format!(
+                "its element type {} is not supported",
+                other.name()
+            ));
+        }
+    })
+}
+
+/// A name not in `taken`: `base`, or `base_2`, `base_3`, ...
+fn fresh(base: &str, taken: &BTreeSet<String>) -> String {
+    if !taken.contains(base) {
+        return base.to_owned();
+    }
+    (2..)
+        .map(|k| format!("{base}_{k}"))
+        .find(|name| !taken.contains(name))
+        .unwrap_or_else(|| base.to_owned())
+}
+
+/// Imports, checks and plans the ONNX file at `path`.
+pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String> {
+    let import = ImportOptions {
+        name: options.name.clone(),
+        inplace: options.inplace,
+        alignment: options.alignment,
+        ..ImportOptions::default()
+    };
+    let imported = memplan_onnx::import_file(path, &import).map_err(|e| e.message)?;
+    let graph = &imported.graph;
+    let mut model = imported.model;
+    for note in &imported.notes {
+        if note.starts_with("graph output") {
+            return Err(format!(
+                "{note}\n  = help: every graph output must be computed at run time; remove constant outputs from the graph"
+            ));
+        }
+    }
+
+    // 1. Every node is one the kernels implement, with attributes they implement.
+    let mut nodes = Vec::with_capacity(graph.ops.len());
+    for (k, op) in graph.ops.iter().enumerate() {
+        let label = if op.node.is_empty() {
+            format!("{}_{k}", op.op_type)
+        } else {
+            op.node.clone()
+        };
+        let what = format!("node `{label}` ({})", op.op_type);
+        if !(op.domain.is_empty() || op.domain == "ai.onnx") {
+            return Err(format!(
+                "{what}: operator `{}` of domain `{}` is not supported\n  = help: the kernels implement the default ONNX domain only; export without custom operators",
+                op.op_type, op.domain
+            ));
+        }
+        if op.outputs.contains(&None) {
+            return Err(format!(
+                "{what}: an optional output is left out before one that is used\n  = help: outputs are passed by position; export the model with every output up to the last one used"
+            ));
+        }
+        if let Some(name) = op.other_attrs.first() {
+            return Err(format!(
+                "{what}: attribute `{name}` is graph- or type-valued, which the kernels do not support"
+            ));
+        }
+        let mut attrs = op.attrs.clone();
+        for (name, value) in &op.tensor_attrs {
+            let value = value
+                .as_ref()
+                .map_err(Clone::clone)
+                .and_then(tensor_attr)
+                .map_err(|why| format!("{what}: tensor attribute `{name}`: {why}"))?;
+            attrs.push((name.clone(), value));
+        }
+        let ints: Vec<(&str, i64)> = attrs
+            .iter()
+            .filter_map(|(n, v)| match v {
+                AttrValue::Int(i) => Some((n.as_str(), *i)),
+                _ => None,
+            })
+            .collect();
+        let strs: Vec<(&str, &str)> = attrs
+            .iter()
+            .filter_map(|(n, v)| match v {
+                AttrValue::Str(s) => Some((n.as_str(), s.as_str())),
+                _ => None,
+            })
+            .collect();
+        memplan_kernels::supported::check_node(&op.op_type, &ints, &strs).map_err(|why| {
+            format!(
+                "{what}: {why}\n  = help: the kernels implement: {}",
+                memplan_kernels::supported::SUPPORTED_OPS.join(" ")
+            )
+        })?;
+        nodes.push(Node {
+            label,
+            op_type: op.op_type.clone(),
+            attrs,
+            inputs: op.inputs.clone(),
+            outputs: op.outputs.iter().flatten().copied().collect(),
+            scratch: None,
+        });
+    }
+
+    // 2. Tensors the kernels can hold; graph inputs and outputs.
+    for tensor in &model.tensors {
+        let Layout::Typed { dtype, .. } = &tensor.layout else {
+            return Err(format!("tensor `{}` is untyped", tensor.name));
+        };
+        let onnx = tensor.source.as_deref().unwrap_or(&tensor.name);
+        kernel_dtype(*dtype).map_err(|why| format!("value `{onnx}`: {why}"))?;
+    }
+    if model.inputs.is_empty() {
+        return Err("the graph has no input that is not a weight\n  = help: a network with no run-time input computes a constant; there is nothing to run".to_owned());
+    }
+    if model.outputs.is_empty() {
+        return Err("the graph has no output computed at run time".to_owned());
+    }
+    for &o in &model.outputs {
+        if model.inputs.contains(&o) {
+            let t = &model.tensors[o];
+            return Err(format!(
+                "value `{}` is both a graph input and a graph output\n  = help: the caller owns both buffers; copy the input instead of running the network for it",
+                t.source.as_deref().unwrap_or(&t.name)
+            ));
+        }
+    }
+    if !options.io_in_arena {
+        let io: Vec<usize> = model.inputs.iter().chain(&model.outputs).copied().collect();
+        for t in io {
+            model.tensors[t].memory.external = true;
+        }
+    }
+
+    // 3. Scratch: a `u64` tensor per node that needs one, live while the node runs.
+    let mut shapes = graph.tensor_shapes.clone();
+    let values = model.tensors.len();
+    let mut taken: BTreeSet<String> = model.tensors.iter().map(|t| t.name.clone()).collect();
+    for (k, node) in nodes.iter_mut().enumerate() {
+        let input_shapes: Vec<Option<Vec<usize>>> = node
+            .inputs
+            .iter()
+            .map(|input| match *input {
+                OpInput::Absent => None,
+                OpInput::Tensor(t) => Some(shapes[t].iter().map(|&d| d as usize).collect()),
+                OpInput::Weight(w) => graph.weights[w]
+                    .value
+                    .as_ref()
+                    .ok()
+                    .map(|v| v.shape.iter().map(|&d| d as usize).collect()),
+            })
+            .collect();
+        let output_shapes: Vec<Vec<usize>> = node
+            .outputs
+            .iter()
+            .map(|&t| shapes[t].iter().map(|&d| d as usize).collect())
+            .collect();
+        let input_refs: Vec<Option<&[usize]>> = input_shapes.iter().map(|s| s.as_deref()).collect();
+        let output_refs: Vec<&[usize]> = output_shapes.iter().map(Vec::as_slice).collect();
+        let words = fold::with_attrs(&node.attrs, |attrs| {
+            memplan_kernels::scratch_len(&node.op_type, attrs, &input_refs, &output_refs)
+                .map_err(|e| e.to_string())
+        })
+        .map_err(|e| format!("node `{}` ({}): {e}", node.label, node.op_type))?;
+        if words == 0 {
+            continue;
+        }
+        let name = fresh(&format!("scratch_{}", model.ops[k].name), &taken);
+        taken.insert(name.clone());
+        let index = model.tensors.len();
+        model.tensors.push(Tensor {
+            name,
+            layout: Layout::Typed {
+                dtype: DType::U64,
+                shape: vec![words as u64],
+            },
+            size: words as u64 * 8,
+            alignment: options.alignment.max(8),
+            source: None,
+            lifetime: memplan_core::Lifetime::new(0, 1),
+            location: Default::default(),
+            memory: Default::default(),
+        });
+        model.ops[k].scratch.push(index);
+        shapes.push(vec![words as u64]);
+        node.scratch = Some((index, words));
+    }
+
+    // 4. Solver settings, then the model written and read back: lifetimes, in-place pairs and
+    //    every check of a model file derived exactly as `memplan!` derives them.
+    if let Some(solver) = &options.solver {
+        model.solver = Some(
+            solver
+                .parse()
+                .map_err(|e| format!("solver `{solver}`: {e}"))?,
+        );
+    }
+    model.nodes = options.nodes.or(model.nodes);
+    model.budget = options.budget;
+    let file = format!("{}.toml", model.name);
+    let toml = format!(
+        "# Written by memplan-build from {}: the model `{}.rs` is planned from.\n\n{}",
+        path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned()
+        ),
+        model.name,
+        model.to_toml()
+    );
+    let reread = memplan_core::parse_model(&file, &toml).map_err(|e| {
+        format!(
+            "the network cannot be planned: {}\n  = help: {}",
+            e.message, e.help
+        )
+    })?;
+    if reread.tensors.len() != model.tensors.len()
+        || reread
+            .tensors
+            .iter()
+            .zip(&model.tensors)
+            .any(|(a, b)| a.name != b.name)
+    {
+        return Err("internal error: the model file does not read back tensor for tensor; please report this".to_owned());
+    }
+    let model = reread;
+    // The arena's tensors (external ones are the caller's): their sum and the most bytes live
+    // at one step when none shares another's memory.
+    let arena_tensors: Vec<&Tensor> = model
+        .tensors
+        .iter()
+        .filter(|t| !t.memory.external)
+        .collect();
+    let sum_of_sizes = arena_tensors.iter().map(|t| t.size).sum();
+    let buffers: Vec<memplan_core::Buffer> = arena_tensors
+        .iter()
+        .map(|t| {
+            memplan_core::Buffer::new(t.name.clone(), t.size, t.lifetime.start, t.lifetime.end)
+        })
+        .collect();
+    let bound_without_sharing = memplan_core::Problem::new(buffers)
+        .map(|p| lower_bound(&p))
+        .unwrap_or(0);
+    let plan = memplan_core::codegen::plan_model(&model).map_err(|e| e.to_string())?;
+
+    // 5. Constants.
+    let mut constants = Vec::with_capacity(graph.weights.len());
+    let mut files = Vec::new();
+    for weight in &graph.weights {
+        let fail = |why: &str| {
+            format!(
+                "weight `{}`: {why}\n  = help: check that the ONNX file (and its external data) is complete; export it again",
+                weight.source
+            )
+        };
+        let value = weight.value.as_ref().map_err(|why| fail(why))?;
+        if let memplan_onnx::WeightData::External { path, .. } = &value.data {
+            files.push(path.clone());
+        }
+        kernel_dtype(value.dtype).map_err(|why| fail(&why))?;
+        let bytes = fold::load(value).map_err(|why| fail(&why))?;
+        constants.push(Constant {
+            onnx: weight.source.clone(),
+            dtype: value.dtype,
+            shape: value.shape.clone(),
+            bytes,
+        });
+    }
+
+    Ok(Prepared {
+        model,
+        plan,
+        toml,
+        shapes,
+        values,
+        nodes,
+        constants,
+        files,
+        bound_without_sharing,
+        sum_of_sizes,
+    })
+}

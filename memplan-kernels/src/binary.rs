@@ -1,0 +1,321 @@
+//! Elementwise operators of several tensors, with numpy broadcasting: arithmetic (Add, Sub, Mul,
+//! Div, Pow), variadic Min/Max/Sum/Mean, comparisons (Equal, Less, ...; bool out), logic
+//! (And, Or, Xor) and Where.
+//!
+//! An input may run in place on the output only if it has as many elements as the output; its
+//! broadcast strides are then the output's own, so input element `i` is output element `i`: each
+//! element is read (from every input) before it is written, and in place or not the same
+//! function sees the same values.
+
+use core::cmp::Ordering;
+
+use arrayvec::ArrayVec;
+
+use super::attrs::Attrs;
+use super::broadcast::{MAX_OPERANDS, broadcast_shapes, broadcast_strides, for_each};
+use super::error::{KernelError, bail};
+use super::tensor::{
+    DType, Data, Dims, Elem, Input, Operand, Output, expect_shape, operand, out_dtype, output,
+    present, push, try_collect, typed,
+};
+
+/// Reads element `offset` of `src`, or element `i` of `out` for an in-place operand.
+#[inline]
+fn read<T: Copy>(src: Operand<'_, T>, offset: usize, out: &[T], i: usize) -> T {
+    match src {
+        Operand::Slice(s) => s[offset],
+        Operand::Out => out[i],
+    }
+}
+
+/// Output = finish(f(...f(f(x0, x1), x2)..., xn)) elementwise over all inputs, broadcast.
+/// `f` returning `None` (an integer division by zero) is an error.
+pub(crate) fn fold<T: Elem>(
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+    f: impl Fn(T, T) -> Option<T>,
+    finish: impl Fn(T) -> T,
+) -> Result<(), KernelError> {
+    if inputs.is_empty() {
+        bail!("at least one input is required");
+    }
+    if inputs.len() > MAX_OPERANDS {
+        bail!(
+            "{} inputs, more than the kernels' limit of {MAX_OPERANDS}",
+            inputs.len()
+        );
+    }
+    let mut shapes: ArrayVec<&[usize], MAX_OPERANDS> = ArrayVec::new();
+    let mut srcs: ArrayVec<Operand<'_, T>, MAX_OPERANDS> = ArrayVec::new();
+    for i in 0..inputs.len() {
+        let (shape, src) = operand::<T>(inputs, i, 0)?;
+        push(&mut shapes, shape)?;
+        push(&mut srcs, src)?;
+    }
+    let (out_shape, out) = output::<T>(outputs, 0)?;
+    expect_shape(0, out_shape, &broadcast_shapes(&shapes)?)?;
+    let strides: ArrayVec<Dims, MAX_OPERANDS> =
+        try_collect(shapes.iter().map(|s| broadcast_strides(s, out_shape)))?;
+    let mut failed = false;
+    for_each(out_shape, &strides, |i, offsets| {
+        let mut acc = read(srcs[0], offsets[0], out, i);
+        for k in 1..srcs.len() {
+            match f(acc, read(srcs[k], offsets[k], out, i)) {
+                Some(v) => acc = v,
+                None => failed = true,
+            }
+        }
+        out[i] = finish(acc);
+    })?;
+    if failed {
+        bail!("integer division by zero");
+    }
+    Ok(())
+}
+
+/// A binary or variadic arithmetic operator over f32, int64 and int32.
+fn arithmetic(
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+    f: fn(f32, f32) -> f32,
+    g: fn(i64, i64) -> Option<i64>,
+    h: fn(i32, i32) -> Option<i32>,
+) -> Result<(), KernelError> {
+    match out_dtype(outputs, 0)? {
+        DType::F32 => fold(inputs, outputs, |a, b| Some(f(a, b)), |x| x),
+        DType::I64 => fold(inputs, outputs, g, |x| x),
+        DType::I32 => fold(inputs, outputs, h, |x| x),
+        DType::Bool => bail!("arithmetic on bool tensors is not supported"),
+    }
+}
+
+/// The larger, NaN if either is NaN.
+fn max<T: PartialOrd>(a: T, b: T) -> T {
+    #[allow(clippy::eq_op)] // b != b: NaN
+    if b > a || b != b { b } else { a }
+}
+
+/// The smaller, NaN if either is NaN.
+fn min<T: PartialOrd>(a: T, b: T) -> T {
+    #[allow(clippy::eq_op)] // b != b: NaN
+    if b < a || b != b { b } else { a }
+}
+
+/// Runs the operator `op` of this family, if it is one.
+pub(crate) fn run(
+    op: &str,
+    attrs: &Attrs<'_>,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Option<Result<(), KernelError>> {
+    Some(match op {
+        "Add" | "Sum" => arithmetic(
+            inputs,
+            outputs,
+            |a, b| a + b,
+            |a, b| Some(a.wrapping_add(b)),
+            |a, b| Some(a.wrapping_add(b)),
+        ),
+        "Sub" => arithmetic(
+            inputs,
+            outputs,
+            |a, b| a - b,
+            |a, b| Some(a.wrapping_sub(b)),
+            |a, b| Some(a.wrapping_sub(b)),
+        ),
+        "Mul" => arithmetic(
+            inputs,
+            outputs,
+            |a, b| a * b,
+            |a, b| Some(a.wrapping_mul(b)),
+            |a, b| Some(a.wrapping_mul(b)),
+        ),
+        "Div" => arithmetic(
+            inputs,
+            outputs,
+            |a, b| a / b,
+            i64::checked_div,
+            i32::checked_div,
+        ),
+        "Max" => arithmetic(
+            inputs,
+            outputs,
+            max,
+            |a, b| Some(max(a, b)),
+            |a, b| Some(max(a, b)),
+        ),
+        "Min" => arithmetic(
+            inputs,
+            outputs,
+            min,
+            |a, b| Some(min(a, b)),
+            |a, b| Some(min(a, b)),
+        ),
+        "Mean" => mean(inputs, outputs),
+        "PRelu" => fold::<f32>(
+            inputs,
+            outputs,
+            |x, slope| Some(if x < 0.0 { slope * x } else { x }),
+            |x| x,
+        ),
+        "Pow" => pow(inputs, outputs),
+        "And" => fold::<u8>(inputs, outputs, |a, b| Some(a & b), |x| x),
+        "Or" => fold::<u8>(inputs, outputs, |a, b| Some(a | b), |x| x),
+        "Xor" => fold::<u8>(inputs, outputs, |a, b| Some(a ^ b), |x| x),
+        "Equal" => compare(inputs, outputs, |o| o == Ordering::Equal),
+        "Less" => compare(inputs, outputs, |o| o == Ordering::Less),
+        "LessOrEqual" => compare(inputs, outputs, |o| o != Ordering::Greater),
+        "Greater" => compare(inputs, outputs, |o| o == Ordering::Greater),
+        "GreaterOrEqual" => compare(inputs, outputs, |o| o != Ordering::Less),
+        "Where" => where_(inputs, outputs),
+        "Mod" => modulo(attrs, inputs, outputs),
+        _ => return None,
+    })
+}
+
+/// Mean: the sum (in input order) divided by the number of inputs; f32 only.
+fn mean(inputs: &[Input<'_>], outputs: &mut [Output<'_>]) -> Result<(), KernelError> {
+    #[allow(clippy::cast_precision_loss)] // a handful of inputs
+    let n = inputs.len() as f32;
+    fold::<f32>(inputs, outputs, |a, b| Some(a + b), |x| x / n)
+}
+
+/// The exponent of Pow: f32 (maybe in place), or integers converted to f32 per element.
+#[derive(Clone, Copy)]
+enum Exponent<'a> {
+    F32(Operand<'a, f32>),
+    I64(&'a [i64]),
+    I32(&'a [i32]),
+}
+
+/// Pow: f32 base, exponent f32 or integer (converted to f32).
+fn pow(inputs: &[Input<'_>], outputs: &mut [Output<'_>]) -> Result<(), KernelError> {
+    if out_dtype(outputs, 0)? != DType::F32 {
+        bail!("only float32 bases are supported");
+    }
+    let (se, exponent) = match inputs.get(1) {
+        Some(Input::Value {
+            shape,
+            data: Data::I64(d),
+        }) => (*shape, Exponent::I64(d)),
+        Some(Input::Value {
+            shape,
+            data: Data::I32(d),
+        }) => (*shape, Exponent::I32(d)),
+        Some(_) => {
+            let (shape, src) = operand::<f32>(inputs, 1, 0)?;
+            (shape, Exponent::F32(src))
+        }
+        None => bail!("input 1 is required"),
+    };
+    if inputs.len() > 2 {
+        bail!("Pow takes two inputs, found {}", inputs.len());
+    }
+    let (sb, base) = operand::<f32>(inputs, 0, 0)?;
+    let (out_shape, out) = output::<f32>(outputs, 0)?;
+    expect_shape(0, out_shape, &broadcast_shapes(&[sb, se])?)?;
+    let strides = [
+        broadcast_strides(sb, out_shape)?,
+        broadcast_strides(se, out_shape)?,
+    ];
+    for_each(out_shape, &strides, |i, o| {
+        let a = read(base, o[0], out, i);
+        #[allow(clippy::cast_precision_loss)] // small integer exponents
+        let b = match exponent {
+            Exponent::F32(src) => read(src, o[1], out, i),
+            Exponent::I64(d) => d[o[1]] as f32,
+            Exponent::I32(d) => d[o[1]] as f32,
+        };
+        out[i] = libm::powf(a, b);
+    })
+}
+
+/// A comparison of two inputs of the same type; bool output.
+fn compare(
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+    f: fn(Ordering) -> bool,
+) -> Result<(), KernelError> {
+    fn typed_compare<T: Elem>(
+        inputs: &[Input<'_>],
+        outputs: &mut [Output<'_>],
+        f: fn(Ordering) -> bool,
+    ) -> Result<(), KernelError> {
+        let (sa, a) = typed::<T>(inputs, 0)?;
+        let (sb, b) = typed::<T>(inputs, 1)?;
+        let (out_shape, out) = output::<u8>(outputs, 0)?;
+        expect_shape(0, out_shape, &broadcast_shapes(&[sa, sb])?)?;
+        let strides = [
+            broadcast_strides(sa, out_shape)?,
+            broadcast_strides(sb, out_shape)?,
+        ];
+        for_each(out_shape, &strides, |i, o| {
+            // Unordered (NaN) compares false for every operator, Equal included.
+            out[i] = u8::from(a[o[0]].partial_cmp(&b[o[1]]).is_some_and(f));
+        })
+    }
+    let dtype = match present(inputs, 0) {
+        Some(Input::Value { data, .. }) => data.dtype(),
+        _ => bail!("input 0 must be a separate tensor"),
+    };
+    super::tensor::dispatch!(dtype, typed_compare(inputs, outputs, f))
+}
+
+/// Where(condition, X, Y): X where the condition holds, else Y, all three broadcast.
+fn where_(inputs: &[Input<'_>], outputs: &mut [Output<'_>]) -> Result<(), KernelError> {
+    fn typed_where<T: Elem>(
+        inputs: &[Input<'_>],
+        outputs: &mut [Output<'_>],
+    ) -> Result<(), KernelError> {
+        let (sc, c) = typed::<u8>(inputs, 0)?;
+        let (sx, x) = operand::<T>(inputs, 1, 0)?;
+        let (sy, y) = operand::<T>(inputs, 2, 0)?;
+        let (out_shape, out) = output::<T>(outputs, 0)?;
+        expect_shape(0, out_shape, &broadcast_shapes(&[sc, sx, sy])?)?;
+        let strides = [
+            broadcast_strides(sc, out_shape)?,
+            broadcast_strides(sx, out_shape)?,
+            broadcast_strides(sy, out_shape)?,
+        ];
+        for_each(out_shape, &strides, |i, o| {
+            let vx = read(x, o[1], out, i);
+            let vy = read(y, o[2], out, i);
+            out[i] = if c[o[0]] != 0 { vx } else { vy };
+        })
+    }
+    super::tensor::dispatch!(out_dtype(outputs, 0)?, typed_where(inputs, outputs))
+}
+
+/// Mod: `fmod = 1` the remainder of truncated division (sign of the dividend; float32, int64,
+/// int32), `fmod = 0` the remainder of floored division (sign of the divisor; integers only).
+fn modulo(
+    attrs: &Attrs<'_>,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    let fmod = attrs.int("fmod", 0)? != 0;
+    match (out_dtype(outputs, 0)?, fmod) {
+        (DType::F32, true) => fold::<f32>(inputs, outputs, |a, b| Some(a % b), |x| x),
+        (DType::F32, false) => bail!("Mod on float32 needs fmod = 1"),
+        (DType::I64, true) => fold::<i64>(inputs, outputs, i64::checked_rem, |x| x),
+        (DType::I32, true) => fold::<i32>(inputs, outputs, i32::checked_rem, |x| x),
+        (DType::I64, false) => fold::<i64>(inputs, outputs, floored_rem, |x| x),
+        (DType::I32, false) => fold::<i32>(
+            inputs,
+            outputs,
+            |a, b| floored_rem(i64::from(a), i64::from(b)).and_then(|r| i32::try_from(r).ok()),
+            |x| x,
+        ),
+        (DType::Bool, _) => bail!("Mod on bool tensors is not supported"),
+    }
+}
+
+/// The remainder with the sign of the divisor, `None` for a zero divisor.
+fn floored_rem(a: i64, b: i64) -> Option<i64> {
+    let r = a.checked_rem(b)?;
+    Some(if r != 0 && (r < 0) != (b < 0) {
+        r + b
+    } else {
+        r
+    })
+}

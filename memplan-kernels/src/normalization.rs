@@ -1,0 +1,312 @@
+//! Normalizations: BatchNormalization (inference), InstanceNormalization, LayerNormalization,
+//! LpNormalization, LRN, Softmax and LogSoftmax.
+//!
+//! All of them may run in place. To make the in-place and separate-buffer results identical by
+//! construction, a separate input is first copied (exactly) into the output, and the operator
+//! then always transforms the output buffer in place, reading every element of a row before
+//! writing it.
+
+use crate::attrs::Attrs;
+use crate::broadcast::{broadcast_strides, for_each};
+use crate::error::{KernelError, bail};
+use crate::tensor::{
+    DataMut, Dims, Input, Operand, Output, axis, collect, expect_shape, operand, opt_value, output,
+    strides, typed,
+};
+
+/// Output 0 holding input 0's values (copied unless in place): its shape and elements.
+fn in_output<'o>(
+    inputs: &[Input<'_>],
+    outputs: &'o mut [Output<'_>],
+) -> Result<(&'o [usize], &'o mut [f32]), KernelError> {
+    let (xs, src) = operand::<f32>(inputs, 0, 0)?;
+    let (ys, y) = output::<f32>(outputs, 0)?;
+    expect_shape(0, ys, xs)?;
+    if let Operand::Slice(s) = src {
+        y.copy_from_slice(s);
+    }
+    Ok((ys, y))
+}
+
+/// BatchNormalization in inference mode: `(x - mean) / sqrt(var + epsilon) * scale + bias` per
+/// channel (dimension 1).
+pub(crate) fn batch_norm(
+    attrs: &Attrs,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    if attrs.int("training_mode", 0)? != 0 || outputs.len() > 1 {
+        bail!("training mode is not supported");
+    }
+    if attrs.int("spatial", 1)? != 1 {
+        bail!("spatial = 0 (opset < 9) is not supported");
+    }
+    let eps = attrs.float("epsilon", 1e-5)?;
+    let params = [
+        typed::<f32>(inputs, 1)?,
+        typed::<f32>(inputs, 2)?,
+        typed::<f32>(inputs, 3)?,
+        typed::<f32>(inputs, 4)?,
+    ];
+    let (ys, y) = in_output(inputs, outputs)?;
+    if ys.len() < 2 {
+        bail!("input {ys:?} must be [N, C, ...]");
+    }
+    let c = ys[1];
+    for (i, (s, _)) in params.iter().enumerate() {
+        if *s != [c] {
+            bail!("input {} has shape {s:?}, expected [{c}]", i + 1);
+        }
+    }
+    let [scale, bias, mean, var] = [params[0].1, params[1].1, params[2].1, params[3].1];
+    let plane: usize = ys[2..].iter().product();
+    if plane == 0 {
+        return Ok(());
+    }
+    for (p, chunk) in y.chunks_exact_mut(plane).enumerate() {
+        let ch = p % c;
+        let k = scale[ch] / libm::sqrtf(var[ch] + eps);
+        for v in chunk {
+            *v = (*v - mean[ch]) * k + bias[ch];
+        }
+    }
+    Ok(())
+}
+
+/// LayerNormalization over the dimensions from `axis` on: `(x - mean) / sqrt(var + epsilon)
+/// * scale + bias`, with the optional Mean and InvStdDev outputs.
+pub(crate) fn layer_norm(
+    attrs: &Attrs,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    let eps = attrs.float("epsilon", 1e-5)?;
+    if attrs.int("stash_type", 1)? != 1 {
+        bail!("stash_type other than 1 (float) is not supported");
+    }
+    let (ss, scale) = typed::<f32>(inputs, 1)?;
+    let bias = match opt_value(inputs, 2)? {
+        Some(_) => Some(typed::<f32>(inputs, 2)?),
+        None => None,
+    };
+    let (extra, rest) = outputs.split_at_mut(1.min(outputs.len()));
+    let (ys, y) = in_output(inputs, extra)?;
+    let ax = axis(attrs.int("axis", -1)?, ys.len())?;
+    let norm_shape = &ys[ax..];
+    let row: usize = norm_shape.iter().product();
+    // Scale and bias are read through broadcast strides over the normalized dimensions (one
+    // offset per row element, the same for every row).
+    let mut params: [Dims; 2] = [broadcast_strides(ss, norm_shape)?, Dims::new()];
+    let (bias, n_params) = match bias {
+        Some((bs, b)) => {
+            params[1] = broadcast_strides(bs, norm_shape)?;
+            (b, 2)
+        }
+        None => (&[][..], 1),
+    };
+    let stat_shape: Dims = collect((0..ys.len()).map(|d| if d < ax { ys[d] } else { 1 }))?;
+    let (mut mean_out, mut inv_out): (Option<&mut [f32]>, Option<&mut [f32]>) = (None, None);
+    for (o, out) in rest.iter_mut().enumerate() {
+        expect_shape(o + 1, out.shape, &stat_shape)?;
+        let d: &mut [f32] = match &mut out.data {
+            DataMut::F32(d) => d,
+            d => bail!("output {} is {}, expected float32", o + 1, d.dtype().name()),
+        };
+        match o {
+            0 => mean_out = Some(d),
+            1 => inv_out = Some(d),
+            _ => {}
+        }
+    }
+    if row == 0 {
+        return Ok(());
+    }
+    #[allow(clippy::cast_precision_loss)] // row lengths are far below 2^24
+    let n = row as f32;
+    for (r, values) in y.chunks_exact_mut(row).enumerate() {
+        let mean = values.iter().fold(0.0f32, |a, &v| a + v) / n;
+        let var = values
+            .iter()
+            .fold(0.0f32, |a, &v| a + (v - mean) * (v - mean))
+            / n;
+        let inv = 1.0 / libm::sqrtf(var + eps);
+        for_each(norm_shape, &params[..n_params], |j, o| {
+            let mut z = (values[j] - mean) * inv * scale[o[0]];
+            if n_params == 2 {
+                z += bias[o[1]];
+            }
+            values[j] = z;
+        })?;
+        if let Some(m) = mean_out.as_deref_mut() {
+            m[r] = mean;
+        }
+        if let Some(s) = inv_out.as_deref_mut() {
+            s[r] = inv;
+        }
+    }
+    Ok(())
+}
+
+/// Softmax (or LogSoftmax) along one axis (opset 13 semantics, default the last).
+pub(crate) fn softmax(
+    attrs: &Attrs,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+    log: bool,
+) -> Result<(), KernelError> {
+    let (ys, y) = in_output(inputs, outputs)?;
+    if ys.is_empty() {
+        bail!("Softmax of a scalar is not supported");
+    }
+    let ax = axis(attrs.int("axis", -1)?, ys.len())?;
+    let len = ys[ax];
+    let inner = strides(ys)?[ax];
+    let outer: usize = ys[..ax].iter().product();
+    for o in 0..outer {
+        for i in 0..inner {
+            let base = o * len * inner + i;
+            let idx = |j: usize| base + j * inner;
+            let mut max = f32::NEG_INFINITY;
+            for j in 0..len {
+                let v = y[idx(j)];
+                if v > max || v.is_nan() {
+                    max = v;
+                }
+            }
+            let mut sum = 0.0f32;
+            for j in 0..len {
+                let e = libm::expf(y[idx(j)] - max);
+                sum += e;
+                if !log {
+                    y[idx(j)] = e;
+                }
+            }
+            if log {
+                let l = libm::logf(sum);
+                for j in 0..len {
+                    y[idx(j)] = y[idx(j)] - max - l;
+                }
+            } else {
+                for j in 0..len {
+                    y[idx(j)] /= sum;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// InstanceNormalization: each `[n, c]` plane normalized by its own mean and variance, then
+/// `* scale[c] + bias[c]`.
+pub(crate) fn instance_norm(
+    attrs: &Attrs,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    let eps = attrs.float("epsilon", 1e-5)?;
+    let (ss, scale) = typed::<f32>(inputs, 1)?;
+    let (bs, bias) = typed::<f32>(inputs, 2)?;
+    let (ys, y) = in_output(inputs, outputs)?;
+    if ys.len() < 3 {
+        bail!("input {ys:?} must be [N, C, spatial...]");
+    }
+    let c = ys[1];
+    if ss != [c] || bs != [c] {
+        bail!("scale {ss:?} and bias {bs:?} must be [{c}]");
+    }
+    let plane: usize = ys[2..].iter().product();
+    if plane == 0 {
+        return Ok(());
+    }
+    #[allow(clippy::cast_precision_loss)] // plane sizes are far below 2^24
+    let n = plane as f32;
+    for (p, values) in y.chunks_exact_mut(plane).enumerate() {
+        let ch = p % c;
+        let mean = values.iter().fold(0.0f32, |a, &v| a + v) / n;
+        let var = values
+            .iter()
+            .fold(0.0f32, |a, &v| a + (v - mean) * (v - mean))
+            / n;
+        let inv = 1.0 / libm::sqrtf(var + eps);
+        for v in values.iter_mut() {
+            *v = (*v - mean) * inv * scale[ch] + bias[ch];
+        }
+    }
+    Ok(())
+}
+
+/// LRN (local response normalization across channels):
+/// `x / (bias + alpha / size * sum of x^2 over the size channels around c)^beta`.
+pub(crate) fn lrn(
+    attrs: &Attrs,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    let alpha = attrs.float("alpha", 1e-4)?;
+    let beta = attrs.float("beta", 0.75)?;
+    let bias = attrs.float("bias", 1.0)?;
+    let size = usize::try_from(attrs.int("size", 0)?)
+        .ok()
+        .filter(|&s| s > 0)
+        .ok_or_else(|| KernelError::new("size must be positive"))?;
+    let (xs, x) = typed::<f32>(inputs, 0)?;
+    let (ys, y) = output::<f32>(outputs, 0)?;
+    expect_shape(0, ys, xs)?;
+    if xs.len() < 2 {
+        bail!("input {xs:?} must be [N, C, ...]");
+    }
+    let c = xs[1];
+    let plane: usize = xs[2..].iter().product();
+    let (before, after) = ((size - 1) / 2, (size - 1).div_ceil(2));
+    #[allow(clippy::cast_precision_loss)] // a handful of channels
+    let scale = alpha / size as f32;
+    for b in 0..xs[0] {
+        for ch in 0..c {
+            let lo = ch.saturating_sub(before);
+            let hi = (ch + after).min(c - 1);
+            for p in 0..plane {
+                let at = |k: usize| (b * c + k) * plane + p;
+                let sum = (lo..=hi).fold(0.0f32, |a, k| a + x[at(k)] * x[at(k)]);
+                y[at(ch)] = x[at(ch)] / libm::powf(bias + scale * sum, beta);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// LpNormalization: `x / ||x||_p` along `axis` (default -1), `p` 1 or 2 (default 2).
+pub(crate) fn lp_norm(
+    attrs: &Attrs,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    let p = attrs.int("p", 2)?;
+    if p != 1 && p != 2 {
+        bail!("p = {p} is not supported (1 and 2 are)");
+    }
+    let (ys, y) = in_output(inputs, outputs)?;
+    if ys.is_empty() {
+        bail!("LpNormalization of a scalar is not supported");
+    }
+    let ax = axis(attrs.int("axis", -1)?, ys.len())?;
+    let len = ys[ax];
+    let inner = strides(ys)?[ax];
+    let outer: usize = ys[..ax].iter().product();
+    for o in 0..outer {
+        for i in 0..inner {
+            let idx = |j: usize| (o * len + j) * inner + i;
+            let mut norm = 0.0f32;
+            for j in 0..len {
+                let v = y[idx(j)];
+                norm += if p == 1 { v.abs() } else { v * v };
+            }
+            if p == 2 {
+                norm = libm::sqrtf(norm);
+            }
+            for j in 0..len {
+                y[idx(j)] /= norm;
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,167 @@
+//! Pools: MaxPool, AveragePool (with `count_include_pad`), both with `ceil_mode`, and the global
+//! GlobalAveragePool / GlobalMaxPool, over 1 to 3 spatial dimensions of an `[N, C, ...]` tensor.
+//!
+//! Each output element scans its window in row-major tap order; taps in the padding are skipped
+//! (MaxPool, and AveragePool without `count_include_pad`) or count as zeros in the divisor
+//! (`count_include_pad`, the padding being the explicit pads only, not the extra room `ceil_mode`
+//! adds at the end).
+
+use crate::attrs::Attrs;
+use crate::error::{KernelError, bail, error};
+use crate::spatial::Window;
+use crate::tensor::{Dims, Input, Output, collect, expect_shape, output, try_collect, typed};
+
+/// Which pool.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Max,
+    Average { include_pad: bool },
+}
+
+/// MaxPool (single output) or AveragePool.
+pub(crate) fn pool(
+    attrs: &Attrs,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+    max: bool,
+) -> Result<(), KernelError> {
+    if outputs.len() > 1 {
+        bail!("the Indices output is not supported");
+    }
+    let kind = if max {
+        if attrs.int("storage_order", 0)? != 0 {
+            bail!("storage_order 1 is not supported");
+        }
+        Kind::Max
+    } else {
+        if attrs
+            .ints("dilations")?
+            .is_some_and(|d| d.iter().any(|&x| x != 1))
+        {
+            bail!("AveragePool with dilations is not supported");
+        }
+        Kind::Average {
+            include_pad: attrs.int("count_include_pad", 0)? != 0,
+        }
+    };
+    let (xs, x) = typed::<f32>(inputs, 0)?;
+    let (ys, y) = output::<f32>(outputs, 0)?;
+    if xs.len() < 3 || ys.len() != xs.len() || ys[..2] != xs[..2] {
+        bail!("input {xs:?} and output {ys:?} must be [N, C, spatial...] alike");
+    }
+    let Some(ks) = attrs.ints("kernel_shape")? else {
+        bail!("attribute kernel_shape is required");
+    };
+    let kernel: Dims = try_collect(
+        ks.iter()
+            .map(|&k| usize::try_from(k).map_err(|_| error!("negative kernel size"))),
+    )?;
+    let ceil = attrs.int("ceil_mode", 0)? != 0;
+    let win = Window::new(attrs, &xs[2..], &kernel, ceil, &ys[2..])?.to_3d();
+    let planes = xs[0] * xs[1];
+    let in_plane: usize = win.input.iter().product();
+    let out_plane: usize = win.output.iter().product();
+    let [ih, iw] = [win.input[1], win.input[2]];
+    let [oh, ow] = [win.output[1], win.output[2]];
+    for p in 0..planes {
+        let src = &x[p * in_plane..][..in_plane];
+        let dst = &mut y[p * out_plane..][..out_plane];
+        for zo in 0..win.output[0] {
+            for yo in 0..oh {
+                for xo in 0..ow {
+                    let mut acc = match kind {
+                        Kind::Max => f32::NEG_INFINITY,
+                        Kind::Average { .. } => 0.0,
+                    };
+                    let mut count = 0usize;
+                    for td in 0..win.kernel[0] {
+                        let Some(zi) = win.source(0, zo, td) else {
+                            continue;
+                        };
+                        for th in 0..win.kernel[1] {
+                            let Some(yi) = win.source(1, yo, th) else {
+                                continue;
+                            };
+                            for tw in 0..win.kernel[2] {
+                                let Some(xi) = win.source(2, xo, tw) else {
+                                    continue;
+                                };
+                                let v = src[(zi * ih + yi) * iw + xi];
+                                match kind {
+                                    Kind::Max => {
+                                        if v > acc || v.is_nan() {
+                                            acc = v;
+                                        }
+                                    }
+                                    Kind::Average { .. } => acc += v,
+                                }
+                                count += 1;
+                            }
+                        }
+                    }
+                    dst[(zo * oh + yo) * ow + xo] = match kind {
+                        Kind::Max => acc,
+                        Kind::Average { include_pad } => {
+                            let divisor = if include_pad {
+                                padded_window_size(&win, [zo, yo, xo])
+                            } else {
+                                count
+                            };
+                            #[allow(clippy::cast_precision_loss)] // window sizes are small
+                            let d = divisor as f32;
+                            acc / d
+                        }
+                    };
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The number of taps of output `o`'s window inside the input plus its explicit padding.
+fn padded_window_size(win: &Window, o: [usize; 3]) -> usize {
+    (0..3)
+        .map(|i| {
+            (0..win.kernel[i])
+                .filter(|&t| {
+                    let pos = o[i] * win.strides[i] + t * win.dilations[i];
+                    pos < win.pad_begin[i] + win.input[i] + win.pad_end[i]
+                })
+                .count()
+        })
+        .product()
+}
+
+/// GlobalAveragePool / GlobalMaxPool: one value per `[n, c]` plane, in row-major order.
+pub(crate) fn global(
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+    max: bool,
+) -> Result<(), KernelError> {
+    let (xs, x) = typed::<f32>(inputs, 0)?;
+    let (ys, y) = output::<f32>(outputs, 0)?;
+    if xs.len() < 2 {
+        bail!("input {xs:?} must be [N, C, ...]");
+    }
+    let want: Dims = collect((0..xs.len()).map(|d| if d < 2 { xs[d] } else { 1 }))?;
+    expect_shape(0, ys, &want)?;
+    let plane: usize = xs[2..].iter().product();
+    if plane == 0 {
+        bail!("cannot pool an empty plane");
+    }
+    for (p, out) in y.iter_mut().enumerate() {
+        let src = &x[p * plane..][..plane];
+        *out = if max {
+            src.iter().fold(
+                f32::NEG_INFINITY,
+                |a, &v| if v > a || v.is_nan() { v } else { a },
+            )
+        } else {
+            #[allow(clippy::cast_precision_loss)] // plane sizes are far below 2^24
+            let n = plane as f32;
+            src.iter().fold(0.0f32, |a, &v| a + v) / n
+        };
+    }
+    Ok(())
+}

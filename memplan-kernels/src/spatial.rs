@@ -1,0 +1,268 @@
+//! Sliding-window geometry shared by Conv and the pools: kernel, strides, dilations, pads
+//! (explicit or `auto_pad`) and the output size along each spatial dimension.
+//!
+//! Along one dimension of size `n`, a kernel of `k` taps spaced by dilation `d` spans
+//! `(k - 1) d + 1` elements; with `b` and `e` zeros padded at the beginning and end and stride `s`,
+//! output element `o` reads input elements `o s - b + t d` for taps `t`, those outside `0..n`
+//! being padding. The kernels handle up to 3 spatial dimensions, padded to exactly 3 with size-1
+//! leading dimensions.
+
+use super::attrs::Attrs;
+use super::error::{KernelError, bail};
+use super::tensor::{Dims, MAX_RANK, collect, dims_filled};
+
+/// The window of one operator along every spatial dimension (always 3 after [`Window::to_3d`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Window {
+    /// Input sizes.
+    pub(crate) input: Dims,
+    /// Kernel taps.
+    pub(crate) kernel: Dims,
+    /// Strides.
+    pub(crate) strides: Dims,
+    /// Dilations.
+    pub(crate) dilations: Dims,
+    /// Padding before the first element.
+    pub(crate) pad_begin: Dims,
+    /// Padding after the last element.
+    pub(crate) pad_end: Dims,
+    /// Output sizes.
+    pub(crate) output: Dims,
+}
+
+/// The largest kernel size, stride, dilation, pad or spatial input size accepted.
+const MAX_EXTENT: usize = 1 << 20;
+
+/// Ceiling division of non-negative numbers.
+fn ceil_div(a: usize, b: usize) -> usize {
+    a.div_ceil(b)
+}
+
+impl Window {
+    /// The window for spatial input sizes `input` and kernel `kernel`, from the attributes
+    /// `strides`, `dilations`, `pads`, `auto_pad` (and `ceil_mode` when `ceil` is true).
+    /// `given` is the caller's output size, which must be the computed one.
+    pub(crate) fn new(
+        attrs: &Attrs<'_>,
+        input: &[usize],
+        kernel: &[usize],
+        ceil: bool,
+        given: &[usize],
+    ) -> Result<Window, KernelError> {
+        let r = input.len();
+        if kernel.len() != r || given.len() != r {
+            bail!(
+                "kernel {kernel:?} and output {given:?} do not match the {r} spatial dimensions {input:?}"
+            );
+        }
+        if r == 0 || r > 3 {
+            bail!("{r} spatial dimensions are not supported (1 to 3 are)");
+        }
+        let strides = attrs.usizes("strides", r, 1)?;
+        let dilations = attrs.usizes("dilations", r, 1)?;
+        if strides.contains(&0) || dilations.contains(&0) || kernel.contains(&0) {
+            bail!("strides, dilations and kernel sizes must be positive");
+        }
+        // Bounds that keep every position computation far from overflow (and loops finite).
+        let pads = attrs.ints("pads")?.unwrap_or(&[]);
+        if [&strides[..], &dilations[..], kernel, input]
+            .iter()
+            .any(|v| v.iter().any(|&x| x > MAX_EXTENT))
+            || pads.iter().any(|&p| p > MAX_EXTENT as i64)
+        {
+            bail!("a kernel size, stride, dilation, pad or input size exceeds {MAX_EXTENT}");
+        }
+        let auto_pad = attrs.str("auto_pad", "NOTSET")?;
+        let mut pad_begin = dims_filled(0, r)?;
+        let mut pad_end = dims_filled(0, r)?;
+        let mut output = dims_filled(0, r)?;
+        for i in 0..r {
+            let span = (kernel[i] - 1) * dilations[i] + 1;
+            match auto_pad {
+                "NOTSET" | "VALID" => {
+                    if auto_pad == "NOTSET" {
+                        let pads = attrs.usizes("pads", 2 * r, 0)?;
+                        pad_begin[i] = pads[i];
+                        pad_end[i] = pads[i + r];
+                    }
+                    let padded = input[i] + pad_begin[i] + pad_end[i];
+                    if padded < span {
+                        bail!(
+                            "the kernel spans {span} elements, more than the padded input {padded} along spatial dimension {i}"
+                        );
+                    }
+                    let o = if ceil {
+                        let mut o = ceil_div(padded - span, strides[i]) + 1;
+                        // The last window must start inside the input or the leading padding.
+                        // ONNX shape inference keeps such a window, ONNX Runtime drops it: an
+                        // output sized for it would hold values no reference computes.
+                        if (o - 1) * strides[i] >= input[i] + pad_begin[i] {
+                            if given[i] == o {
+                                bail!(
+                                    "with ceil_mode, output {o} along spatial dimension {i} would start past the input (ONNX Runtime computes {})",
+                                    o - 1
+                                );
+                            }
+                            o -= 1;
+                        }
+                        o
+                    } else {
+                        (padded - span) / strides[i] + 1
+                    };
+                    output[i] = o;
+                }
+                "SAME_UPPER" | "SAME_LOWER" => {
+                    let o = ceil_div(input[i], strides[i]);
+                    let total = ((o.max(1) - 1) * strides[i] + span).saturating_sub(input[i]);
+                    let small = total / 2;
+                    if auto_pad == "SAME_UPPER" {
+                        pad_begin[i] = small;
+                        pad_end[i] = total - small;
+                    } else {
+                        pad_begin[i] = total - small;
+                        pad_end[i] = small;
+                    }
+                    output[i] = o;
+                }
+                other => bail!("auto_pad {other:?} is not supported"),
+            }
+        }
+        if output[..] != *given {
+            bail!("the output's spatial size is {given:?}, the window computes {output:?}");
+        }
+        Ok(Window {
+            input: collect(input.iter().copied())?,
+            kernel: collect(kernel.iter().copied())?,
+            strides,
+            dilations,
+            pad_begin,
+            pad_end,
+            output,
+        })
+    }
+
+    /// The same window with size-1 leading dimensions so that it has exactly 3 (a window from
+    /// [`Window::new`] has 1 to 3; only the last 3 would be kept of more).
+    pub(crate) fn to_3d(&self) -> Window {
+        let pad = |v: &[usize], fill: usize| -> Dims {
+            let n = v.len().min(3);
+            let mut out = [fill; MAX_RANK];
+            out[3 - n..3].copy_from_slice(&v[v.len() - n..]);
+            let mut out = Dims::from(out);
+            out.truncate(3);
+            out
+        };
+        Window {
+            input: pad(&self.input, 1),
+            kernel: pad(&self.kernel, 1),
+            strides: pad(&self.strides, 1),
+            dilations: pad(&self.dilations, 1),
+            pad_begin: pad(&self.pad_begin, 0),
+            pad_end: pad(&self.pad_end, 0),
+            output: pad(&self.output, 1),
+        }
+    }
+
+    /// The input position of output `o`, tap `t` along dimension `i`, if inside the input.
+    #[inline]
+    pub(crate) fn source(&self, i: usize, o: usize, t: usize) -> Option<usize> {
+        (o * self.strides[i] + t * self.dilations[i])
+            .checked_sub(self.pad_begin[i])
+            .filter(|&x| x < self.input[i])
+    }
+
+    /// The range of outputs along dimension `i` whose tap `t` falls inside the input.
+    pub(crate) fn valid_outputs(&self, i: usize, t: usize) -> core::ops::Range<usize> {
+        let s = self.strides[i];
+        let off = t * self.dilations[i];
+        let b = self.pad_begin[i];
+        // Need o*s + off >= b and o*s + off - b < n.
+        let lo = if off >= b { 0 } else { ceil_div(b - off, s) };
+        let hi = if self.input[i] + b > off {
+            ceil_div(self.input[i] + b - off, s).min(self.output[i])
+        } else {
+            0
+        };
+        lo..hi.max(lo)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Attr;
+
+    fn attrs<'a>(list: &'a [(&'a str, Attr<'a>)]) -> Attrs<'a> {
+        Attrs::new(list)
+    }
+
+    #[test]
+    fn explicit_pads_strides_and_dilations() {
+        let a = attrs(&[
+            ("strides", Attr::Ints(&[2, 1])),
+            ("pads", Attr::Ints(&[1, 0, 1, 2])),
+            ("dilations", Attr::Ints(&[1, 2])),
+        ]);
+        // H: (7 + 2 - 3) / 2 + 1 = 4; W: span 5, (5 + 2 - 5) / 1 + 1 = 3.
+        let w = Window::new(&a, &[7, 5], &[3, 3], false, &[4, 3]).unwrap();
+        assert_eq!(&w.output[..], &[4, 3]);
+        assert!(Window::new(&a, &[7, 5], &[3, 3], false, &[4, 4]).is_err());
+        assert_eq!(w.source(0, 0, 0), None);
+        assert_eq!(w.source(0, 0, 1), Some(0));
+        assert_eq!(w.valid_outputs(0, 0), 1..4);
+        assert_eq!(w.valid_outputs(1, 2), 0..1);
+        let w3 = w.to_3d();
+        assert_eq!(&w3.input[..], &[1, 7, 5]);
+        assert_eq!(&w3.pad_begin[..], &[0, 1, 0]);
+        assert_eq!(&w3.output[..], &[1, 4, 3]);
+        assert_eq!(w3.source(1, 0, 1), Some(0));
+    }
+
+    #[test]
+    fn auto_pad_same_and_valid() {
+        let upper = attrs(&[
+            ("auto_pad", Attr::Str("SAME_UPPER")),
+            ("strides", Attr::Ints(&[2])),
+        ]);
+        // out = ceil(6 / 2) = 3, total pad = (3-1)*2 + 4 - 6 = 2... with kernel 4: 2*2+4-6 = 2.
+        let w = Window::new(&upper, &[6], &[4], false, &[3]).unwrap();
+        assert_eq!((w.pad_begin[0], w.pad_end[0]), (1, 1));
+        let w = Window::new(&upper, &[5], &[2], false, &[3]).unwrap();
+        // total = 2*2 + 2 - 5 = 1: SAME_UPPER puts the odd one at the end.
+        assert_eq!((w.pad_begin[0], w.pad_end[0]), (0, 1));
+        let lower = attrs(&[
+            ("auto_pad", Attr::Str("SAME_LOWER")),
+            ("strides", Attr::Ints(&[2])),
+        ]);
+        let w = Window::new(&lower, &[5], &[2], false, &[3]).unwrap();
+        assert_eq!((w.pad_begin[0], w.pad_end[0]), (1, 0));
+        let valid = attrs(&[("auto_pad", Attr::Str("VALID"))]);
+        assert!(Window::new(&valid, &[5], &[2], false, &[4]).is_ok());
+        let bad = attrs(&[("auto_pad", Attr::Str("WEIRD"))]);
+        assert!(Window::new(&bad, &[5], &[2], false, &[4]).is_err());
+    }
+
+    #[test]
+    fn ceil_mode_rounds_up_but_keeps_the_last_window_inside() {
+        let a = attrs(&[("strides", Attr::Ints(&[2]))]);
+        // (6 - 3) / 2 = 1.5: floor 2 outputs, ceil 3.
+        assert!(Window::new(&a, &[6], &[3], false, &[2]).is_ok());
+        assert!(Window::new(&a, &[6], &[3], true, &[3]).is_ok());
+        // pads 1,1 on 5 with k=2 s=2: (7-2)/2 = 2.5 -> ceil 4; window 3 starts at 6 >= 5+1, so 3.
+        let p = attrs(&[("strides", Attr::Ints(&[2])), ("pads", Attr::Ints(&[1, 1]))]);
+        assert!(Window::new(&p, &[5], &[2], true, &[3]).is_ok());
+        // The window past the input that ONNX shape inference would keep is refused.
+        assert!(Window::new(&p, &[5], &[2], true, &[4]).is_err());
+        assert!(Window::new(&p, &[5], &[2], true, &[5]).is_err());
+    }
+
+    #[test]
+    fn bad_geometry_is_an_error() {
+        let a = Attrs::default();
+        assert!(Window::new(&a, &[2], &[3], false, &[1]).is_err());
+        assert!(Window::new(&a, &[], &[], false, &[]).is_err());
+        assert!(Window::new(&a, &[1, 1, 1, 1], &[1, 1, 1, 1], false, &[1, 1, 1, 1]).is_err());
+        let zero = attrs(&[("strides", Attr::Ints(&[0]))]);
+        assert!(Window::new(&zero, &[4], &[1], false, &[4]).is_err());
+    }
+}

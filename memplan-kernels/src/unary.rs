@@ -1,0 +1,271 @@
+//! Elementwise operators of one tensor: activations (Relu, Sigmoid, HardSwish, ...), math
+//! functions (Sqrt, Exp, Erf, ...) and Clip.
+//!
+//! Output element `i` depends on input element `i` only, so every one of them can run in place:
+//! the element is read, then overwritten. The in-place and separate-buffer paths apply the very
+//! same function to the very same value, so their results are bit-identical.
+
+use super::attrs::Attrs;
+use super::erf::erf;
+use super::error::{KernelError, bail};
+use super::tensor::{
+    DType, Elem, Input, Operand, Output, expect_shape, operand, opt_scalar_f32, out_dtype, output,
+};
+
+/// Applies `f` to every element of input 0, writing output 0 (in place or not).
+pub(crate) fn map<T: Elem>(
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+    f: impl Fn(T) -> T,
+) -> Result<(), KernelError> {
+    let (in_shape, src) = operand::<T>(inputs, 0, 0)?;
+    let (out_shape, out) = output::<T>(outputs, 0)?;
+    expect_shape(0, out_shape, in_shape)?;
+    match src {
+        Operand::Slice(s) => {
+            for (o, &x) in out.iter_mut().zip(s) {
+                *o = f(x);
+            }
+        }
+        Operand::Out => {
+            for o in out.iter_mut() {
+                *o = f(*o);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The logistic function, computed without overflow for large |x|.
+fn sigmoid(x: f32) -> f32 {
+    if x >= 0.0 {
+        1.0 / (1.0 + libm::expf(-x))
+    } else {
+        let e = libm::expf(x);
+        e / (1.0 + e)
+    }
+}
+
+/// Runs the f32 unary operator `op`, if it is one.
+pub(crate) fn run(
+    op: &str,
+    attrs: &Attrs<'_>,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Option<Result<(), KernelError>> {
+    Some(match op {
+        "Relu" => map(inputs, outputs, |x: f32| if x > 0.0 { x } else { 0.0 }),
+        "Sigmoid" => map(inputs, outputs, sigmoid),
+        "Tanh" => map(inputs, outputs, libm::tanhf),
+        "Sqrt" => map(inputs, outputs, libm::sqrtf),
+        "Exp" => map(inputs, outputs, libm::expf),
+        "Log" => map(inputs, outputs, libm::logf),
+        "Erf" => map(inputs, outputs, erf),
+        "Reciprocal" => map(inputs, outputs, |x: f32| 1.0 / x),
+        "Floor" => map(inputs, outputs, libm::floorf),
+        "Ceil" => map(inputs, outputs, libm::ceilf),
+        "Round" => map(inputs, outputs, libm::roundevenf),
+        "Sin" => map(inputs, outputs, libm::sinf),
+        "Cos" => map(inputs, outputs, libm::cosf),
+        "Tan" => map(inputs, outputs, libm::tanf),
+        "Asin" => map(inputs, outputs, libm::asinf),
+        "Acos" => map(inputs, outputs, libm::acosf),
+        "Atan" => map(inputs, outputs, libm::atanf),
+        "Sinh" => map(inputs, outputs, libm::sinhf),
+        "Cosh" => map(inputs, outputs, libm::coshf),
+        "Asinh" => map(inputs, outputs, libm::asinhf),
+        "Acosh" => map(inputs, outputs, libm::acoshf),
+        "Atanh" => map(inputs, outputs, libm::atanhf),
+        "Softplus" => map(inputs, outputs, softplus),
+        "Neg" => signed(
+            inputs,
+            outputs,
+            |x| -x,
+            i64::wrapping_neg,
+            i32::wrapping_neg,
+        ),
+        "Abs" => signed(
+            inputs,
+            outputs,
+            f32::abs,
+            i64::wrapping_abs,
+            i32::wrapping_abs,
+        ),
+        "Sign" => signed(inputs, outputs, sign, i64::signum, i32::signum),
+        "Not" => map(inputs, outputs, |x: u8| u8::from(x == 0)),
+        "HardSigmoid" => hard_sigmoid(attrs, inputs, outputs, false),
+        "HardSwish" => hard_sigmoid(attrs, inputs, outputs, true),
+        "LeakyRelu" => match attrs.float("alpha", 0.01) {
+            Ok(alpha) => map(
+                inputs,
+                outputs,
+                move |x: f32| if x < 0.0 { alpha * x } else { x },
+            ),
+            Err(e) => Err(e),
+        },
+        "Elu" => match attrs.float("alpha", 1.0) {
+            Ok(alpha) => map(inputs, outputs, move |x: f32| {
+                if x < 0.0 { alpha * libm::expm1f(x) } else { x }
+            }),
+            Err(e) => Err(e),
+        },
+        "Clip" => clip(attrs, inputs, outputs),
+        "Softsign" => map(inputs, outputs, |x: f32| x / (1.0 + x.abs())),
+        "Mish" => map(inputs, outputs, |x: f32| x * libm::tanhf(softplus(x))),
+        "Selu" => selu(attrs, inputs, outputs),
+        "Celu" => match attrs.float("alpha", 1.0) {
+            Ok(alpha) => map(inputs, outputs, move |x: f32| {
+                x.max(0.0) + (alpha * libm::expm1f(x / alpha)).min(0.0)
+            }),
+            Err(e) => Err(e),
+        },
+        "ThresholdedRelu" => match attrs.float("alpha", 1.0) {
+            Ok(alpha) => map(
+                inputs,
+                outputs,
+                move |x: f32| if x > alpha { x } else { 0.0 },
+            ),
+            Err(e) => Err(e),
+        },
+        "Gelu" => gelu(attrs, inputs, outputs),
+        _ => return None,
+    })
+}
+
+/// ln(1 + e^x), without overflow for large x.
+fn softplus(x: f32) -> f32 {
+    if x > 0.0 {
+        x + libm::log1pf(libm::expf(-x))
+    } else {
+        libm::log1pf(libm::expf(x))
+    }
+}
+
+/// Selu: `gamma x` for x > 0, `gamma alpha (e^x - 1)` otherwise.
+fn selu(
+    attrs: &Attrs<'_>,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    let alpha = attrs.float("alpha", 1.673_263_2)?;
+    let gamma = attrs.float("gamma", 1.050_701)?;
+    map(inputs, outputs, move |x: f32| {
+        if x > 0.0 {
+            gamma * x
+        } else {
+            gamma * (alpha * libm::expf(x) - alpha)
+        }
+    })
+}
+
+/// Gelu (opset 20): `x/2 (1 + erf(x / sqrt 2))`, or with `approximate = "tanh"`
+/// `x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`.
+fn gelu(
+    attrs: &Attrs<'_>,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    match attrs.str("approximate", "none")? {
+        "none" => map(inputs, outputs, |x: f32| {
+            0.5 * x * (1.0 + erf(x * core::f32::consts::FRAC_1_SQRT_2))
+        }),
+        "tanh" => map(inputs, outputs, |x: f32| {
+            let k = libm::sqrtf(2.0 / core::f32::consts::PI);
+            0.5 * x * (1.0 + libm::tanhf(k * (x + 0.044_715 * x * x * x)))
+        }),
+        other => bail!("approximate {other:?} is not supported (none and tanh are)"),
+    }
+}
+
+/// ONNX Sign: -1, 0 or 1, NaN stays NaN.
+fn sign(x: f32) -> f32 {
+    if x > 0.0 {
+        1.0
+    } else if x < 0.0 {
+        -1.0
+    } else {
+        x
+    }
+}
+
+/// A unary operator defined for f32, int64 and int32.
+fn signed(
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+    f: impl Fn(f32) -> f32,
+    g: impl Fn(i64) -> i64,
+    h: impl Fn(i32) -> i32,
+) -> Result<(), KernelError> {
+    match out_dtype(outputs, 0)? {
+        DType::F32 => map(inputs, outputs, f),
+        DType::I64 => map(inputs, outputs, g),
+        DType::I32 => map(inputs, outputs, h),
+        DType::Bool => bail!("bool tensors are not supported"),
+    }
+}
+
+/// HardSigmoid: max(0, min(1, alpha x + beta)); HardSwish: x times that, alpha 1/6, beta 1/2.
+fn hard_sigmoid(
+    attrs: &Attrs<'_>,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+    swish: bool,
+) -> Result<(), KernelError> {
+    let (alpha, beta) = if swish {
+        (1.0 / 6.0, 0.5)
+    } else {
+        (attrs.float("alpha", 0.2)?, attrs.float("beta", 0.5)?)
+    };
+    if swish {
+        map(inputs, outputs, |x: f32| {
+            x * (alpha * x + beta).clamp(0.0, 1.0)
+        })
+    } else {
+        map(inputs, outputs, |x: f32| (alpha * x + beta).clamp(0.0, 1.0))
+    }
+}
+
+/// Clip: min and max as optional inputs 1 and 2 (opset 11+) or attributes (opset 6), default
+/// unbounded. NaN stays NaN.
+fn clip(
+    attrs: &Attrs<'_>,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    let lo = match opt_scalar_f32(inputs, 1)? {
+        Some(v) => v,
+        None => attrs.float("min", f32::NEG_INFINITY)?,
+    };
+    let hi = match opt_scalar_f32(inputs, 2)? {
+        Some(v) => v,
+        None => attrs.float("max", f32::INFINITY)?,
+    };
+    // max then min: when min > max every element becomes max, as the spec says.
+    map(inputs, outputs, move |x: f32| {
+        let y = if x < lo { lo } else { x };
+        if y > hi { hi } else { y }
+    })
+}
+
+/// IsNaN, or IsInf (`detect_positive` / `detect_negative`, default both): float32 in, bool out.
+pub(crate) fn classify(
+    attrs: &Attrs<'_>,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+    nan: bool,
+) -> Result<(), KernelError> {
+    let (xs, x) = super::tensor::typed::<f32>(inputs, 0)?;
+    let pos = attrs.int("detect_positive", 1)? != 0;
+    let neg = attrs.int("detect_negative", 1)? != 0;
+    let (ys, y) = output::<u8>(outputs, 0)?;
+    expect_shape(0, ys, xs)?;
+    for (o, &v) in y.iter_mut().zip(x) {
+        let hit = if nan {
+            v.is_nan()
+        } else {
+            v.is_infinite() && if v > 0.0 { pos } else { neg }
+        };
+        *o = u8::from(hit);
+    }
+    Ok(())
+}

@@ -1,0 +1,461 @@
+#!/usr/bin/env python3
+"""Reference values for the kernel tests, computed by ONNX Runtime.
+
+Builds one single-node ONNX model per case, runs it with ONNX Runtime (CPU, all graph
+optimizations off, one thread) and writes the inputs, attributes and outputs of every case to
+`cases.json` beside this script. The Rust test `tests/kernels_ort.rs` replays them through
+`memplan_kernels::run`. Test tooling only: CI uses the committed `cases.json`.
+
+    python3 -m venv venv && venv/bin/pip install onnx onnxruntime numpy
+    venv/bin/python memplan-kernels/tests/kernel_cases/generate.py
+"""
+
+import json
+import os
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper
+
+RNG = np.random.default_rng(20261201)
+CASES = []
+
+DTYPES = {
+    np.dtype(np.float32): ("f32", TensorProto.FLOAT),
+    np.dtype(np.int64): ("i64", TensorProto.INT64),
+    np.dtype(np.int32): ("i32", TensorProto.INT32),
+    np.dtype(np.bool_): ("bool", TensorProto.BOOL),
+}
+
+
+def f(*shape, lo=-2.0, hi=2.0):
+    return RNG.uniform(lo, hi, size=shape).astype(np.float32)
+
+
+def i64(values):
+    return np.array(values, dtype=np.int64)
+
+
+def encode_tensor(arr):
+    name, _ = DTYPES[arr.dtype]
+    flat = arr.reshape(-1)
+    if name == "f32":
+        # JSON has no inf/nan: those are written as strings.
+        data = [str(np.float32(v)) if np.isfinite(v) else '"%s"' % str(np.float32(v)) for v in flat]
+    else:
+        data = [str(int(v)) for v in flat]
+    return '{"dtype":"%s","shape":%s,"data":[%s]}' % (
+        name,
+        json.dumps(list(arr.shape)),
+        ",".join(data),
+    )
+
+
+def encode_attr(name, value):
+    if isinstance(value, bool):
+        value = int(value)
+    if isinstance(value, int):
+        return {"name": name, "int": value}
+    if isinstance(value, float):
+        return {"name": name, "float": value}
+    if isinstance(value, str):
+        return {"name": name, "str": value}
+    if isinstance(value, list) and all(isinstance(v, int) for v in value):
+        return {"name": name, "ints": value}
+    if isinstance(value, list) and all(isinstance(v, float) for v in value):
+        return {"name": name, "floats": value}
+    if isinstance(value, onnx.TensorProto):
+        arr = onnx.numpy_helper.to_array(value).reshape(-1)
+        if arr.dtype == np.float32:
+            return {"name": name, "float": float(arr[0])}
+        return {"name": name, "int": int(arr[0])}
+    raise ValueError(f"attribute {name}: {value!r}")
+
+
+def case(name, op, inputs, attrs=None, opset=17, outputs=1):
+    """One node `op` over `inputs` (None = an absent optional input)."""
+    attrs = attrs or {}
+    in_names = [("" if x is None else f"in{i}") for i, x in enumerate(inputs)]
+    out_names = [f"out{i}" for i in range(outputs)]
+    node = helper.make_node(op, in_names, out_names, **attrs)
+    graph_inputs = [
+        helper.make_tensor_value_info(n, DTYPES[x.dtype][1], list(x.shape))
+        for n, x in zip(in_names, inputs)
+        if x is not None
+    ]
+    graph_outputs = [onnx.ValueInfoProto(name=n) for n in out_names]
+    graph = helper.make_graph([node], name, graph_inputs, graph_outputs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.intra_op_num_threads = 1
+    session = ort.InferenceSession(
+        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
+    feeds = {n: x for n, x in zip(in_names, inputs) if x is not None}
+    results = session.run(out_names, feeds)
+    CASES.append(
+        '{"name":%s,"op":%s,"attrs":%s,\n "inputs":[%s],\n "outputs":[%s]}'
+        % (
+            json.dumps(name),
+            json.dumps(op),
+            json.dumps([encode_attr(k, v) for k, v in attrs.items()]),
+            ",".join("null" if x is None else encode_tensor(x) for x in inputs),
+            ",".join(encode_tensor(np.asarray(r)) for r in results),
+        )
+    )
+
+
+def unary():
+    x = f(2, 3, 5, lo=-4, hi=4)
+    for op in ["Relu", "Sigmoid", "Tanh", "Exp", "Erf", "Neg", "Abs", "Floor", "Ceil",
+               "Sin", "Cos", "Softplus", "Sign", "HardSwish"]:
+        case(op.lower(), op, [x])
+    pos = f(4, 6, lo=0.1, hi=9)
+    for op in ["Sqrt", "Log", "Reciprocal"]:
+        case(op.lower(), op, [pos])
+    case("erf_wide", "Erf", [np.linspace(-6, 6, 241, dtype=np.float32)])
+    case("round_halves", "Round", [np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.4, -0.6], np.float32)])
+    case("sigmoid_large", "Sigmoid", [np.array([-100, -20, 0, 20, 100], np.float32)])
+    case("leaky_relu", "LeakyRelu", [x], {"alpha": 0.1})
+    case("elu", "Elu", [x], {"alpha": 0.7})
+    case("hard_sigmoid_default", "HardSigmoid", [x])
+    case("hard_sigmoid_attrs", "HardSigmoid", [x], {"alpha": 0.3, "beta": 0.4})
+    case("clip_min_max", "Clip", [x, np.array(-1, np.float32), np.array(1.5, np.float32)])
+    case("clip_min_only", "Clip", [x, np.array(0.5, np.float32)])
+    case("clip_max_only", "Clip", [x, None, np.array(0.0, np.float32)])
+    case("clip_none", "Clip", [x])
+    case("clip_relu6", "Clip", [x * 3, np.array(0, np.float32), np.array(6, np.float32)])
+    case("clip_opset6_attrs", "Clip", [x], {"min": -0.5, "max": 0.5}, opset=6)
+    case("not", "Not", [RNG.integers(0, 2, size=(3, 4)).astype(np.bool_)])
+    case("neg_i64", "Neg", [i64([[1, -2, 3], [0, 5, -7]])])
+    case("abs_i64", "Abs", [i64([1, -2, 3, 0, -9])])
+
+
+def binary():
+    a = f(2, 3, 4)
+    for op in ["Add", "Sub", "Mul", "Div"]:
+        case(f"{op.lower()}_same", op, [a, f(2, 3, 4)])
+        case(f"{op.lower()}_bcast_last", op, [a, f(4, lo=0.5, hi=2)])
+        case(f"{op.lower()}_bcast_both", op, [f(2, 1, 4), f(3, 1, lo=0.5, hi=2)])
+        case(f"{op.lower()}_scalar_left", op, [np.array(1.5, np.float32), f(3, 2, lo=0.5, hi=2)])
+    case("add_rank_mismatch", "Add", [f(1, 3, 1, 2), f(4, 1)])
+    case("add_i64", "Add", [i64([[1, 2, 3]]), i64([[10], [20]])])
+    case("mul_i32", "Mul", [np.array([2, -3, 4], np.int32), np.array([5], np.int32)])
+    case("div_i64", "Div", [i64([7, -7, 9, 10]), i64([2, 2, -4, 5])])
+    case("sub_i64", "Sub", [i64([7, -7, 9, 10]), i64([1])])
+    case("pow_f32", "Pow", [f(3, 4, lo=0.1, hi=3), f(3, 4, lo=-2, hi=2)])
+    case("pow_square", "Pow", [f(3, 4), np.array(2.0, np.float32)])
+    case("pow_sqrt", "Pow", [f(3, 4, lo=0, hi=4), np.array(0.5, np.float32)])
+    case("pow_i64_exponent", "Pow", [f(3, 4), i64([3])])
+    for op in ["Max", "Min", "Sum", "Mean"]:
+        case(f"{op.lower()}_three", op, [f(2, 3), f(3), f(2, 1)])
+        case(f"{op.lower()}_one", op, [f(2, 3)])
+    case("max_i64", "Max", [i64([1, 5, -3]), i64([2, 2, 2])])
+    b = np.round(f(3, 4) * 2) / 2
+    c = np.round(f(4) * 2) / 2
+    for op in ["Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"]:
+        case(op.lower(), op, [b, c])
+    case("equal_i64", "Equal", [i64([[1, 2], [3, 4]]), i64([1, 4])])
+    p = RNG.integers(0, 2, size=(2, 3)).astype(np.bool_)
+    q = RNG.integers(0, 2, size=(3,)).astype(np.bool_)
+    for op in ["And", "Or", "Xor"]:
+        case(op.lower(), op, [p, q])
+    case("where_bcast", "Where", [RNG.integers(0, 2, size=(2, 1, 4)).astype(np.bool_), f(3, 4), f(2, 3, 1)])
+    case("where_scalar_y", "Where", [RNG.integers(0, 2, size=(3, 4)).astype(np.bool_), f(3, 4), np.array(-1e9, np.float32)])
+    case("where_i64", "Where", [np.array([True, False, True]), i64([1, 2, 3]), i64([-1, -2, -3])])
+
+
+def cast():
+    x = np.array([-2.7, -1.0, -0.5, 0.0, 0.4, 1.5, 3.9, 100.2], np.float32)
+    case("cast_f32_i64", "Cast", [x], {"to": TensorProto.INT64})
+    case("cast_f32_i32", "Cast", [x], {"to": TensorProto.INT32})
+    case("cast_f32_bool", "Cast", [x], {"to": TensorProto.BOOL})
+    case("cast_f32_f32", "Cast", [x], {"to": TensorProto.FLOAT})
+    case("cast_i64_f32", "Cast", [i64([-3, 0, 7, 1 << 40])], {"to": TensorProto.FLOAT})
+    case("cast_i64_i32", "Cast", [i64([-3, 0, 7, 123456])], {"to": TensorProto.INT32})
+    case("cast_i32_i64", "Cast", [np.array([-3, 0, 7], np.int32)], {"to": TensorProto.INT64})
+    case("cast_bool_f32", "Cast", [np.array([True, False, True])], {"to": TensorProto.FLOAT})
+    case("cast_i64_bool", "Cast", [i64([0, 3, -1])], {"to": TensorProto.BOOL})
+
+
+def conv():
+    x = f(1, 4, 7, 8)
+    case("conv_basic_bias", "Conv", [x, f(6, 4, 3, 3), f(6)])
+    case("conv_no_bias", "Conv", [x, f(5, 4, 1, 1)])
+    case("conv_stride2_pad1", "Conv", [x, f(3, 4, 3, 3), f(3)], {"strides": [2, 2], "pads": [1, 1, 1, 1]})
+    case("conv_asym_pads", "Conv", [x, f(3, 4, 3, 2)], {"pads": [0, 2, 1, 0], "strides": [1, 2]})
+    case("conv_dilation2", "Conv", [x, f(2, 4, 3, 3)], {"dilations": [2, 2], "pads": [2, 2, 2, 2]})
+    case("conv_group2", "Conv", [x, f(6, 2, 3, 3), f(6)], {"group": 2, "pads": [1, 1, 1, 1]})
+    case("conv_depthwise_s2", "Conv", [x, f(4, 1, 3, 3), f(4)], {"group": 4, "strides": [2, 2], "pads": [1, 1, 1, 1]})
+    case("conv_depthwise_mult2", "Conv", [x, f(8, 1, 3, 3)], {"group": 4})
+    case("conv_same_upper", "Conv", [x, f(2, 4, 4, 4)], {"auto_pad": "SAME_UPPER", "strides": [2, 2]})
+    case("conv_same_lower", "Conv", [x, f(2, 4, 4, 4)], {"auto_pad": "SAME_LOWER", "strides": [2, 2]})
+    case("conv_valid", "Conv", [x, f(2, 4, 3, 3)], {"auto_pad": "VALID", "strides": [2, 3]})
+    case("conv_kernel_shape_attr", "Conv", [x, f(2, 4, 3, 3)], {"kernel_shape": [3, 3]})
+    case("conv_batch2", "Conv", [f(2, 3, 5, 5), f(4, 3, 3, 3), f(4)], {"pads": [1, 1, 1, 1]})
+    case("conv_1d", "Conv", [f(1, 3, 10), f(4, 3, 3), f(4)], {"strides": [2], "pads": [1, 1], "dilations": [2]})
+    case("conv_3d", "Conv", [f(1, 2, 4, 5, 5), f(3, 2, 2, 3, 3), f(3)], {"pads": [0, 1, 1, 1, 1, 1]})
+    case("conv_big_kernel_pad", "Conv", [f(1, 1, 3, 3), f(1, 1, 5, 5)], {"pads": [2, 2, 2, 2]})
+
+
+def pool():
+    x = f(1, 3, 7, 8)
+    case("maxpool_k3s2p1", "MaxPool", [x], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]})
+    case("maxpool_k2", "MaxPool", [x], {"kernel_shape": [2, 2]})
+    case("maxpool_ceil", "MaxPool", [x], {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1})
+    case("maxpool_ceil_pads", "MaxPool", [f(1, 2, 5, 5)], {"kernel_shape": [2, 2], "strides": [2, 2], "pads": [1, 1, 1, 1], "ceil_mode": 1})
+    case("maxpool_dilation", "MaxPool", [x], {"kernel_shape": [2, 2], "dilations": [2, 2]})
+    case("maxpool_same_upper", "MaxPool", [x], {"kernel_shape": [3, 3], "strides": [2, 2], "auto_pad": "SAME_UPPER"})
+    case("maxpool_same_lower", "MaxPool", [x], {"kernel_shape": [2, 2], "strides": [2, 2], "auto_pad": "SAME_LOWER"})
+    case("maxpool_1d", "MaxPool", [f(1, 2, 9)], {"kernel_shape": [3], "strides": [2]})
+    case("maxpool_3d", "MaxPool", [f(1, 2, 4, 4, 4)], {"kernel_shape": [2, 2, 2], "strides": [2, 2, 2]})
+    case("avgpool_k3s2p1", "AveragePool", [x], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]})
+    case("avgpool_include_pad", "AveragePool", [x], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "count_include_pad": 1})
+    case("avgpool_ceil", "AveragePool", [x], {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1})
+    case("avgpool_ceil_include_pad", "AveragePool", [f(1, 2, 6, 6)], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "ceil_mode": 1, "count_include_pad": 1})
+    case("avgpool_same_upper", "AveragePool", [x], {"kernel_shape": [3, 3], "auto_pad": "SAME_UPPER"})
+    case("global_avgpool", "GlobalAveragePool", [x])
+    case("global_maxpool", "GlobalMaxPool", [x])
+    case("global_avgpool_1d", "GlobalAveragePool", [f(2, 3, 5)])
+
+
+def matmul():
+    case("gemm_default", "Gemm", [f(3, 5), f(5, 4)])
+    case("gemm_bias_vec", "Gemm", [f(3, 5), f(5, 4), f(4)])
+    case("gemm_transb", "Gemm", [f(2, 6), f(4, 6), f(4)], {"transB": 1})
+    case("gemm_transa", "Gemm", [f(6, 2), f(6, 4), f(2, 1)], {"transA": 1})
+    case("gemm_both_alpha_beta", "Gemm", [f(6, 2), f(4, 6), f(2, 4)], {"transA": 1, "transB": 1, "alpha": 0.5, "beta": 2.0})
+    case("gemm_scalar_c", "Gemm", [f(3, 5), f(5, 4), np.array(0.25, np.float32)], {"beta": 3.0})
+    case("matmul_2d", "MatMul", [f(3, 5), f(5, 4)])
+    case("matmul_batch_x_2d", "MatMul", [f(2, 3, 5), f(5, 4)])
+    case("matmul_batch_bcast", "MatMul", [f(2, 1, 3, 4), f(3, 4, 5)])
+    case("matmul_4d_attention", "MatMul", [f(1, 2, 6, 4), f(1, 2, 4, 6)])
+    case("matmul_1d_left", "MatMul", [f(5), f(2, 5, 3)])
+    case("matmul_1d_right", "MatMul", [f(2, 3, 5), f(5)])
+    case("matmul_1d_both", "MatMul", [f(5), f(5)])
+
+
+def normalization():
+    case("batchnorm_4d", "BatchNormalization", [f(2, 3, 4, 5), f(3), f(3), f(3), f(3, lo=0.1, hi=2)], {"epsilon": 1e-3})
+    case("batchnorm_2d", "BatchNormalization", [f(4, 3), f(3), f(3), f(3), f(3, lo=0.1, hi=2)])
+    case("layernorm_last", "LayerNormalization", [f(2, 5, 8), f(8), f(8)], {"epsilon": 1e-5})
+    case("layernorm_axis1_no_bias", "LayerNormalization", [f(2, 3, 4), f(3, 4)], {"axis": 1})
+    case("layernorm_bcast_scale", "LayerNormalization", [f(2, 3, 4), f(1, 4), f(4)], {"axis": -2})
+    case("layernorm_stats", "LayerNormalization", [f(3, 6), f(6), f(6)], {"epsilon": 1e-3}, outputs=3)
+    case("softmax_last", "Softmax", [f(2, 3, 5)])
+    case("softmax_axis1", "Softmax", [f(2, 3, 5)], {"axis": 1})
+    case("softmax_axis0", "Softmax", [f(2, 3, 5) * 10], {"axis": 0})
+    case("logsoftmax_last", "LogSoftmax", [f(2, 3, 5)])
+    case("logsoftmax_axis1", "LogSoftmax", [f(2, 3, 5)], {"axis": 1})
+
+
+def reduce():
+    x = f(2, 3, 4)
+    case("reducemean_attr_keep", "ReduceMean", [x], {"axes": [1]})
+    case("reducemean_attr_drop", "ReduceMean", [x], {"axes": [0, -1], "keepdims": 0})
+    case("reducemean_all", "ReduceMean", [x])
+    case("reducemean_input_18", "ReduceMean", [x, i64([-1])], opset=18)
+    case("reducemean_noop_18", "ReduceMean", [x], {"noop_with_empty_axes": 1}, opset=18)
+    case("reducesum_input_13", "ReduceSum", [x, i64([0, 2])], {"keepdims": 0}, opset=13)
+    case("reducesum_all_13", "ReduceSum", [x], opset=13)
+    for op in ["ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare"]:
+        case(op.lower(), op, [x], {"axes": [1, 2]})
+
+
+def shape_ops():
+    x = f(2, 3, 4)
+    case("reshape_zero_minus1", "Reshape", [x, i64([0, -1])])
+    case("reshape_4d", "Reshape", [x, i64([2, 2, 3, 2])])
+    case("reshape_allowzero", "Reshape", [x, i64([4, 6])], {"allowzero": 1}, opset=14)
+    case("flatten_default", "Flatten", [f(2, 3, 2, 2)])
+    case("flatten_axis0", "Flatten", [x], {"axis": 0})
+    case("flatten_axis_neg", "Flatten", [x], {"axis": -1})
+    case("flatten_axis_rank", "Flatten", [x], {"axis": 3})
+    case("squeeze_axes", "Squeeze", [f(1, 3, 1, 2), i64([0, -2])])
+    case("squeeze_all", "Squeeze", [f(1, 3, 1, 2)])
+    case("squeeze_attr_11", "Squeeze", [f(1, 3, 1, 2)], {"axes": [2]}, opset=11)
+    case("unsqueeze_axes", "Unsqueeze", [x, i64([0, -1])])
+    case("unsqueeze_mid", "Unsqueeze", [x, i64([2])])
+    case("unsqueeze_attr_11", "Unsqueeze", [x], {"axes": [1]}, opset=11)
+    case("identity", "Identity", [x])
+    case("identity_i64", "Identity", [i64([4, 5])])
+    case("dropout", "Dropout", [x])
+    case("transpose_default", "Transpose", [x])
+    case("transpose_perm", "Transpose", [f(2, 3, 4, 5)], {"perm": [0, 2, 1, 3]})
+    case("transpose_perm2", "Transpose", [f(2, 3, 4, 5)], {"perm": [3, 0, 2, 1]})
+    case("transpose_i64", "Transpose", [i64([[1, 2, 3], [4, 5, 6]])])
+    case("concat_axis1", "Concat", [f(2, 1, 3), f(2, 4, 3), f(2, 2, 3)], {"axis": 1})
+    case("concat_axis_neg", "Concat", [f(2, 3), f(2, 1)], {"axis": -1})
+    case("concat_i64", "Concat", [i64([1, 2]), i64([3]), i64([4, 5, 6])], {"axis": 0})
+    case("split_input", "Split", [f(2, 7), i64([2, 5])], {"axis": 1}, outputs=2)
+    case("split_equal", "Split", [f(6, 2)], outputs=3)
+    case("split_attr_11", "Split", [f(5, 2)], {"split": [1, 4]}, opset=11, outputs=2)
+    case("split_num_outputs_18", "Split", [f(2, 5)], {"axis": -1, "num_outputs": 2}, opset=18, outputs=2)
+    y = f(4, 5, 6)
+    case("slice_basic", "Slice", [y, i64([1, 0]), i64([3, 4])])
+    case("slice_axes_steps", "Slice", [y, i64([0, 1]), i64([6, 5]), i64([2, 0]), i64([2, 2])])
+    case("slice_negative", "Slice", [y, i64([-3]), i64([-1]), i64([1])])
+    case("slice_reverse", "Slice", [y, i64([-1, 4]), i64([-1000, 0]), i64([2, 1]), i64([-1, -2])])
+    case("slice_clamp", "Slice", [y, i64([2]), i64([1 << 62]), i64([-1])])
+    case("slice_empty", "Slice", [y, i64([3]), i64([1]), i64([0])])
+    case("slice_i64", "Slice", [i64([1, 2, 3, 4, 5]), i64([1]), i64([-1])])
+    case("slice_attr_9", "Slice", [y], {"starts": [1], "ends": [3], "axes": [2]}, opset=9)
+    emb = f(10, 4)
+    case("gather_axis0", "Gather", [emb, i64([[0, 3], [9, -1]])])
+    case("gather_axis1", "Gather", [f(3, 5, 2), i64([4, 0, -2])], {"axis": 1})
+    case("gather_scalar_index", "Gather", [f(3, 5), np.array(-1, np.int64)], {"axis": 1})
+    case("gather_i32_indices", "Gather", [emb, np.array([1, 2, 1], np.int32)])
+    case("gather_i64_data", "Gather", [i64([[1, 2], [3, 4], [5, 6]]), i64([2, 0])])
+    case("expand", "Expand", [f(3, 1), i64([2, 3, 4])])
+    case("expand_smaller_shape", "Expand", [f(2, 3), i64([3])])
+    case("expand_i64", "Expand", [i64([1, 2]), i64([3, 1])])
+    case("shape", "Shape", [x])
+    case("shape_start_end_15", "Shape", [f(2, 3, 4, 5)], {"start": 1, "end": -1}, opset=15)
+    case("constant_of_shape", "ConstantOfShape", [i64([2, 3])],
+         {"value": helper.make_tensor("value", TensorProto.FLOAT, [1], [2.5])})
+    case("constant_of_shape_i64", "ConstantOfShape", [i64([4])],
+         {"value": helper.make_tensor("value", TensorProto.INT64, [1], [7])})
+    case("constant_of_shape_default", "ConstantOfShape", [i64([3])])
+    case("range_f32", "Range", [np.array(1.0, np.float32), np.array(2.2, np.float32), np.array(0.3, np.float32)])
+    case("range_i64", "Range", [np.array(10, np.int64), np.array(1, np.int64), np.array(-3, np.int64)])
+
+
+def resize():
+    x = f(1, 2, 3, 4)
+    up = np.array([1, 1, 2, 2], np.float32)
+    odd = np.array([1, 1, 1.5, 2.5], np.float32)
+    for ct in ["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"]:
+        case(f"resize_linear_{ct}", "Resize", [x, None, up], {"mode": "linear", "coordinate_transformation_mode": ct})
+        case(f"resize_linear_{ct}_odd", "Resize", [x, None, odd], {"mode": "linear", "coordinate_transformation_mode": ct})
+        case(f"resize_linear_{ct}_down", "Resize", [f(1, 1, 6, 7), None, None, i64([1, 1, 4, 3])], {"mode": "linear", "coordinate_transformation_mode": ct})
+    for nm in ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"]:
+        for ct in ["half_pixel", "asymmetric", "align_corners", "tf_half_pixel_for_nn"]:
+            case(f"resize_nearest_{nm}_{ct}", "Resize", [x, None, odd], {"mode": "nearest", "nearest_mode": nm, "coordinate_transformation_mode": ct})
+    case("resize_nearest_default_up2", "Resize", [x, None, up])
+    case("resize_nearest_sizes_down", "Resize", [f(1, 1, 5, 7), None, None, i64([1, 1, 2, 3])])
+    case("resize_nearest_3d_input", "Resize", [f(2, 3, 4), None, np.array([1, 2, 0.5], np.float32)], {"mode": "nearest"})
+    case("resize_linear_1d", "Resize", [f(1, 2, 5), None, np.array([1, 1, 1.6], np.float32)], {"mode": "linear"})
+    case("resize_axes_18", "Resize", [x, None, np.array([2, 3], np.float32)], {"mode": "linear", "axes": [2, 3]}, opset=18)
+
+
+def more():
+    x = f(2, 3, 4)
+    case("prelu_channel", "PRelu", [f(1, 3, 2, 2), f(3, 1, 1)])
+    case("prelu_same", "PRelu", [x, f(2, 3, 4)])
+    case("mod_fmod_f32", "Mod", [f(3, 4, lo=-5, hi=5), f(4, lo=0.5, hi=2)], {"fmod": 1})
+    case("mod_i64", "Mod", [i64([7, -7, 7, -7, 0]), i64([3, 3, -3, -3, 2])])
+    case("mod_fmod_i64", "Mod", [i64([7, -7, 7, -7]), i64([3, 3, -3, -3])], {"fmod": 1})
+    case("tile", "Tile", [f(2, 3), i64([2, 1])])
+    case("tile_3d", "Tile", [f(1, 2, 2), i64([2, 3, 1])])
+    case("tile_i64", "Tile", [i64([[1, 2]]), i64([2, 2])])
+    case("argmax", "ArgMax", [f(3, 4)], {"axis": 1})
+    case("argmax_drop", "ArgMax", [f(3, 4, 2)], {"axis": -2, "keepdims": 0})
+    case("argmin_axis0", "ArgMin", [f(3, 4)])
+    ties = np.array([[1, 3, 3, 0], [2, 2, 1, 2]], np.float32)
+    case("argmax_last_index", "ArgMax", [ties], {"axis": 1, "select_last_index": 1})
+    case("argmin_ties_first", "ArgMin", [ties], {"axis": 1})
+    case("trilu_upper", "Trilu", [f(2, 4, 5)])
+    case("trilu_lower_k", "Trilu", [f(4, 5), i64([1])], {"upper": 0})
+    case("trilu_upper_neg_k", "Trilu", [f(4, 5), i64([-2])])
+    case("instancenorm", "InstanceNormalization", [f(2, 3, 4, 5), f(3), f(3)], {"epsilon": 1e-3})
+    y = f(2, 3, 4)
+    case("pad_constant", "Pad", [y, i64([0, 1, 2, 0, 2, 1])])
+    case("pad_constant_value", "Pad", [y, i64([1, 0, 0, 0, 0, 3]), np.array(-2.5, np.float32)])
+    case("pad_crop", "Pad", [y, i64([0, -1, 1, 0, 0, -2])])
+    case("pad_edge", "Pad", [y, i64([0, 2, 3, 0, 1, 2])], {"mode": "edge"})
+    case("pad_reflect", "Pad", [y, i64([0, 2, 3, 0, 1, 2])], {"mode": "reflect"})
+    case("pad_axes_18", "Pad", [y, i64([1, 2]), None, i64([-1])], opset=18)
+    case("pad_wrap_19", "Pad", [y, i64([0, 1, 2, 0, 2, 1])], {"mode": "wrap"}, opset=19)
+    case("pad_i64", "Pad", [i64([[1, 2], [3, 4]]), i64([1, 0, 0, 1])])
+    case("pad_attr_2", "Pad", [y], {"pads": [0, 0, 1, 0, 0, 1], "value": 1.5}, opset=2)
+    x = f(1, 4, 3, 4)
+    case("convtranspose_basic", "ConvTranspose", [x, f(4, 3, 3, 3), f(3)])
+    case("convtranspose_s2_p1_outpad", "ConvTranspose", [x, f(4, 2, 3, 3)], {"strides": [2, 2], "pads": [1, 1, 1, 1], "output_padding": [1, 1]})
+    case("convtranspose_k2s2", "ConvTranspose", [x, f(4, 2, 2, 2), f(2)], {"strides": [2, 2]})
+    case("convtranspose_group_dilation", "ConvTranspose", [x, f(4, 1, 2, 3)], {"group": 2, "dilations": [2, 1], "pads": [0, 1, 1, 0]})
+    case("convtranspose_output_shape", "ConvTranspose", [x, f(4, 2, 3, 3)], {"strides": [2, 2], "output_shape": [6, 8]})
+    case("convtranspose_same_upper", "ConvTranspose", [x, f(4, 2, 3, 3)], {"strides": [2, 2], "auto_pad": "SAME_UPPER"})
+    case("convtranspose_1d", "ConvTranspose", [f(2, 3, 5), f(3, 2, 4), f(2)], {"strides": [3]})
+    u = f(2, 3, 5, lo=-4, hi=4)
+    case("selu", "Selu", [u])
+    case("selu_attrs", "Selu", [u], {"alpha": 1.5, "gamma": 2.0})
+    case("celu", "Celu", [u], {"alpha": 0.5})
+    case("softsign", "Softsign", [u])
+    case("thresholded_relu", "ThresholdedRelu", [u], {"alpha": 0.5})
+    case("mish_18", "Mish", [u], opset=18)
+    case("gelu_20", "Gelu", [u], opset=20)
+    case("gelu_tanh_20", "Gelu", [u], {"approximate": "tanh"}, opset=20)
+    case("lrn", "LRN", [f(1, 5, 3, 3)], {"size": 3, "alpha": 0.01, "beta": 0.75, "bias": 1.5})
+    case("lrn_wide", "LRN", [f(2, 4, 2, 2)], {"size": 5})
+    case("depth_to_space_dcr", "DepthToSpace", [f(1, 8, 2, 3)], {"blocksize": 2})
+    case("depth_to_space_crd", "DepthToSpace", [f(1, 8, 2, 3)], {"blocksize": 2, "mode": "CRD"})
+    case("space_to_depth", "SpaceToDepth", [f(1, 2, 4, 6)], {"blocksize": 2})
+    case("cumsum", "CumSum", [f(2, 3, 4), i64(1)])
+    case("cumsum_excl_rev", "CumSum", [f(2, 3, 4), np.array(-1, np.int32)], {"exclusive": 1, "reverse": 1})
+    case("cumsum_i64", "CumSum", [i64([[1, 2, 3], [4, 5, 6]]), i64(0)], {"exclusive": 1})
+    case("gather_elements", "GatherElements", [f(3, 4), i64([[0, 3, -1], [2, 2, 0]])], {"axis": 1})
+    case("gather_elements_axis0", "GatherElements", [f(3, 4), i64([[2, 0, 1, 1]])])
+    case("einsum_matmul", "Einsum", [f(3, 4), f(4, 5)], {"equation": "ij,jk->ik"})
+    case("einsum_attention", "Einsum", [f(1, 2, 3, 4), f(1, 2, 5, 4)], {"equation": "bhqd,bhkd->bhqk"})
+    case("einsum_implicit", "Einsum", [f(3, 4), f(4, 5)], {"equation": "ij,jk"})
+    case("einsum_transpose", "Einsum", [f(2, 3, 4)], {"equation": "abc->cab"})
+    case("einsum_trace_diag", "Einsum", [f(3, 3)], {"equation": "ii->i"})
+    case("einsum_sum_all", "Einsum", [f(3, 4)], {"equation": "ij->"})
+    case("einsum_ellipsis", "Einsum", [f(2, 3, 4, 5), f(5, 6)], {"equation": "...ij,jk->...ik"})
+    case("einsum_ellipsis_bcast", "Einsum", [f(2, 1, 4, 5), f(2, 3, 5, 6)], {"equation": "...ij,...jk->...ik"})
+    case("einsum_outer_three", "Einsum", [f(2), f(3), f(2)], {"equation": "a,b,a->ab"})
+    up = f(1, 2, 2, 3)
+    case("upsample_nearest_9", "Upsample", [up, np.array([1, 1, 2, 1.5], np.float32)], opset=9)
+    case("upsample_linear_9", "Upsample", [up, np.array([1, 1, 2.5, 2], np.float32)], {"mode": "linear"}, opset=9)
+    case("upsample_attr_7", "Upsample", [up], {"scales": [1.0, 1.0, 3.0, 2.0]}, opset=7)
+    special = np.array([1.0, np.inf, -np.inf, 0.0, -2.5], np.float32)
+    case("isinf", "IsInf", [special])
+    case("isinf_negative", "IsInf", [special], {"detect_positive": 0})
+    case("isnan", "IsNaN", [np.array([1.0, 0.0, -3.0], np.float32)])
+    case("size", "Size", [f(2, 3, 4)])
+    t = f(2, 5, lo=-0.9, hi=0.9)
+    for op in ["Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Atanh"]:
+        case(op.lower(), op, [t])
+    case("acosh", "Acosh", [f(2, 5, lo=1, hi=5)])
+    case("reducelogsum", "ReduceLogSum", [f(2, 3, 4, lo=0.1, hi=2)], {"axes": [1]})
+    case("reducelogsumexp", "ReduceLogSumExp", [f(2, 3, 4)], {"axes": [2], "keepdims": 0})
+    case("scatternd_rows", "ScatterND", [f(4, 3), i64([[2], [0]]), f(2, 3)])
+    case("scatternd_elements", "ScatterND", [f(2, 3), i64([[1, 2], [0, -1]]), f(2)], opset=13)
+    case("scatternd_add", "ScatterND", [f(4, 3), i64([[2], [2]]), f(2, 3)], {"reduction": "add"}, opset=16)
+    case("scatterelements", "ScatterElements", [f(3, 4), i64([[1, 0, 3], [2, 2, -1]]), f(2, 3)], {"axis": 1})
+    case("scatterelements_max", "ScatterElements", [f(3, 4), i64([[1, 0, 2, 2]]), f(1, 4)], {"reduction": "max"}, opset=18)
+    ties2 = np.array([[1, 3, 3, 0, 2], [5, 5, 5, 1, 9]], np.float32)
+    case("topk_largest", "TopK", [ties2, i64([3])], outputs=2)
+    case("topk_smallest_axis0", "TopK", [f(4, 3), i64([2])], {"axis": 0, "largest": 0}, outputs=2)
+    case("hardmax", "Hardmax", [f(3, 4)])
+    case("hardmax_axis0_ties", "Hardmax", [ties2], {"axis": 0})
+    case("onehot", "OneHot", [i64([0, 3, -1, 7]), i64(4), np.array([0, 1], np.float32)])
+    case("onehot_axis0", "OneHot", [i64([[1, 0], [2, 1]]), i64(3), i64([-1, 5])], {"axis": 0})
+    case("lpnorm_l2", "LpNormalization", [f(3, 4)])
+    case("lpnorm_l1_axis0", "LpNormalization", [f(3, 4)], {"axis": 0, "p": 1})
+    case("instancenorm_1d", "InstanceNormalization", [f(1, 2, 6), f(2), f(2)])
+
+
+def main():
+    unary()
+    binary()
+    cast()
+    conv()
+    pool()
+    matmul()
+    normalization()
+    reduce()
+    shape_ops()
+    resize()
+    more()
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases.json")
+    with open(path, "w") as out:
+        out.write("[\n" + ",\n".join(CASES) + "\n]\n")
+    print(f"{len(CASES)} cases, onnxruntime {ort.__version__}, {os.path.getsize(path)} bytes -> {path}")
+
+
+if __name__ == "__main__":
+    main()
