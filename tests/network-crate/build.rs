@@ -1,0 +1,32 @@
+//! One `generate` call per network: the small CNN shipped with the runner always, and every
+//! runnable network of `../shared/bench` that is present (each then gets a `has_<name>` cfg).
+
+use std::path::Path;
+
+/// `(folder under ../shared/bench, network)`.
+const SHARED: &[(&str, &str)] = &[
+    ("runnable", "squeezenet1_1"),
+    ("runnable", "mobilenet_v3_small"),
+    ("runnable", "mobilenet_v2"),
+    ("runnable", "bert_mini"),
+    ("tinyml", "kws_ref_model_float32"),
+];
+
+fn main() -> Result<(), memplan_build::Error> {
+    memplan_build::Network::from_onnx("../../memplan-runner/models/default.onnx")
+        .name("default_cnn")
+        .generate()?;
+    for (folder, name) in SHARED {
+        println!("cargo::rustc-check-cfg=cfg(has_{name})");
+        let path = format!("../../../shared/bench/{folder}/{name}.onnx");
+        if Path::new(&path).is_file() {
+            memplan_build::Network::from_onnx(&path)
+                .name(name)
+                .generate()?;
+            println!("cargo::rustc-cfg=has_{name}");
+        } else {
+            println!("cargo::warning=skipping {name}: {path} not found");
+        }
+    }
+    Ok(())
+}
