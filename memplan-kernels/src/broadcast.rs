@@ -195,7 +195,7 @@ mod tests {
     fn for_each_refuses_what_it_cannot_walk() {
         let s = broadcast_strides(&[3], &[2, 3]).unwrap();
         // Strides of another rank than the output.
-        assert!(for_each(&[3], &[s.clone()], |_, _| {}).is_err());
+        assert!(for_each(&[3], core::slice::from_ref(&s), |_, _| {}).is_err());
         // More operands than MAX_OPERANDS.
         let many: Vec<Dims> = (0..=MAX_OPERANDS).map(|_| s.clone()).collect();
         assert!(for_each(&[2, 3], &many, |_, _| {}).is_err());

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::check_model;
+use common::{Runner, check_model};
 
 fn shipped(file: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -103,6 +103,55 @@ fn hand_built_models_match_onnx_runtime() {
             &fixture(format!("{name}.input.bin")),
             &fixture(format!("{name}.output.bin")),
             true,
+        );
+    }
+}
+
+/// No input value makes `run` panic or fail: NaN, both infinities, signed zeros, the extremes
+/// and subnormals of f32 go through the arena and heap runs of the default model, which both
+/// succeed and agree bit for bit (NaN payloads included).
+#[test]
+fn any_input_values_run_without_a_panic() {
+    let runner = Runner::lock();
+    runner
+        .build(&shipped("default.onnx"), true)
+        .unwrap_or_else(|e| panic!("the build failed:\n{e}"));
+    let elements = std::fs::metadata(shipped("default.input.bin"))
+        .unwrap()
+        .len() as usize
+        / 4;
+    let specials = [
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        0.0,
+        -0.0,
+        f32::MAX,
+        f32::MIN,
+        f32::MIN_POSITIVE,
+        1e-45,
+        -1e-45,
+        1.0,
+    ];
+    let dir = common::scratch("any-input");
+    for (k, pattern) in [(0, 1), (3, 7), (1, 2)].into_iter().enumerate() {
+        let values: Vec<f32> = (0..elements)
+            .map(|i| specials[(i * pattern.1 + pattern.0) % specials.len()])
+            .collect();
+        let input = dir.join(format!("input{k}.bin"));
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        std::fs::write(&input, bytes).unwrap();
+        let (arena, heap) = (dir.join("arena.bin"), dir.join("heap.bin"));
+        runner
+            .run(&input, &arena, false)
+            .unwrap_or_else(|e| panic!("pattern {k}: the arena run failed: {e}"));
+        runner
+            .run(&input, &heap, true)
+            .unwrap_or_else(|e| panic!("pattern {k}: the heap run failed: {e}"));
+        assert_eq!(
+            std::fs::read(&arena).unwrap(),
+            std::fs::read(&heap).unwrap(),
+            "pattern {k}: arena and heap differ"
         );
     }
 }

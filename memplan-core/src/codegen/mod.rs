@@ -30,7 +30,9 @@
 //!
 //! A model with `[[pools]]` gets instead one module per pool (`pub mod sram { ARENA_SIZE, TENSORS,
 //! offset, Arena, static ARENA }`), an alias per pool (`SramArena`), and `Arenas<'a>`, which holds
-//! every pool's arena and has the `op_<name>` views; `take()` hands out the pools' `static`s once.
+//! every pool's arena and has the `op_<name>` views; `take(..)` hands out the pools' arenas once.
+//! A pool with a `link_section` gets no `static`: its `Memory` is the application's to declare
+//! in the section (the `unsafe` is the application's), and `take` takes it.
 //! App-owned (`external`) tensors are parameters of the op views; an output written in place over
 //! an input is one `&mut` field (named after the output).
 //!
