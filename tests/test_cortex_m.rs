@@ -1,0 +1,348 @@
+//! The Cortex-M4F firmware of `examples/cortex-m`, built for `thumbv7em-none-eabihf` and run on
+//! QEMU's `mps2-an386` board: its output equals the host's computation byte for byte, its stack
+//! peak is bounded, its ELF has no allocator and copies next to nothing from flash to RAM; the
+//! section sizes, the stack peak and a deterministic instruction count are printed.
+//!
+//! Needs `rustup target add thumbv7em-none-eabihf` and `qemu-system-arm` (`.ci/run` installs
+//! both); skipped with a message when either is missing. The firmware builds into
+//! `target/cortex-m` (its own workspace, so it never touches the root's build).
+
+mod common;
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use object::{Object as _, ObjectSection as _, ObjectSymbol as _};
+
+const TARGET: &str = "thumbv7em-none-eabihf";
+const QEMU: &str = "qemu-system-arm";
+/// The firmware's `cargo run` runner (`examples/cortex-m/.cargo/config.toml`), less `-kernel`.
+const QEMU_ARGS: &[&str] = &[
+    "-machine",
+    "mps2-an386",
+    "-cpu",
+    "cortex-m4",
+    "-nographic",
+    "-semihosting-config",
+    "enable=on,target=native",
+];
+/// QEMU is killed after this long: the firmware itself runs in well under a second.
+const QEMU_TIMEOUT: Duration = Duration::from_secs(60);
+/// `-icount shift=ICOUNT_SHIFT`: each instruction takes `2^ICOUNT_SHIFT` ns of virtual time, so
+/// the run (SysTick interrupts included) is deterministic, and SysTick (25 MHz, 40 ns a tick)
+/// counts 1.6 ticks an instruction: `systick_ticks` resolves the computation to one instruction.
+const ICOUNT_SHIFT: u32 = 6;
+/// Nanoseconds per SysTick tick: the mps2-an386 board's 25 MHz system clock.
+const SYSTICK_NS: u64 = 40;
+/// The stack the stand-in may use: its frames, semihosting's formatting, one exception frame.
+const STACK_BOUND: usize = 4 * 1024;
+/// `.data` is copied from flash to RAM at reset: a few statics at most, never a buffer.
+const DATA_BOUND: u64 = 256;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `target/cortex-m` under the root's target directory, wherever that is.
+fn target_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("CARGO_TARGET_TMPDIR is <target>/tmp")
+        .join("cortex-m")
+}
+
+/// Whether `qemu-system-arm` runs.
+fn qemu_installed() -> bool {
+    Command::new(QEMU)
+        .arg("--version")
+        .output()
+        .is_ok_and(|output| output.status.success())
+}
+
+/// `cargo build --release --locked <args>` of the crate in `dir`, into [`target_dir`]. The
+/// crate's `.cargo/config.toml` supplies the target and the linker script, so the variables
+/// that would override its flags are removed.
+fn cargo_build(dir: &Path, args: &[&str]) {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = Command::new(cargo)
+        .args(["build", "--release", "--locked"])
+        .args(args)
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_BUILD_RUSTFLAGS")
+        .env_remove("CARGO_BUILD_TARGET")
+        .output()
+        .expect("cargo runs");
+    assert!(
+        output.status.success(),
+        "cargo build in {} failed:\n{}",
+        dir.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The host's tuple (`rustc -vV`), where `--target host-tuple` puts its output.
+fn host_tuple() -> String {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let output = Command::new(rustc).arg("-vV").output().expect("rustc runs");
+    let text = String::from_utf8(output.stdout).expect("UTF-8");
+    text.lines()
+        .find_map(|line| line.strip_prefix("host: "))
+        .expect("rustc -vV names the host")
+        .to_owned()
+}
+
+/// Runs `command` to its end, or kills it after [`QEMU_TIMEOUT`]; stdout and stderr are read
+/// while it runs, so a full pipe never stalls it.
+fn run_with_timeout(command: &mut Command) -> Output {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("QEMU starts");
+    let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            pipe.read_to_end(&mut bytes).ok();
+            bytes
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for QEMU") {
+            break status;
+        }
+        if start.elapsed() > QEMU_TIMEOUT {
+            child.kill().ok();
+            let _ = child.wait();
+            panic!("QEMU still running after {QEMU_TIMEOUT:?}: killed");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    }
+}
+
+/// What the firmware reported (its protocol: `examples/cortex-m/src/main.rs`).
+#[derive(Debug, PartialEq)]
+struct Report {
+    output: Vec<u8>,
+    systick_ticks: u64,
+    stack_compute: usize,
+    stack_peak: usize,
+}
+
+/// The value of the line `<key> <value>` of `stdout`.
+fn field<'a>(stdout: &'a str, key: &str) -> &'a str {
+    stdout
+        .lines()
+        .find_map(|line| line.strip_prefix(key)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("no `{key}` line in the firmware's output:\n{stdout}"))
+}
+
+/// Decodes lowercase or uppercase hex, two digits a byte.
+fn from_hex(hex: &str) -> Vec<u8> {
+    assert!(hex.len() % 2 == 0, "odd number of hex digits: {hex}");
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex digits"))
+        .collect()
+}
+
+/// Runs the firmware on QEMU with `extra` arguments.
+fn qemu(elf: &Path, extra: &[&str]) -> Output {
+    run_with_timeout(
+        Command::new(QEMU)
+            .args(QEMU_ARGS)
+            .args(extra)
+            .arg("-kernel")
+            .arg(elf),
+    )
+}
+
+/// The firmware's report from QEMU's `output`; QEMU must have exited 0.
+fn parse(output: &Output) -> Report {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "QEMU exited with {}:\nstdout:\n{stdout}\nstderr:\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let number = |key| -> u64 {
+        field(&stdout, key)
+            .parse()
+            .unwrap_or_else(|_| panic!("`{key}` is not a number:\n{stdout}"))
+    };
+    let size = |key| usize::try_from(number(key)).expect("fits usize");
+    Report {
+        output: from_hex(field(&stdout, "output")),
+        systick_ticks: number("systick_ticks"),
+        stack_compute: size("stack_compute"),
+        stack_peak: size("stack_peak"),
+    }
+}
+
+/// The host's version of the firmware's stand-in computation, same operations in the same
+/// order: `relu(0.25*x[i-1] + 0.5*x[i] + 0.25*x[i+1] - 0.125)`, zero-padded.
+fn expected_output(input: &[u8]) -> Vec<u8> {
+    let x: Vec<f32> = input
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    let at = |i: usize| x.get(i).copied().unwrap_or(0.0);
+    (0..x.len())
+        .map(|i| {
+            let left = if i == 0 { 0.0 } else { at(i - 1) };
+            let sum = 0.25 * left + 0.5 * at(i) + 0.25 * at(i + 1) + -0.125;
+            if sum > 0.0 { sum } else { 0.0 }
+        })
+        .flat_map(f32::to_le_bytes)
+        .collect()
+}
+
+#[test]
+fn the_firmware_runs_on_qemu_and_matches_the_host() {
+    if !common::target_installed(TARGET) {
+        println!(
+            "skipped: the `{TARGET}` standard library is not installed (rustup target add {TARGET})"
+        );
+        return;
+    }
+    if !qemu_installed() {
+        println!("skipped: `{QEMU}` is not installed (apt-get install qemu-system-arm)");
+        return;
+    }
+    let crate_dir = root().join("examples/cortex-m");
+    cargo_build(&crate_dir, &[]);
+    let elf = target_dir()
+        .join(TARGET)
+        .join("release/memplan-cortex-m-example");
+
+    // The output, bit for bit.
+    let report = parse(&qemu(&elf, &[]));
+    let input = std::fs::read(crate_dir.join("input.bin")).unwrap();
+    assert_eq!(input.len(), 16 * 4);
+    assert_eq!(
+        report.output,
+        expected_output(&input),
+        "the firmware's output differs from the host's"
+    );
+    assert!(
+        report.output.iter().any(|&b| b != 0),
+        "an all-zero output proves nothing"
+    );
+
+    // The stack.
+    println!(
+        "stack: {} bytes at peak, {} up to the end of the computation",
+        report.stack_peak, report.stack_compute
+    );
+    assert!(report.stack_compute > 0 && report.stack_compute <= report.stack_peak);
+    assert!(
+        report.stack_peak < STACK_BOUND,
+        "stack peak {} bytes",
+        report.stack_peak
+    );
+
+    // The ELF: section sizes, no allocator.
+    let bytes = std::fs::read(&elf).unwrap();
+    let file = object::File::parse(&*bytes).expect("an ELF file");
+    assert_eq!(file.architecture(), object::Architecture::Arm);
+    let size = |name| file.section_by_name(name).map_or(0, |s| s.size());
+    let (vectors, text, rodata, data, bss, uninit) = (
+        size(".vector_table"),
+        size(".text"),
+        size(".rodata"),
+        size(".data"),
+        size(".bss"),
+        size(".uninit"),
+    );
+    println!(
+        "sections: .vector_table {vectors}, .text {text}, .rodata {rodata}, .data {data}, \
+         .bss {bss}, .uninit {uninit} bytes"
+    );
+    println!(
+        "flash: {} bytes (.vector_table + .text + .rodata + .data)",
+        vectors + text + rodata + data
+    );
+    println!(
+        "RAM: {} bytes (.data + .bss + .uninit + stack peak)",
+        data + bss + uninit + report.stack_peak as u64
+    );
+    assert!(text > 0 && rodata >= input.len() as u64);
+    assert!(
+        data <= DATA_BOUND,
+        ".data is {data} bytes: something big is copied from flash to RAM"
+    );
+    assert!(
+        bss >= input.len() as u64,
+        "the output buffer belongs in .bss ({bss} bytes)"
+    );
+    let names: Vec<&str> = file.symbols().filter_map(|s| s.name().ok()).collect();
+    assert!(
+        names.contains(&"main") || names.contains(&"Reset"),
+        "no symbol table?"
+    );
+    for allocator in ["__rust_alloc", "__rdl_alloc", "__rg_alloc"] {
+        let found: Vec<_> = names.iter().filter(|n| n.contains(allocator)).collect();
+        assert!(
+            found.is_empty(),
+            "allocator symbols in the firmware: {found:?}"
+        );
+    }
+
+    instruction_count(&crate_dir, &elf, &report);
+}
+
+/// Counts the instructions of the whole run with the `qemu-insn-count` plugin under `-icount`,
+/// twice: same count, same SysTick ticks, same output. The plugin speaks QEMU 7.2's plugin API; a
+/// QEMU that rejects it gets a message instead of a count.
+fn instruction_count(crate_dir: &Path, elf: &Path, plain: &Report) {
+    let plugin_dir = crate_dir.join("qemu-insn-count");
+    cargo_build(&plugin_dir, &["--target", "host-tuple"]);
+    let plugin = target_dir()
+        .join(host_tuple())
+        .join("release")
+        .join(format!(
+            "{}memplan_qemu_insn_count{}",
+            std::env::consts::DLL_PREFIX,
+            std::env::consts::DLL_SUFFIX
+        ));
+    let plugin = plugin.to_str().expect("a UTF-8 path");
+    let icount = format!("shift={ICOUNT_SHIFT}");
+    let args = ["-icount", &icount, "-plugin", plugin, "-d", "plugin"];
+
+    let mut runs = Vec::new();
+    for _ in 0..2 {
+        let output = qemu(elf, &args);
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        if !output.status.success() && stderr.contains("plugin") {
+            println!("instruction count unavailable, this QEMU rejects the plugin:\n{stderr}");
+            return;
+        }
+        let insns: u64 = field(&stderr, "insns").parse().expect("a count");
+        runs.push((parse(&output), insns));
+    }
+    assert_eq!(runs[0], runs[1], "two -icount runs differ");
+    let (report, insns) = &runs[0];
+    assert_eq!(report.output, plain.output);
+    let compute = report.systick_ticks * SYSTICK_NS / (1 << ICOUNT_SHIFT);
+    println!(
+        "instructions (-icount shift={ICOUNT_SHIFT}): {insns} for the whole run (painting and \
+         scanning the 4 MiB stack region included); the computation {} SysTick ticks, \
+         about {compute}",
+        report.systick_ticks
+    );
+    assert!(*insns > 0 && compute > 0 && compute < *insns);
+}
