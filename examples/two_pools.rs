@@ -3,11 +3,16 @@
 //!
 //! The planner fills the 32 KiB SRAM pool first with the most byte-steps it can hold (here the
 //! pinned DMA buffer, then the 32 KiB `hidden2 = act2` chain once that is dead) and spills the
-//! rest to PSRAM; each
-//! pool is an arena of its own (`kws::SramArena`, `kws::PsramArena`), here taken from the
-//! generated `static`s (SRAM's bytes in linker section `.sram.kws`). `Relu` runs in place: its
-//! view has one `&mut` field that holds its input on entry.
+//! rest to PSRAM; each pool is an arena of its own (`kws::SramArena`, `kws::PsramArena`), here
+//! the SRAM `static` declared below in linker section `.sram.kws` and the generated PSRAM
+//! `static`, both handed out by `kws::take`. `Relu` runs in place: its view has one `&mut`
+//! field that holds its input on entry.
 memplan::memplan!("models/two_pools.toml");
+
+/// The SRAM pool's bytes, in the section the model names: placing memory in a section is
+/// `unsafe` (the linker script decides what the section is), so it is written here, not generated.
+#[unsafe(link_section = ".sram.kws")]
+static SRAM: kws::sram::Memory = kws::sram::Memory::zeroed();
 
 /// A fully connected layer with deterministic weights: `out[j] = sum_i in[i] * w(i, j)`.
 fn dense(input: &[f32], output: &mut [f32]) {
@@ -57,7 +62,7 @@ fn main() {
     let features: [f32; kws::len::features] =
         core::array::from_fn(|i| ((i % 10) as f32 - 4.5) / 10.0);
     let mut scores = [0f32; kws::len::scores];
-    let mut arenas = kws::take().expect("the pools' statics, taken once");
+    let mut arenas = kws::take(&SRAM).expect("the pools' memories, taken once");
     {
         let v = arenas.op_capture(&features);
         for (d, f) in v.dma.chunks_exact_mut(4).zip(v.features) {

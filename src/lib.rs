@@ -242,8 +242,8 @@ pub mod __private {
 /// The flag and the value are side by side, and a zeroed value (`Arena::new()`) makes the whole
 /// `static` zero bytes: the linker puts it in `.bss`, which start-up code zeroes, and the image
 /// stores none of it. The generated code of a model with `[[pools]]` declares one per pool
-/// without a `link_section` (a pool with one takes the application's [`Memory`] through a
-/// [`PlacedArena`]); you can declare your own too:
+/// without a `link_section` (a pool with one is the application's [`Memory`]); you can declare
+/// your own too:
 ///
 /// ```
 /// static SCRATCH: memplan::StaticArena<[u8; 64]> = memplan::StaticArena::new([0; 64]);
@@ -312,10 +312,20 @@ impl<T> StaticArena<T> {
     }
 }
 
-/// An arena's bytes alone, in a `static` of their own: for memory that start-up code does not
-/// initialise, such as a linker section of an SRAM bank or DTCM (`NOLOAD`). It holds no flag
-/// (an arena is bytes, so any bit pattern is a valid value); the generated `take` of the model
-/// hands it out once, through the pool's [`PlacedArena`].
+/// An arena's bytes alone, in a `static` of their own: for a pool whose model names a
+/// `link_section`, such as an SRAM bank or DTCM. You declare the `static` and place it, since
+/// placing memory in a section is `unsafe` (the section decides whether writing is sound), then
+/// hand it to the model's `take`:
+///
+/// ```ignore
+/// #[unsafe(link_section = ".sram.kws")]
+/// static SRAM: kws::sram::Memory = kws::sram::Memory::zeroed(); // memplan::Memory<kws::sram::Arena>
+/// let arenas = kws::take(&SRAM).unwrap();
+/// ```
+///
+/// It holds no flag (an arena is bytes, so any bit pattern is a valid value, and a section that
+/// start-up code leaves uninitialised, `NOLOAD`, is fine); `take` hands it out once, through the
+/// pool's [`PlacedArena`] in ordinary memory.
 #[repr(transparent)]
 pub struct Memory<T>(core::cell::UnsafeCell<T>);
 
@@ -331,11 +341,20 @@ impl<T> Memory<T> {
     }
 }
 
+impl<T: bytemuck::Zeroable> Memory<T> {
+    /// A zeroed value (a generated `Arena` is `Zeroable`); `const`, for `static`s.
+    pub const fn zeroed() -> Self {
+        // SAFETY: `T: Zeroable` promises that all-zero bytes are a valid `T`.
+        Self(core::cell::UnsafeCell::new(unsafe { core::mem::zeroed() }))
+    }
+}
+
 /// The hand-out flag of a pool whose bytes are a [`Memory`] the application declares: which
 /// memory is out, if any. A null pointer when free, so it is zero bytes (in `.bss`), apart
 /// from the memory it guards.
 ///
-/// One is generated per pool with a `link_section` (`<pool>::ARENA`); the model's `take` uses it.
+/// One is generated per pool with a `link_section` (`<pool>::ARENA`); the model's `take` uses it
+/// with the application's memory.
 pub struct PlacedArena<T> {
     taken: core::sync::atomic::AtomicPtr<T>,
 }

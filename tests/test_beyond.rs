@@ -157,9 +157,10 @@ fn two_pool_views_reach_across_pools() {
     }
     assert!(sram.small().iter().all(|&x| x == 4096.0 * 0.5 + 3.0));
 
-    let first = m::take();
+    static SRAM: m::sram::Memory = m::sram::Memory::zeroed();
+    let first = m::take(&SRAM);
     assert!(first.is_some());
-    assert!(m::take().is_none(), "the statics are handed out once");
+    assert!(m::take(&SRAM).is_none(), "the statics are handed out once");
     let statics = first.unwrap();
     assert_eq!(core::mem::size_of_val(&*statics.sram), m::sram::ARENA_SIZE);
 }
@@ -177,7 +178,8 @@ fn two_pool_model_compiles_through_the_macro() {
     assert_eq!(check_plan(m::dram::TENSORS, m::dram::ARENA_SIZE), Ok(()));
     assert_eq!(m::sram::TENSORS, pools::pools::sram::TENSORS);
     assert_eq!(m::dram::TENSORS, pools::pools::dram::TENSORS);
-    let arenas = m::take().expect("the macro's statics are its own");
+    static SRAM: m::sram::Memory = m::sram::Memory::zeroed();
+    let arenas = m::take(&SRAM).expect("the macro's statics are its own");
     assert_eq!(core::mem::size_of_val(&*arenas.dram), m::dram::ARENA_SIZE);
     assert!(m::sram::ARENA.is_taken() && m::dram::ARENA.is_taken());
 }

@@ -9,12 +9,16 @@ mod pools {
 use memplan::StaticArena;
 use pools::pools as m;
 
+/// The memory of pool `sram` (the model's `link_section`): the application's to declare and place;
+/// here in ordinary memory.
+static SRAM: m::sram::Memory = m::sram::Memory::zeroed();
+
 #[test]
 fn take_consumes_nothing_when_one_pool_is_already_taken() {
     let sram = m::sram::ARENA
-        .take(&m::sram::MEMORY)
+        .take(&SRAM)
         .expect("the sram static, taken alone");
-    assert!(m::take().is_none(), "one pool is out, so take() fails");
+    assert!(m::take(&SRAM).is_none(), "one pool is out, so take() fails");
     assert!(
         !m::dram::ARENA.is_taken(),
         "the failed take() consumed dram"
@@ -29,20 +33,17 @@ fn take_consumes_nothing_when_one_pool_is_already_taken() {
     let other = m::sram::ARENA
         .take(&OTHER)
         .expect("a free pool hands out a memory");
-    assert!(
-        m::sram::ARENA.take(&m::sram::MEMORY).is_none(),
-        "one memory at a time"
-    );
+    assert!(m::sram::ARENA.take(&SRAM).is_none(), "one memory at a time");
     let stranger: &'static mut m::sram::Arena = Box::leak(Box::new(m::sram::Arena::new()));
     assert!(
         m::sram::ARENA.put_back(stranger).is_err(),
         "not the memory out"
     );
     assert!(m::sram::ARENA.put_back(other).is_ok());
-    let arenas = m::take().expect("every pool is free again");
+    let arenas = m::take(&SRAM).expect("every pool is free again");
     assert!(m::sram::ARENA.is_taken() && m::dram::ARENA.is_taken());
     assert_eq!(core::mem::size_of_val(&*arenas.dram), m::dram::ARENA_SIZE);
-    assert!(m::take().is_none(), "handed out once");
+    assert!(m::take(&SRAM).is_none(), "handed out once");
 }
 
 #[test]

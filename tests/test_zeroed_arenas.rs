@@ -25,6 +25,9 @@ const MAIN: &str = r#"#![no_std]
 memplan::memplan!("../model.toml");
 memplan::memplan!("../single.toml");
 
+#[unsafe(link_section = ".sram.kws")]
+static SRAM: kws::sram::Memory = kws::sram::Memory::zeroed();
+
 static SINGLE: memplan::StaticArena<net::Arena> = memplan::StaticArena::new(net::Arena::new());
 
 #[panic_handler]
@@ -35,7 +38,7 @@ fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
 #[unsafe(no_mangle)]
 pub extern "C" fn reset() -> ! {
     let features = [0.5f32; kws::len::features];
-    if let Some(mut arenas) = kws::take() {
+    if let Some(mut arenas) = kws::take(&SRAM) {
         let v = arenas.op_capture(&features);
         v.dma[0] = 1;
         let v = arenas.op_fc1();

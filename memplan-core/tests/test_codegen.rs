@@ -302,3 +302,33 @@ fn docs_show_the_lifetimes_tensors_reports() {
         );
     }
 }
+
+/// Issue 19, item 1: a model file never places memory in a linker section. The generated code
+/// (and its stand-in for a broken model) has no `link_section` attribute; a pool that names one
+/// is a `Memory` type that `take` takes from the application, which writes the `unsafe`.
+#[test]
+fn generated_code_places_nothing_in_a_linker_section() {
+    for section in [".sram", ".bss.rel.ro", ".jcr", ".HardFault.arena"] {
+        let text = format!(
+            "[model]\nname = \"net\"\ninputs = [\"x\"]\noutputs = [\"y\"]\n\n\
+             [[pools]]\nname = \"sram\"\nlink_section = {section:?}\n\n[[pools]]\nname = \"dram\"\n\n\
+             [tensors]\nx = {{ dtype = \"f32\", shape = [4] }}\ny = {{ dtype = \"f32\", shape = [4] }}\n\n\
+             [[ops]]\nname = \"copy\"\ninputs = [\"x\"]\noutputs = [\"y\"]\n"
+        );
+        let code = expand_model("model.toml", &text).unwrap();
+        let placeholder = memplan_core::codegen::placeholder(&text);
+        for tokens in [code, placeholder] {
+            // Identifiers only: the docs show the attribute the application writes.
+            assert!(
+                !leaves(tokens.clone()).iter().any(|t| t == "link_section"),
+                "{section}: {tokens}"
+            );
+            let code = tokens.to_string();
+            assert!(code.contains("pub type Memory"), "{section}: {code}");
+            assert!(
+                code.contains("pub fn take (sram : & 'static sram :: Memory)"),
+                "{section}: {code}"
+            );
+        }
+    }
+}

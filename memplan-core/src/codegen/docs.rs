@@ -265,9 +265,15 @@ pub(crate) fn arena(model: &Model, plan: &ModelPlan, pool: usize) -> String {
             "The arena of pool `{}` of model `{}`: {arena} bytes aligned to {align}, every tensor \
              of the pool at a constant offset (lower bound {bound} bytes).\n\n\
              Each of its tensors has a typed accessor here; the op views, which reach across \
-             pools, are on `Arenas`. `Arena::new` is `const`, so a `static` works (one is \
-             generated: `ARENA`).",
-            p.name, model.name
+             pools, are on `Arenas`. `Arena::new` is `const`, so a `static` works ({}).",
+            p.name,
+            model.name,
+            if p.link_section.is_some() {
+                "the application declares it, as a `Memory` in the pool's section, and passes it \
+                 to `take`"
+            } else {
+                "one is generated: `ARENA`"
+            }
         );
     }
     format!(
@@ -281,6 +287,26 @@ pub(crate) fn arena(model: &Model, plan: &ModelPlan, pool: usize) -> String {
          `Box` for large arenas.",
         model.name
     )
+}
+
+/// The docs of a pool's `Memory` type, and the `static` the application writes for it.
+pub(crate) fn pool_memory(model: &Model, pool: &str, section: &str) -> (String, String) {
+    let line = format!(
+        "#[unsafe(link_section = {section:?})]\nstatic {}: {m}::{pool}::Memory = {m}::{pool}::Memory::zeroed();",
+        pool.to_uppercase(),
+        m = model.name
+    );
+    let doc = format!(
+        "The bytes of pool `{pool}`'s arena, in a `static` the application declares in the \
+         pool's linker section `{section}` and passes to [`super::take`]:\n\n```ignore\n{line}\n```\n\n\
+         The generated code places nothing in a section: what a section holds decides whether \
+         writing to it is sound (a read-only or code section crashes, a loader table runs the \
+         bytes), so the `unsafe` is yours to write, and `forbid(unsafe_code)` refuses it. The \
+         `Memory` holds only the bytes (any bit pattern is a valid arena), so a section that \
+         start-up code leaves uninitialised (`NOLOAD`) is fine; the hand-out flag is \
+         [`ARENA`], in ordinary memory."
+    );
+    (doc, line)
 }
 
 /// A tensor accessor's docs.

@@ -345,6 +345,8 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
     let mut holder_params = Vec::new();
     let mut holder_inits = Vec::new();
     let mut statics_taken = Vec::new();
+    // The pools whose memory the application declares (in its section), with the line to write.
+    let mut sectioned: Vec<(Ident, String)> = Vec::new();
     let mut statics_put_back = Vec::new();
     for (p, pool) in plan.pools.iter().enumerate() {
         let name = ident(&pool.name);
@@ -375,21 +377,21 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
                 }
             }
             Some(section) => {
-                let memory_doc = format!(
-                    "The bytes of pool `{}`'s arena, alone in linker section `{section}` (any bit \
-                     pattern is valid, so a section that start-up code leaves uninitialised is \
-                     fine); [`super::take`] hands them out once, through [`ARENA`].",
-                    pool.name
-                );
+                // The generated code places nothing in a section: that is `unsafe` (the section
+                // decides what the bytes are), so the application writes it, where
+                // `forbid(unsafe_code)` sees it.
+                let memory_doc = docs::pool_memory(model, &pool.name, section);
                 let flag_doc = format!(
-                    "The hand-out flag of pool `{}`'s [`MEMORY`], in ordinary memory (zero bytes: \
-                     in `.bss`).",
+                    "The hand-out flag of pool `{}`'s arena, in ordinary memory (zero bytes: in \
+                     `.bss`); the bytes are the application's [`Memory`] static, which \
+                     [`super::take`] takes.",
                     pool.name
                 );
+                sectioned.push((name.clone(), memory_doc.1));
+                let memory_doc = memory_doc.0;
                 quote! {
                     #[doc = #memory_doc]
-                    #[unsafe(link_section = #section)]
-                    pub static MEMORY: ::memplan::Memory<Arena> = ::memplan::Memory::new(Arena::new());
+                    pub type Memory = ::memplan::Memory<Arena>;
                     #[doc = #flag_doc]
                     // SAFETY: the one `PlacedArena` over this module's own `Arena` type.
                     pub static ARENA: ::memplan::PlacedArena<Arena> = unsafe { ::memplan::PlacedArena::new() };
@@ -466,11 +468,15 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
         holder_inits.push(quote! { #name });
         statics_taken.push(match pool.link_section {
             None => quote! { #name::ARENA.take() },
-            Some(_) => quote! { #name::ARENA.take(&#name::MEMORY) },
+            Some(_) => quote! { #name::ARENA.take(#name) },
         });
         statics_put_back.push(quote! { #name::ARENA.put_back(arena) });
     }
     let pool_names: Vec<Ident> = plan.pools.iter().map(|p| ident(&p.name)).collect();
+    let memory_params = sectioned
+        .iter()
+        .map(|(name, _)| quote! { #name: &'static #name::Memory });
+    let take_doc = take_doc(&model.name, &sectioned);
     let (op_methods, op_structs) = all_op_views(model, plan);
     let tables = lex(&tables(model, plan));
     let views = lex(&views_method(plan));
@@ -512,10 +518,9 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
 
             #tables
 
-            /// Every pool's `static` arena, once: `None` if any was already taken, and then
-            /// none is consumed (the ones this call took are put back).
+            #(#[doc = #take_doc])*
             #[cfg(all(target_has_atomic = "8", target_has_atomic = "ptr"))]
-            pub fn take() -> ::core::option::Option<Arenas<'static>> {
+            pub fn take(#(#memory_params),*) -> ::core::option::Option<Arenas<'static>> {
                 #(let #pool_names = #statics_taken;)*
                 if #(#pool_names.is_some())&&* {
                     return ::core::option::Option::Some(Arenas { #(#pool_names: #pool_names?),* });
@@ -533,6 +538,39 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
             }
         }
     }
+}
+
+/// The docs of a model's `take`: what it hands out, and for each pool in a linker section the
+/// `static` the application declares and passes.
+fn take_doc(model: &str, sectioned: &[(Ident, String)]) -> Vec<String> {
+    let mut lines = vec![
+        "Every pool's arena, once: `None` if any was already taken, and then none is consumed \
+         (the ones this call took are put back)."
+            .to_owned(),
+    ];
+    if !sectioned.is_empty() {
+        lines.push(String::new());
+        lines.push(
+            "A pool with a `link_section` is memory the application declares, in that section \
+             (the `unsafe` of placing it is the application's to write), and passes here:"
+                .to_owned(),
+        );
+        lines.push(String::new());
+        lines.push("```ignore".to_owned());
+        for (_, line) in sectioned {
+            lines.extend(line.split('\n').map(str::to_owned));
+        }
+        let args: Vec<String> = sectioned
+            .iter()
+            .map(|(name, _)| format!("&{}", name.to_string().to_uppercase()))
+            .collect();
+        lines.push(format!(
+            "let arenas = {model}::take({}).unwrap();",
+            args.join(", ")
+        ));
+        lines.push("```".to_owned());
+    }
+    lines
 }
 
 /// The in-place aliases of each op, in model order.

@@ -225,6 +225,8 @@ fn pool_items(
     zeros: &[TokenStream],
 ) -> TokenStream {
     let mut names: Vec<&str> = Vec::new();
+    // Whether each pool names a `link_section`: its memory is then a `take` parameter.
+    let mut sectioned: Vec<bool> = Vec::new();
     if let Some(DeValue::Array(pools)) = document.get("pools").map(|p| p.get_ref()) {
         for pool in pools.iter() {
             let name = pool
@@ -233,9 +235,11 @@ fn pool_items(
                 .and_then(|n| n.get_ref().as_str())
                 .filter(|n| identifier_problem(n).is_none())
                 .filter(|n| !["offset", "len", "op"].contains(n));
+            let section = pool.get_ref().get("link_section").is_some();
             if let Some(name) = name {
                 if !names.contains(&name) {
                     names.push(name);
+                    sectioned.push(section);
                 }
             }
         }
@@ -264,7 +268,17 @@ fn pool_items(
         let alias = format_ident!("{}Arena", camel);
         quote! { pub type #alias = #ident::Arena; }
     });
-    let modules = idents.iter().map(|ident| {
+    let modules = idents.iter().zip(&sectioned).map(|(ident, &section)| {
+        let arena = if section {
+            quote! {
+                pub type Memory = ::memplan::Memory<Arena>;
+                pub static ARENA: ::memplan::PlacedArena<Arena> = unsafe { ::memplan::PlacedArena::new() };
+            }
+        } else {
+            quote! {
+                pub static ARENA: ::memplan::StaticArena<Arena> = ::memplan::StaticArena::new(Arena::new());
+            }
+        };
         quote! {
             pub mod #ident {
                 pub const ARENA_SIZE: usize = 0;
@@ -281,10 +295,16 @@ fn pool_items(
                 impl ::core::default::Default for Arena {
                     fn default() -> Self { Self::new() }
                 }
-                pub static ARENA: ::memplan::StaticArena<Arena> = ::memplan::StaticArena::new(Arena::new());
+                unsafe impl ::memplan::__private::bytemuck::Zeroable for Arena {}
+                #arena
             }
         }
     });
+    let memory_params = idents
+        .iter()
+        .zip(&sectioned)
+        .filter(|(_, section)| **section)
+        .map(|(ident, _)| quote! { #ident: &'static #ident::Memory });
     quote! {
         #(#modules)*
         #(#aliases)*
@@ -297,6 +317,6 @@ fn pool_items(
             #(#op_methods)*
         }
         #[cfg(all(target_has_atomic = "8", target_has_atomic = "ptr"))]
-        pub fn take() -> ::core::option::Option<Arenas<'static>> { ::core::option::Option::None }
+        pub fn take(#(#memory_params),*) -> ::core::option::Option<Arenas<'static>> { ::core::option::Option::None }
     }
 }

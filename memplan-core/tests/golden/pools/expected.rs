@@ -201,7 +201,7 @@ pub mod pools {
         }
         /**The arena of pool `sram` of model `pools`: 3072 bytes aligned to 16, every tensor of the pool at a constant offset (lower bound 3072 bytes).
 
-Each of its tensors has a typed accessor here; the op views, which reach across pools, are on `Arenas`. `Arena::new` is `const`, so a `static` works (one is generated: `ARENA`).*/
+Each of its tensors has a typed accessor here; the op views, which reach across pools, are on `Arenas`. `Arena::new` is `const`, so a `static` works (the application declares it, as a `Memory` in the pool's section, and passes it to `take`).*/
         #[repr(C, align(16))]
         pub struct Arena {
             pub(super) bytes: [::core::primitive::u8; ARENA_SIZE],
@@ -245,12 +245,16 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
             }
         }
         unsafe impl ::memplan::__private::bytemuck::Zeroable for Arena {}
-        ///The bytes of pool `sram`'s arena, alone in linker section `.sram.memplan` (any bit pattern is valid, so a section that start-up code leaves uninitialised is fine); [`super::take`] hands them out once, through [`ARENA`].
-        #[unsafe(link_section = ".sram.memplan")]
-        pub static MEMORY: ::memplan::Memory<Arena> = ::memplan::Memory::new(
-            Arena::new(),
-        );
-        ///The hand-out flag of pool `sram`'s [`MEMORY`], in ordinary memory (zero bytes: in `.bss`).
+        /**The bytes of pool `sram`'s arena, in a `static` the application declares in the pool's linker section `.sram.memplan` and passes to [`super::take`]:
+
+```ignore
+#[unsafe(link_section = ".sram.memplan")]
+static SRAM: pools::sram::Memory = pools::sram::Memory::zeroed();
+```
+
+The generated code places nothing in a section: what a section holds decides whether writing to it is sound (a read-only or code section crashes, a loader table runs the bytes), so the `unsafe` is yours to write, and `forbid(unsafe_code)` refuses it. The `Memory` holds only the bytes (any bit pattern is a valid arena), so a section that start-up code leaves uninitialised (`NOLOAD`) is fine; the hand-out flag is [`ARENA`], in ordinary memory.*/
+        pub type Memory = ::memplan::Memory<Arena>;
+        ///The hand-out flag of pool `sram`'s arena, in ordinary memory (zero bytes: in `.bss`); the bytes are the application's [`Memory`] static, which [`super::take`] takes.
         pub static ARENA: ::memplan::PlacedArena<Arena> = unsafe {
             ::memplan::PlacedArena::new()
         };
@@ -640,11 +644,18 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
     ];
     /// The most arena views of one op: the capacity of [`::memplan::Views`] from `views`.
     pub const MAX_VIEWS: usize = 3;
-    /// Every pool's `static` arena, once: `None` if any was already taken, and then
-    /// none is consumed (the ones this call took are put back).
+    ///Every pool's arena, once: `None` if any was already taken, and then none is consumed (the ones this call took are put back).
+    ///
+    ///A pool with a `link_section` is memory the application declares, in that section (the `unsafe` of placing it is the application's to write), and passes here:
+    ///
+    ///```ignore
+    ///#[unsafe(link_section = ".sram.memplan")]
+    ///static SRAM: pools::sram::Memory = pools::sram::Memory::zeroed();
+    ///let arenas = pools::take(&SRAM).unwrap();
+    ///```
     #[cfg(all(target_has_atomic = "8", target_has_atomic = "ptr"))]
-    pub fn take() -> ::core::option::Option<Arenas<'static>> {
-        let sram = sram::ARENA.take(&sram::MEMORY);
+    pub fn take(sram: &'static sram::Memory) -> ::core::option::Option<Arenas<'static>> {
+        let sram = sram::ARENA.take(sram);
         let dram = dram::ARENA.take();
         if sram.is_some() && dram.is_some() {
             return ::core::option::Option::Some(Arenas { sram: sram?, dram: dram? });
