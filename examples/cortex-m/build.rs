@@ -1,11 +1,68 @@
-//! Puts `memory.x` where the linker finds it: cortex-m-rt's `link.x` includes it.
+//! Puts `memory.x` where the linker finds it (cortex-m-rt's `link.x` includes it), and generates
+//! the network the firmware runs with `memplan-build`, exactly as a user's crate would:
+//!
+//! - `MEMPLAN_FIRMWARE_MODEL` (an absolute path to an ONNX file with its `<stem>.input.bin`
+//!   beside it), else the MLPerf Tiny keyword spotter `../shared/bench/tinyml/
+//!   kws_ref_model_float32.onnx` when the shared data is there, else the runner's small CNN
+//!   (`memplan-runner/models/default.onnx`);
+//! - `OUT_DIR/net.rs` (the module `net`), `OUT_DIR/input.bin` (the reference input, embedded in
+//!   flash) and `OUT_DIR/io.rs` (the input and output lengths, and `run` on them).
 
-use std::path::PathBuf;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
-fn main() {
+fn main() -> Result<(), memplan_build::Error> {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     std::fs::write(out.join("memory.x"), include_bytes!("memory.x")).expect("OUT_DIR is writable");
-    println!("cargo:rustc-link-search={}", out.display());
-    println!("cargo:rerun-if-changed=memory.x");
-    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo::rustc-link-search={}", out.display());
+    println!("cargo::rerun-if-changed=memory.x");
+    println!("cargo::rerun-if-changed=build.rs");
+    println!("cargo::rerun-if-env-changed=MEMPLAN_FIRMWARE_MODEL");
+
+    let kws = Path::new("../../../shared/bench/tinyml/kws_ref_model_float32.onnx");
+    let model = match std::env::var_os("MEMPLAN_FIRMWARE_MODEL") {
+        Some(path) if !path.is_empty() => PathBuf::from(path),
+        _ if kws.is_file() => kws.to_path_buf(),
+        _ => PathBuf::from("../../memplan-runner/models/default.onnx"),
+    };
+    let generated = memplan_build::Network::from_onnx(&model)
+        .name("net")
+        .generate()?;
+
+    // The reference input beside the model: `<stem>.input.bin`.
+    let stem = model
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("model");
+    let input = model.with_file_name(format!("{stem}.input.bin"));
+    println!("cargo::rerun-if-changed={}", input.display());
+    let bytes = std::fs::read(&input).unwrap_or_else(|e| panic!("{}: {e}", input.display()));
+    std::fs::write(out.join("input.bin"), bytes).expect("OUT_DIR is writable");
+
+    let ([first_in], [first_out]) = (&generated.inputs[..], &generated.outputs[..]) else {
+        panic!("the firmware runs networks with one input and one output");
+    };
+    assert!(
+        first_in.rust_type == "f32" && first_out.rust_type == "f32",
+        "the firmware runs float32 networks"
+    );
+    let mut io = String::new();
+    let _ = writeln!(
+        io,
+        "/// The model the firmware runs.\npub const MODEL: &str = {:?};\n\
+         /// Elements of the input.\npub const INPUT_LEN: usize = net::len::{};\n\
+         /// Elements of the output.\npub const OUTPUT_LEN: usize = net::len::{};\n\
+         /// Bytes of the network's constants (the weights, in flash).\npub const WEIGHT_BYTES: usize = {};\n\
+         /// The network's `run` on its one input and output.\n\
+         pub fn run(arena: &mut net::Arena, input: &[f32; INPUT_LEN], output: &mut [f32; OUTPUT_LEN]) -> Result<(), memplan::kernels::program::RunError> {{\n    net::run(arena, input, output)\n}}",
+        model
+            .file_name()
+            .and_then(|s| s.to_str())
+            .unwrap_or("model"),
+        first_in.name,
+        first_out.name,
+        generated.weight_bytes,
+    );
+    std::fs::write(out.join("io.rs"), io).expect("OUT_DIR is writable");
+    Ok(())
 }

@@ -62,4 +62,4 @@ mod prepare;
 
 pub use error::Error;
 pub use fold::MAX_FOLDED_BYTES;
-pub use network::{Generated, Network};
+pub use network::{Generated, Io, Network};

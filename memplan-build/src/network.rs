@@ -63,6 +63,23 @@ pub struct Generated {
     pub weight_bytes: u64,
     /// Files the build read besides the ONNX file (external weight data).
     pub inputs_read: Vec<PathBuf>,
+    /// The graph inputs, in graph order (the first parameters of `run`).
+    pub inputs: Vec<Io>,
+    /// The graph outputs, in graph order (the last parameters of `run`).
+    pub outputs: Vec<Io>,
+}
+
+/// A graph input or output: a parameter of the generated `run`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Io {
+    /// The parameter's name (snake_case of the ONNX name; also `len::<name>`).
+    pub name: String,
+    /// The ONNX value's name.
+    pub onnx: String,
+    /// The Rust element type (`f32`, `i64`, `i32`, `u8` for bool).
+    pub rust_type: &'static str,
+    /// Number of elements.
+    pub elements: u64,
 }
 
 impl Network {
@@ -233,8 +250,26 @@ impl Network {
             bound_without_sharing: prepared.bound_without_sharing,
             weight_bytes: blob.len() as u64,
             inputs_read: prepared.files.clone(),
+            inputs: parameters(&prepared, &prepared.model.inputs),
+            outputs: parameters(&prepared, &prepared.model.outputs),
         })
     }
+}
+
+/// The parameters of `run` for `values`.
+fn parameters(prepared: &Prepared, values: &[usize]) -> Vec<Io> {
+    values
+        .iter()
+        .map(|&t| {
+            let tensor = &prepared.model.tensors[t];
+            Io {
+                name: tensor.name.clone(),
+                onnx: tensor.source.clone().unwrap_or_else(|| tensor.name.clone()),
+                rust_type: tensor.rust_type(),
+                elements: tensor.len(),
+            }
+        })
+        .collect()
 }
 
 /// The Rust source of the network's module.
