@@ -666,3 +666,81 @@ fn external_data_is_read_relative_to_the_model() {
     assert!(error.contains("runs past the end"), "{error}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 19, item 3: external data outside the model's folder is refused, naming the initializer
+/// (ONNX Runtime's CVE-2024-27318/27319): absolute paths, `..` above the folder, and symlinks
+/// that resolve outside it. Locations inside the folder still import.
+#[cfg(unix)]
+#[test]
+fn external_data_outside_the_model_folder_is_refused() {
+    let root = std::env::temp_dir().join(format!("memplan-onnx-escape-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let dir = root.join("model");
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    let secret = root.join("secret.bin");
+    std::fs::write(&secret, [7u8; 16]).unwrap();
+    std::fs::write(dir.join("sub/w.bin"), [0u8; 16]).unwrap();
+    std::os::unix::fs::symlink(&secret, dir.join("link.bin")).unwrap();
+    std::os::unix::fs::symlink(&root, dir.join("up")).unwrap();
+    let with_location = |location: &str| {
+        let mut model = tiny(Ok(1));
+        model.graph.as_mut().unwrap().initializer[0].external_data[0].value = location.into();
+        let path = dir.join("tiny.onnx");
+        std::fs::write(&path, model.encode_to_vec()).unwrap();
+        import_file(&path, &ImportOptions::default())
+    };
+    for (location, reason) in [
+        (secret.to_str().unwrap(), "is an absolute path"),
+        ("/etc/passwd", "is an absolute path"),
+        ("../secret.bin", "leaves the model's folder"),
+        ("sub/../../secret.bin", "leaves the model's folder"),
+        ("link.bin", "resolves (through a symlink)"),
+        ("up/secret.bin", "resolves (through a symlink)"),
+    ] {
+        let error = with_location(location).unwrap_err().message;
+        assert!(
+            error.contains("initializer `w`") && error.contains(reason),
+            "{location}: {error}"
+        );
+        assert!(error.contains("tiny.onnx"), "{error}");
+        assert!(
+            error.contains("= help: keep external data files"),
+            "{error}"
+        );
+    }
+    for location in [
+        "sub/w.bin",
+        "./sub/w.bin",
+        "sub/../sub/w.bin",
+        "not-yet.bin",
+    ] {
+        let imported = with_location(location).unwrap_or_else(|e| panic!("{location}: {e}"));
+        let value = imported.graph.weights[0].value.as_ref().unwrap();
+        assert!(
+            matches!(&value.data, crate::WeightData::External { path, .. } if path.starts_with(&dir)),
+            "{location}"
+        );
+    }
+    // A `Constant` node's tensor is checked the same way.
+    let mut model = tiny(Ok(1));
+    let graph = model.graph.as_mut().unwrap();
+    let mut tensor = graph.initializer[0].clone();
+    tensor.external_data[0].value = "../secret.bin".into();
+    graph.node[0].attribute.push(crate::proto::AttributeProto {
+        name: "value".into(),
+        r#type: 4,
+        t: Some(tensor),
+        ..Default::default()
+    });
+    let path = dir.join("constant.onnx");
+    std::fs::write(&path, model.encode_to_vec()).unwrap();
+    let error = import_file(&path, &ImportOptions::default())
+        .unwrap_err()
+        .message;
+    assert!(
+        error.contains("tensor attribute `value` of node `/const`")
+            && error.contains("leaves the model's folder"),
+        "{error}"
+    );
+    std::fs::remove_dir_all(&root).unwrap();
+}

@@ -140,6 +140,57 @@ fn read_external(path: &Path, offset: u64, length: u64) -> Result<Vec<u8>, Strin
     Ok(bytes)
 }
 
+/// The file an external data `location` names: `base_dir` joined with it, only if it stays in
+/// `base_dir`. An absolute location, one that `..` takes above `base_dir`, or one whose file
+/// (after resolving symlinks) is outside `base_dir` is refused, as ONNX Runtime does.
+pub(crate) fn external_path(base_dir: &Path, location: &str) -> Result<PathBuf, String> {
+    use std::path::Component;
+    let relative = Path::new(location);
+    if location.is_empty() {
+        return Err("its external data `location` is empty".to_owned());
+    }
+    if relative.has_root() || relative.is_absolute() {
+        return Err(format!(
+            "its external data `location` {location:?} is an absolute path; a model may only \
+             read data files in its own folder"
+        ));
+    }
+    // `..` may not climb above the folder, even through a folder that comes back down.
+    let mut depth = 0usize;
+    for component in relative.components() {
+        match component {
+            Component::Normal(_) => depth += 1,
+            Component::CurDir => {}
+            Component::ParentDir if depth > 0 => depth -= 1,
+            _ => {
+                return Err(format!(
+                    "its external data `location` {location:?} leaves the model's folder; a \
+                     model may only read data files in its own folder"
+                ));
+            }
+        }
+    }
+    let path = base_dir.join(relative);
+    // Symlinks: the file (when it exists) must resolve to a place inside the folder.
+    let folder = if base_dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        base_dir
+    };
+    if let (Ok(real), Ok(base)) = (std::fs::canonicalize(&path), std::fs::canonicalize(folder)) {
+        if !real.starts_with(&base) {
+            return Err(format!(
+                "its external data `location` {location:?} resolves (through a symlink) to `{}`, \
+                 outside the model's folder `{}`; a model may only read data files in its own \
+                 folder",
+                real.display(),
+                base.display()
+            ));
+        }
+    }
+    Ok(path)
+}
+
 /// A static shape from ONNX dims.
 fn dims(tensor: &proto::TensorProto) -> Result<Vec<u64>, String> {
     tensor
@@ -185,7 +236,7 @@ pub(crate) fn from_tensor(
             dtype,
             shape,
             data: WeightData::External {
-                path: base_dir.join(location),
+                path: external_path(base_dir, &location)?,
                 offset: number("offset")?.unwrap_or(0),
                 length: number("length")?,
             },
