@@ -30,16 +30,25 @@ fn networks_run_in_a_users_own_crate_and_match_onnx_runtime() {
         .lines()
         .filter(|l| l.contains(" | max abs diff "))
         .collect();
-    assert!(
-        lines.iter().any(|l| l.starts_with("default_cnn: match")),
-        "{stdout}"
-    );
+    for name in [
+        "default_cnn",
+        "default_cnn_copies",
+        "default_cnn_io_in_arena",
+        "default_cnn_pools",
+    ] {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with(&format!("{name}: match"))),
+            "{name}:\n{stdout}"
+        );
+    }
     for line in &lines {
         assert!(line.contains(": match |"), "{line}");
     }
     let shared = root.join("../shared/bench/runnable/manifest.json");
     if shared.is_file() {
-        assert_eq!(lines.len(), 6, "every shared network ran:\n{stdout}");
+        assert_eq!(lines.len(), 9, "every shared network ran:\n{stdout}");
     } else {
         println!(
             "skipped the shared networks: {} not found",

@@ -200,6 +200,15 @@ pub(crate) fn network_items(
     s
 }
 
+/// What `run` takes the arena as: `Arena`, or `Arenas<'_>` with pools.
+fn arena_type(prepared: &Prepared) -> &'static str {
+    if prepared.model.pools.is_empty() {
+        "Arena"
+    } else {
+        "Arenas<'_>"
+    }
+}
+
 /// `run`: straight-line code, one block per node.
 fn run_fn(prepared: &Prepared, offsets: &[usize]) -> String {
     let model = &prepared.model;
@@ -236,11 +245,12 @@ fn run_fn(prepared: &Prepared, offsets: &[usize]) -> String {
          /// every other value in `arena`. Allocates nothing; the constants are read in place.\n\
          ///\n/// # Errors\n/// A kernel that refuses its operands, which the build's checks rule out.\n\
          #[allow(unused_variables, clippy::too_many_arguments)]\n\
-         pub fn run(arena: &mut Arena, {}) -> ::core::result::Result<(), ::memplan::kernels::program::RunError> {{\n\
+         pub fn run(arena: &mut {}, {}) -> ::core::result::Result<(), ::memplan::kernels::program::RunError> {{\n\
          use ::memplan::kernels::{{self as k, Data, DataMut, Input, Output}};\n\
          let blob: &'static [u8] = &CONSTANT_BYTES.0;",
         names(&model.inputs),
         names(&model.outputs),
+        arena_type(prepared),
         params.join(", ")
     );
     if !external(model.inputs[0]) {
@@ -371,12 +381,13 @@ fn run_dyn_fn(prepared: &Prepared) -> String {
         s,
         "/// [`run`] on inputs and outputs given as slices, in graph order; their types and lengths\n\
          /// are checked.\n///\n/// # Errors\n/// Wrong types, counts or lengths, or what [`run`] reports.\n\
-         pub fn run_dyn(arena: &mut Arena, inputs: &[::memplan::kernels::Data<'_>], outputs: &mut [::memplan::kernels::DataMut<'_>]) -> ::core::result::Result<(), ::memplan::kernels::program::RunError> {{\n\
+         pub fn run_dyn(arena: &mut {}, inputs: &[::memplan::kernels::Data<'_>], outputs: &mut [::memplan::kernels::DataMut<'_>]) -> ::core::result::Result<(), ::memplan::kernels::program::RunError> {{\n\
          use ::memplan::kernels::{{Data, DataMut, KernelError}};\n\
          use ::memplan::kernels::program::RunError;\n\
          let bad = |what: &str| RunError::new(usize::MAX, \"run_dyn\", KernelError::new(what));\n\
          let [{}] = inputs else {{ return Err(bad(\"wrong number of inputs\")); }};\n\
          let [{}] = outputs else {{ return Err(bad(\"wrong number of outputs\")); }};",
+        arena_type(prepared),
         ins.join(", "),
         outs.join(", ")
     );

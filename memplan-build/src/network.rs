@@ -17,6 +17,8 @@ pub(crate) struct Options {
     pub(crate) budget: Option<u64>,
     pub(crate) io_in_arena: bool,
     pub(crate) plan_docs: bool,
+    /// `[[pools]]`: name, size, linker section.
+    pub(crate) pools: Vec<(String, Option<u64>, Option<String>)>,
 }
 
 /// A network to generate code for, from an ONNX file.
@@ -97,6 +99,7 @@ impl Network {
                 budget: None,
                 io_in_arena: false,
                 plan_docs: true,
+                pools: Vec::new(),
             },
             out_dir: None,
             rerun_if_changed: true,
@@ -161,6 +164,29 @@ impl Network {
     #[must_use]
     pub fn plan_docs(mut self, on: bool) -> Self {
         self.options.plan_docs = on;
+        self
+    }
+
+    /// A memory pool the planner may use, fastest first (a model file's `[[pools]]`): `size` the
+    /// most bytes its arena may take (`None` for no limit). With pools, the module has one arena
+    /// per pool, `Arenas` holds them all, `take()` hands them out, and `run` takes `&mut
+    /// Arenas`. A tensor goes to the first pool with room.
+    #[must_use]
+    pub fn pool(mut self, name: &str, size: Option<u64>) -> Self {
+        self.options.pools.push((name.to_owned(), size, None));
+        self
+    }
+
+    /// [`Network::pool`] whose memory is in the linker section `section` (SRAM banks, DTCM):
+    /// the generated code places nothing in a section itself; you declare the pool's memory,
+    /// `#[unsafe(link_section = "<section>")] static SRAM: net::<pool>::Memory =
+    /// net::<pool>::Memory::zeroed();`, and pass it to `take(&SRAM)`, so the `unsafe` of choosing
+    /// a section is in your code.
+    #[must_use]
+    pub fn pool_in_section(mut self, name: &str, size: Option<u64>, section: &str) -> Self {
+        self.options
+            .pools
+            .push((name.to_owned(), size, Some(section.to_owned())));
         self
     }
 

@@ -297,6 +297,19 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
     }
     model.nodes = options.nodes.or(model.nodes);
     model.budget = options.budget;
+    model.pools = options
+        .pools
+        .iter()
+        .map(
+            |(name, capacity, link_section)| memplan_core::model_file::PoolDecl {
+                name: name.clone(),
+                capacity: *capacity,
+                link_section: link_section.clone(),
+                location: Default::default(),
+                size_location: None,
+            },
+        )
+        .collect();
     let file = format!("{}.toml", model.name);
     let toml = format!(
         "# Written by memplan-build from {}: the model `{}.rs` is planned from.\n\n{}",

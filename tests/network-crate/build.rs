@@ -1,4 +1,5 @@
-//! One `generate` call per network: the small CNN shipped with the runner always, and every
+//! One `generate` call per network: the small CNN shipped with the runner always (also with
+//! each option of `Network`), and every
 //! runnable network of `../shared/bench` that is present (each then gets a `has_<name>` cfg).
 
 use std::path::Path;
@@ -13,8 +14,26 @@ const SHARED: &[(&str, &str)] = &[
 ];
 
 fn main() -> Result<(), memplan_build::Error> {
-    memplan_build::Network::from_onnx("../../memplan-runner/models/default.onnx")
+    let default = "../../memplan-runner/models/default.onnx";
+    memplan_build::Network::from_onnx(default)
         .name("default_cnn")
+        .generate()?;
+    // The same network with the options: no in-place ops; inputs and outputs in the arena; two
+    // pools (a 64 KiB one first, then one without a limit); the exact solver; no plan docs.
+    memplan_build::Network::from_onnx(default)
+        .name("default_cnn_copies")
+        .inplace(false)
+        .generate()?;
+    memplan_build::Network::from_onnx(default)
+        .name("default_cnn_io_in_arena")
+        .io_in_arena(true)
+        .solver("exact")
+        .plan_docs(false)
+        .generate()?;
+    memplan_build::Network::from_onnx(default)
+        .name("default_cnn_pools")
+        .pool("sram", Some(64 * 1024))
+        .pool("psram", None)
         .generate()?;
     for (folder, name) in SHARED {
         println!("cargo::rustc-check-cfg=cfg(has_{name})");

@@ -9,6 +9,9 @@ use std::process::ExitCode;
 use memplan::StaticArena;
 
 memplan::include_network!("default_cnn");
+memplan::include_network!("default_cnn_copies");
+memplan::include_network!("default_cnn_io_in_arena");
+memplan::include_network!("default_cnn_pools");
 #[cfg(has_squeezenet1_1)]
 memplan::include_network!("squeezenet1_1");
 #[cfg(has_mobilenet_v3_small)]
@@ -88,6 +91,23 @@ fn main() -> ExitCode {
     #[allow(unused_variables)]
     let shared = root.join("../../../shared/bench");
     let mut ok = check!(default_cnn, models, "default", input: f32, probs);
+    ok &= check!(default_cnn_copies, models, "default", input: f32, probs);
+    ok &= check!(default_cnn_io_in_arena, models, "default", input: f32, probs);
+    {
+        // Two pools: `take()` hands out both arenas at once, `run` takes them all.
+        let mut arenas = default_cnn_pools::take().expect("taken once");
+        let input: Vec<f32> = read(&models.join("default.input.bin"));
+        let input: &[f32; default_cnn_pools::len::input] = input.as_slice().try_into().unwrap();
+        let mut output = [0.0f32; default_cnn_pools::len::probs];
+        default_cnn_pools::run(&mut arenas, input, &mut output).expect("the network runs");
+        ok &= report(
+            "default_cnn_pools",
+            &output,
+            &models.join("default.output.bin"),
+            default_cnn_pools::sram::ARENA_SIZE + default_cnn_pools::psram::ARENA_SIZE,
+            default_cnn_pools::sram::LOWER_BOUND,
+        );
+    }
     #[cfg(has_squeezenet1_1)]
     {
         ok &= check!(squeezenet1_1, shared.join("runnable"), "squeezenet1_1", input: f32, logits);
