@@ -97,7 +97,10 @@ fn hand_built_models_match_onnx_runtime() {
             .join("tests/fixtures")
             .join(file)
     };
-    for name in ["unseen_cnn", "unseen_transformer"] {
+    // `two_inputs` has graph inputs `x` and `y`, read from the input file one after the other,
+    // and two graph outputs, of which the runner writes the first (`tests/fixtures/
+    // make_two_inputs.py`).
+    for name in ["unseen_cnn", "unseen_transformer", "two_inputs"] {
         check_model(
             &fixture(format!("{name}.onnx")),
             &fixture(format!("{name}.input.bin")),
