@@ -39,8 +39,9 @@ fn a_model_too_big_for_the_target_fails_with_a_clear_message() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "built a wrapping plan:\n{stderr}");
     assert!(
-        stderr.contains("memplan: model `net` (../model.toml) needs numbers up to")
-            && stderr.contains("more than `usize` holds on this target"),
+        stderr.contains("memplan: model `net` needs numbers up to")
+            && stderr.contains("more than a 32-bit target allows")
+            && stderr.contains("--> ../model.toml:8:1"),
         "{stderr}"
     );
 
@@ -56,4 +57,44 @@ fn a_model_too_big_for_the_target_fails_with_a_clear_message() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+/// Issue 19, item 6: an arena from 2^31 to 2^32 - 1 bytes fits a 32-bit `usize` but not a type
+/// (Rust limits types to `isize::MAX` bytes): memplan's message, not rustc's unlocated "too big
+/// for the target architecture".
+#[test]
+fn an_arena_past_isize_max_fails_with_memplans_message() {
+    if !common::target_installed(TARGET) {
+        println!(
+            "skipped: the `{TARGET}` standard library is not installed (rustup target add {TARGET})"
+        );
+        return;
+    }
+    // 2^31 bytes and 3 GiB: both below `u32::MAX`, both above `i32::MAX`.
+    for (name, elements) in [("2g", 536_870_912u64), ("3g", 805_306_368)] {
+        let dir = common::scratch_crate(
+            &format!("memplan-32bit-{name}"),
+            LIB,
+            &model(&format!("{{ dtype = \"f32\", shape = [{elements}] }}")),
+        );
+        let output = common::cargo(&dir, &["build", "--target", TARGET]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "built a {name} arena:\n{stderr}");
+        assert!(
+            stderr.contains("memplan: model `net` needs numbers up to")
+                && stderr.contains("`isize::MAX` bytes (2^31 - 1)")
+                && stderr.contains("--> ../model.toml:8:1")
+                && stderr.contains("= help: build it for a 64-bit target"),
+            "{name}: {stderr}"
+        );
+        let errors = stderr
+            .lines()
+            .filter(|l| l.starts_with("error") && !l.starts_with("error: could not compile"))
+            .count();
+        assert_eq!(errors, 1, "{name}: one error, no cascade: {stderr}");
+        assert!(
+            !stderr.contains("too big for the target architecture"),
+            "{name}: rustc's unlocated error: {stderr}"
+        );
+    }
 }

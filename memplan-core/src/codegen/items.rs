@@ -298,22 +298,76 @@ fn largest_constant(model: &Model, plan: &ModelPlan) -> u64 {
         .unwrap_or(0)
 }
 
-/// A `const` assertion that every constant of the module fits in the target's `usize`: the plan
-/// is computed in `u64` on the host, and a 4 GiB tensor would wrap on a 32-bit target. The
-/// numbers are compared as `u128`, which never wraps.
+/// The pointer widths whose `isize` cannot hold every number of the model, and the located
+/// message for them: `None` when every width holds them (16 bits and up). The macro and
+/// [`expand_model`](crate::expand_model) compile the module only for the other widths and
+/// give these the message and the stand-in items, so rustc never reaches its own unlocated "too
+/// big for the target architecture" on them.
+pub(crate) fn narrow_widths(
+    model: &Model,
+    plan: &ModelPlan,
+) -> Option<(Vec<&'static str>, String)> {
+    let largest = largest_constant(model, plan);
+    let widths: Vec<&'static str> = [("16", 15u32), ("32", 31), ("64", 63)]
+        .into_iter()
+        .filter(|&(_, bits)| largest > (1u64 << bits) - 1)
+        .map(|(width, _)| width)
+        .collect();
+    if widths.is_empty() {
+        return None;
+    }
+    // Where: the largest tensor (or weight, by its largest dimension), else the model's name.
+    let tensors = model.tensors.iter().map(|t| (t.size, t.location));
+    let weights = model
+        .weights
+        .iter()
+        .map(|w| (w.shape.iter().copied().max().unwrap_or(0), w.location));
+    let at = tensors
+        .chain(weights)
+        .max_by_key(|&(value, _)| value)
+        .map_or(model.locations.name, |(_, at)| at);
+    let widest = widths[widths.len() - 1];
+    let bits = match widest {
+        "16" => 15,
+        "32" => 31,
+        _ => 63,
+    };
+    let message = format!(
+        "memplan: model `{}` needs numbers up to {largest} (arena sizes, offsets, tensor sizes and \
+         shapes), more than a {widest}-bit target allows{}: Rust limits every value, so every \
+         arena, to `isize::MAX` bytes (2^{bits} - 1)\n --> {}:{}:{}\n  = help: build it for a 64-bit \
+         target, or shrink the model's tensors or pools (the largest tensor is here) so every \
+         arena fits this target's address space",
+        model.name,
+        if widths.len() > 1 {
+            " (or a narrower one)"
+        } else {
+            ""
+        },
+        model.file,
+        at.line,
+        at.column
+    );
+    Some((widths, message))
+}
+
+/// A `const` assertion that every constant of the module fits in the target's `isize`: the plan
+/// is computed in `u64` on the host, and a 4 GiB tensor would wrap on a 32-bit target; and Rust
+/// limits every type (so every arena) to `isize::MAX` bytes, so a 3 GiB arena, which fits a
+/// 32-bit `usize`, would fail in rustc with an unlocated "too big for the target architecture".
+/// The numbers are compared as `u128`, which never wraps.
 fn pointer_width_guard(model: &Model, plan: &ModelPlan) -> TokenStream {
     let largest = largest_constant(model, plan);
     let literal = Literal::u128_suffixed(u128::from(largest));
     let message = format!(
-        "memplan: model `{}` ({}) needs numbers up to {largest} (arena sizes, offsets, tensor \
-         sizes and shapes), more than `usize` holds on this target; build it for a 64-bit \
-         target, or shrink the model's tensors or pools so every arena fits this target's \
-         address space",
+        "memplan: model `{}` ({}) needs numbers up to {largest}, more than this target allows \
+         (Rust limits every value, so every arena, to `isize::MAX` bytes); build it for a \
+         64-bit target, or shrink the model's tensors or pools",
         model.name, model.file
     );
     quote! {
         const _: () = ::core::assert!(
-            #literal <= ::core::primitive::usize::MAX as ::core::primitive::u128,
+            #literal <= ::core::primitive::isize::MAX as ::core::primitive::u128,
             #message
         );
     }

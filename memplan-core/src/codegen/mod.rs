@@ -96,7 +96,28 @@ pub fn expand_model_for_macro(file_name: &str, text: &str) -> Result<TokenStream
         return Err(too_many("ops", model.ops.len(), op.location));
     }
     let plan = plan_model(&model)?;
-    Ok(generate(&model, &plan))
+    Ok(per_pointer_width(&model, &plan, text))
+}
+
+/// [`generate`]'s module, compiled only for the pointer widths whose `isize` holds every number
+/// of the model; on the others, a located `compile_error!` and the [`placeholder`] items (so the
+/// user's code sees the same names, and rustc never reaches its own unlocated "too big for the
+/// target architecture").
+fn per_pointer_width(model: &crate::Model, plan: &ModelPlan, text: &str) -> TokenStream {
+    let items = generate(model, plan);
+    let Some((widths, message)) = items::narrow_widths(model, plan) else {
+        return items;
+    };
+    let narrow = quote::quote! { any(#(target_pointer_width = #widths),*) };
+    let stand_in = placeholder(text);
+    quote::quote! {
+        #[cfg(not(#narrow))]
+        #items
+        #[cfg(#narrow)]
+        ::core::compile_error!(#message);
+        #[cfg(#narrow)]
+        #stand_in
+    }
 }
 
 /// Parses, plans and generates in one go: what the `memplan!` macro expands to (without the
@@ -106,5 +127,5 @@ pub fn expand_model_for_macro(file_name: &str, text: &str) -> Result<TokenStream
 pub fn expand_model(file_name: &str, text: &str) -> Result<TokenStream, InputError> {
     let model = parse_model(file_name, text)?;
     let plan = plan_model(&model)?;
-    Ok(generate(&model, &plan))
+    Ok(per_pointer_width(&model, &plan, text))
 }

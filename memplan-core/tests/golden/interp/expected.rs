@@ -116,8 +116,8 @@
 #[allow(dead_code, clippy::all)]
 pub mod interp {
     const _: () = ::core::assert!(
-        768u128 <= ::core::primitive::usize::MAX as ::core::primitive::u128,
-        "memplan: model `interp` (golden/interp/model.toml) needs numbers up to 768 (arena sizes, offsets, tensor sizes and shapes), more than `usize` holds on this target; build it for a 64-bit target, or shrink the model's tensors or pools so every arena fits this target's address space"
+        768u128 <= ::core::primitive::isize::MAX as ::core::primitive::u128,
+        "memplan: model `interp` (golden/interp/model.toml) needs numbers up to 768, more than this target allows (Rust limits every value, so every arena, to `isize::MAX` bytes); build it for a 64-bit target, or shrink the model's tensors or pools"
     );
     /// Bytes of the arena: the plan's height, rounded up to [`ARENA_ALIGN`].
     pub const ARENA_SIZE: usize = 768;

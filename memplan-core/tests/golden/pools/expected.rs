@@ -148,8 +148,8 @@
 #[allow(dead_code, clippy::all)]
 pub mod pools {
     const _: () = ::core::assert!(
-        16384u128 <= ::core::primitive::usize::MAX as ::core::primitive::u128,
-        "memplan: model `pools` (golden/pools/model.toml) needs numbers up to 16384 (arena sizes, offsets, tensor sizes and shapes), more than `usize` holds on this target; build it for a 64-bit target, or shrink the model's tensors or pools so every arena fits this target's address space"
+        16384u128 <= ::core::primitive::isize::MAX as ::core::primitive::u128,
+        "memplan: model `pools` (golden/pools/model.toml) needs numbers up to 16384, more than this target allows (Rust limits every value, so every arena, to `isize::MAX` bytes); build it for a 64-bit target, or shrink the model's tensors or pools"
     );
     /// Steps of the schedule: one per op.
     pub const STEPS: usize = 5;

@@ -92,8 +92,8 @@
 #[allow(dead_code, clippy::all)]
 pub mod tiny {
     const _: () = ::core::assert!(
-        112u128 <= ::core::primitive::usize::MAX as ::core::primitive::u128,
-        "memplan: model `tiny` (golden/tiny/model.toml) needs numbers up to 112 (arena sizes, offsets, tensor sizes and shapes), more than `usize` holds on this target; build it for a 64-bit target, or shrink the model's tensors or pools so every arena fits this target's address space"
+        112u128 <= ::core::primitive::isize::MAX as ::core::primitive::u128,
+        "memplan: model `tiny` (golden/tiny/model.toml) needs numbers up to 112, more than this target allows (Rust limits every value, so every arena, to `isize::MAX` bytes); build it for a 64-bit target, or shrink the model's tensors or pools"
     );
     /// Bytes of the arena: the plan's height, rounded up to [`ARENA_ALIGN`].
     pub const ARENA_SIZE: usize = 112;
