@@ -1,0 +1,222 @@
+//! `Network::generate` end to end, without compiling the result (the workspace's
+//! `tests/test_network_crate.rs` and the runner compile and run it): the files it writes, that
+//! they are the same byte for byte on every run, that the model file it writes plans to the very
+//! arena the module has (what `memplan plan` shows is what `run` uses), and that every problem
+//! with the model is an error naming it.
+
+use std::path::{Path, PathBuf};
+
+use memplan_build::Network;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn default_model() -> PathBuf {
+    workspace().join("memplan-runner/models/default.onnx")
+}
+
+fn fixture(name: &str) -> PathBuf {
+    workspace().join("memplan-runner/tests/fixtures").join(name)
+}
+
+fn out_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `text` without whitespace, to look for code whatever its layout.
+fn squeeze(text: &str) -> String {
+    text.split_whitespace().collect()
+}
+
+fn generate(network: Network, dir: &Path) -> memplan_build::Generated {
+    network
+        .out_dir(dir)
+        .emit_rerun_if_changed(false)
+        .generate()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn the_files_are_written_and_the_same_on_every_run() {
+    let (a, b) = (out_dir("same-a"), out_dir("same-b"));
+    let first = generate(Network::from_onnx(default_model()).name("cnn"), &a);
+    generate(Network::from_onnx(default_model()).name("cnn"), &b);
+    for file in ["cnn.weights.bin", "cnn.toml"] {
+        assert_eq!(
+            std::fs::read(a.join(file)).unwrap(),
+            std::fs::read(b.join(file)).unwrap(),
+            "{file}"
+        );
+    }
+    // The Rust files differ only in where the weights are included from (the output directory).
+    let rust = |dir: &Path| {
+        std::fs::read_to_string(dir.join("cnn.rs"))
+            .unwrap()
+            .replace(&dir.display().to_string(), "OUT")
+    };
+    assert_eq!(rust(&a), rust(&b));
+    assert_eq!(first.name, "cnn");
+    assert_eq!(first.rust, a.join("cnn.rs"));
+    assert_eq!(first.inputs.len(), 1);
+    assert_eq!(first.inputs[0].name, "input");
+    assert_eq!(first.outputs[0].name, "probs");
+    assert_eq!(first.outputs[0].elements, 10);
+    assert!(first.arena_size >= first.lower_bound && first.lower_bound > 0);
+    assert_eq!(
+        first.weight_bytes,
+        std::fs::metadata(a.join("cnn.weights.bin")).unwrap().len()
+    );
+    let source = squeeze(&std::fs::read_to_string(&first.rust).unwrap());
+    assert!(
+        source.contains(&squeeze(
+            "pub fn run(arena: &mut Arena, input: &[f32; len::input], probs: &mut [f32; len::probs])"
+        )),
+        "{source}"
+    );
+    assert!(
+        source.contains("include_bytes!"),
+        "the weights are included, not decoded"
+    );
+    assert!(
+        !source.contains("Vec"),
+        "the generated code allocates nothing"
+    );
+}
+
+#[test]
+fn the_model_file_written_plans_to_the_modules_arena() {
+    let dir = out_dir("one-truth");
+    let generated = generate(Network::from_onnx(default_model()).name("cnn"), &dir);
+    let text = std::fs::read_to_string(&generated.model).unwrap();
+    let model = memplan_core::parse_model("cnn.toml", &text).unwrap();
+    let plan = memplan_core::codegen::plan_model(&model).unwrap();
+    assert_eq!(plan.total_arena_size(), generated.arena_size);
+    let source = squeeze(&std::fs::read_to_string(&generated.rust).unwrap());
+    assert!(
+        source.contains(&squeeze(&format!(
+            "pub const ARENA_SIZE: usize = {};",
+            generated.arena_size
+        ))),
+        "{source}"
+    );
+    // Every tensor's offset in the module is the one the model file plans to.
+    for (i, tensor) in model.tensors.iter().enumerate() {
+        if tensor.memory.external {
+            continue;
+        }
+        let line = squeeze(&format!(
+            "pub const {}: usize = {};",
+            tensor.name,
+            plan.offset(i)
+        ));
+        assert!(source.contains(&line), "missing `{line}`");
+    }
+    // The graph's input and output are the caller's, so not in the arena.
+    let external: Vec<&str> = model
+        .tensors
+        .iter()
+        .filter(|t| t.memory.external)
+        .map(|t| t.name.as_str())
+        .collect();
+    assert_eq!(external, ["input", "probs"]);
+}
+
+#[test]
+fn options_change_the_plan() {
+    let dir = out_dir("options");
+    let inplace = generate(Network::from_onnx(default_model()).name("a"), &dir);
+    let copies = generate(
+        Network::from_onnx(default_model()).name("b").inplace(false),
+        &dir,
+    );
+    assert!(inplace.arena_size < copies.arena_size);
+    let in_arena = generate(
+        Network::from_onnx(default_model())
+            .name("c")
+            .io_in_arena(true)
+            .alignment(128),
+        &dir,
+    );
+    let text = std::fs::read_to_string(&in_arena.model).unwrap();
+    assert!(!text.contains("external = true"), "{text}");
+    assert!(text.contains("alignment = 128"), "{text}");
+    let pools = generate(
+        Network::from_onnx(default_model())
+            .name("d")
+            .pool_in_section("sram", Some(64 * 1024), ".sram")
+            .pool("psram", None),
+        &dir,
+    );
+    let text = std::fs::read_to_string(&pools.rust).unwrap();
+    assert!(
+        squeeze(&text).contains(&squeeze("pub fn run(arena: &mut Arenas<'_>")),
+        "{text}"
+    );
+    // The docs show the attribute to write; the code itself places nothing in a section.
+    assert!(
+        text.lines()
+            .all(|l| !l.trim_start().starts_with("#[unsafe(link_section")
+                && !l.trim_start().starts_with("#[link_section")),
+        "the generated code places nothing in a section"
+    );
+    let no_docs = generate(
+        Network::from_onnx(default_model())
+            .name("e")
+            .plan_docs(false),
+        &dir,
+    );
+    let with = std::fs::read_to_string(&inplace.rust).unwrap();
+    let without = std::fs::read_to_string(&no_docs.rust).unwrap();
+    assert!(without.len() < with.len());
+}
+
+#[test]
+fn problems_are_errors_that_name_them() {
+    let dir = out_dir("errors");
+    let error = |network: Network| {
+        network
+            .out_dir(&dir)
+            .emit_rerun_if_changed(false)
+            .generate()
+            .expect_err("must fail")
+            .to_string()
+    };
+    let unsupported = error(Network::from_onnx(fixture("unsupported_op.onnx")));
+    assert!(
+        unsupported.contains("node `/det/Det` (Det)"),
+        "{unsupported}"
+    );
+    assert!(
+        unsupported.contains("= help: the kernels implement:"),
+        "{unsupported}"
+    );
+    let dynamic = error(Network::from_onnx(fixture("dynamic_shape.onnx")));
+    assert!(dynamic.contains("dynamic dimension `batch`"), "{dynamic}");
+    let missing = error(Network::from_onnx(fixture("missing_external_data.onnx")));
+    assert!(missing.contains("weight `w`"), "{missing}");
+    let absent = error(Network::from_onnx(dir.join("absent.onnx")));
+    assert!(absent.contains("absent.onnx"), "{absent}");
+    let over = error(Network::from_onnx(default_model()).budget(1000));
+    assert!(over.contains("1000"), "{over}");
+    let solver = error(Network::from_onnx(default_model()).solver("fastest"));
+    assert!(solver.contains("solver `fastest`"), "{solver}");
+    // `Debug` is the message too, for `fn main() -> Result<(), memplan_build::Error>`.
+    let debug = format!(
+        "{:?}",
+        Network::from_onnx(fixture("unsupported_op.onnx"))
+            .out_dir(&dir)
+            .emit_rerun_if_changed(false)
+            .generate()
+            .unwrap_err()
+    );
+    assert!(debug.starts_with("cannot build the network in"), "{debug}");
+    // Nothing was written for a failed network.
+    assert!(!dir.join("unsupported_op.rs").exists());
+}
