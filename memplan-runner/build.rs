@@ -25,6 +25,12 @@ fn main() {
             model.display()
         ));
     }
+    // For `--bench`: the model's path and size, to find ONNX Runtime's figure for it.
+    println!("cargo::rustc-env=MEMPLAN_RUNNER_MODEL={}", model.display());
+    println!(
+        "cargo::rustc-env=MEMPLAN_RUNNER_MODEL_BYTES={}",
+        std::fs::metadata(&model).map_or(0, |m| m.len())
+    );
     let inplace = std::env::var("MEMPLAN_INPLACE").map_or(true, |v| v != "0");
     let generated = memplan_build::Network::from_onnx(&model)
         .name("net")

@@ -26,8 +26,13 @@ fn constant(c: usize) -> Result<Input<'static>, KernelError> {
 }
 
 /// Runs the network on `inputs` (graph order; value indices and buffers) and returns the graph
-/// outputs' buffers, in graph order.
-pub(crate) fn run(inputs: &[(usize, Buffer)]) -> Result<Vec<Buffer>, RunError> {
+/// outputs' buffers, in graph order. With `profile`, adds each node's CPU seconds (its kernel
+/// call only) to `profile[node]`.
+#[allow(clippy::result_large_err)] // the kernels' error is a fixed-size message, never boxed
+pub(crate) fn run(
+    inputs: &[(usize, Buffer)],
+    mut profile: Option<&mut [f64]>,
+) -> Result<Vec<Buffer>, RunError> {
     let mut buffers: Vec<Option<Buffer>> = vec![None; VALUES.len()];
     for (v, buffer) in inputs {
         buffers[*v] = Some(buffer.clone());
@@ -61,6 +66,7 @@ pub(crate) fn run(inputs: &[(usize, Buffer)]) -> Result<Vec<Buffer>, RunError> {
                 .zip(node.outputs)
                 .map(|(b, &v)| b.output(VALUES[v].shape))
                 .collect();
+            let started = profile.as_ref().map(|_| crate::bench::cpu_seconds());
             kernels::run(
                 node.op_type,
                 &node.attrs,
@@ -69,6 +75,9 @@ pub(crate) fn run(inputs: &[(usize, Buffer)]) -> Result<Vec<Buffer>, RunError> {
                 &mut scratch,
             )
             .map_err(fail)?;
+            if let (Some(times), Some(started)) = (profile.as_deref_mut(), started) {
+                times[k] += crate::bench::cpu_seconds() - started;
+            }
         }
         for (buffer, &v) in outs.into_iter().zip(node.outputs) {
             buffers[v] = Some(buffer);

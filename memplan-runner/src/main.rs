@@ -7,15 +7,16 @@
 //! failed run never leaves half an output. `--heap` runs the same kernels with every value in a
 //! heap buffer of its own. `--expect REF.bin` compares the output with a reference (absolute 1e-4
 //! plus relative 1e-3 per element) and fails on a mismatch; `--bench N` times N arena runs
-//! against N heap runs, interleaved.
+//! against N heap runs, interleaved, in CPU time, prints the ratio against ONNX Runtime's figure
+//! recorded by `bench/ort_times.py` and the slowest ops.
 
+mod bench;
 mod buffer;
 mod heap;
 mod network;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
 
 use clap::Parser;
 use memplan::StaticArena;
@@ -40,7 +41,8 @@ struct Args {
     /// A reference output (raw little-endian float32) to compare with.
     #[arg(long, value_name = "REF.bin")]
     expect: Option<PathBuf>,
-    /// Also time N arena runs against N heap runs (interleaved) and print the medians.
+    /// Also time N arena runs against N heap runs (interleaved, CPU time), print the medians, the
+    /// ratio against ONNX Runtime's recorded figure (bench/ort_times.json) and the slowest ops.
     #[arg(long, value_name = "N")]
     bench: Option<usize>,
 }
@@ -99,7 +101,10 @@ fn read_inputs(bytes: &[u8]) -> Result<Vec<(usize, Buffer)>, String> {
 }
 
 /// One arena run: every node on its views of the arena, the outputs written to their own buffers.
-fn run_arena(arena: &mut net::Arena, inputs: &[(usize, Buffer)]) -> Result<Vec<Buffer>, String> {
+pub(crate) fn run_arena(
+    arena: &mut net::Arena,
+    inputs: &[(usize, Buffer)],
+) -> Result<Vec<Buffer>, String> {
     let mut outputs: Vec<Buffer> = OUTPUTS
         .iter()
         .map(|&v| Buffer::zeroed(&VALUES[v]))
@@ -111,7 +116,7 @@ fn run_arena(arena: &mut net::Arena, inputs: &[(usize, Buffer)]) -> Result<Vec<B
 }
 
 fn run_heap(inputs: &[(usize, Buffer)]) -> Result<Vec<Buffer>, String> {
-    heap::run(inputs).map_err(|e| e.to_string())
+    heap::run(inputs, None).map_err(|e| e.to_string())
 }
 
 fn mib(bytes: u64) -> String {
@@ -142,17 +147,17 @@ fn run(args: &Args) -> Result<ExitCode, String> {
         net::network::INPLACE_PAIRS,
         net::network::SUM_OF_SIZES,
     );
-    let started = Instant::now();
+    let started = bench::cpu_seconds();
     let outputs = if args.heap {
         run_heap(&inputs)?
     } else {
         run_arena(arena, &inputs)?
     };
-    let seconds = started.elapsed().as_secs_f64();
+    let seconds = bench::cpu_seconds() - started;
     let output = buffer::to_f32(outputs[0].data());
     write_f32(&args.output, &output)?;
     println!(
-        "{} run: {:.1} ms | output `{}` {:?} | checksum (sum) {:.6} | mean |x| {:.6}",
+        "{} run: {:.1} ms (CPU) | output `{}` {:?} | checksum (sum) {:.6} | mean |x| {:.6}",
         if args.heap { "heap" } else { "arena" },
         seconds * 1e3,
         VALUES[OUTPUTS[0]].onnx,
@@ -170,7 +175,7 @@ fn run(args: &Args) -> Result<ExitCode, String> {
         }
     }
     if let Some(n) = args.bench {
-        bench(n.max(1), arena, &inputs)?;
+        bench::bench(n.max(1), arena, &inputs)?;
     }
     Ok(code)
 }
@@ -221,35 +226,6 @@ fn compare(output: &[f32], reference: &[f32]) -> bool {
         }
     );
     bad == 0
-}
-
-/// Times `n` arena runs and `n` heap runs, interleaved, and prints the medians and their ratio.
-fn bench(n: usize, arena: &mut net::Arena, inputs: &[(usize, Buffer)]) -> Result<(), String> {
-    let mut arena_times = Vec::with_capacity(n);
-    let mut heap_times = Vec::with_capacity(n);
-    for _ in 0..n {
-        let started = Instant::now();
-        let a = run_arena(arena, inputs)?;
-        arena_times.push(started.elapsed().as_secs_f64());
-        let started = Instant::now();
-        let h = run_heap(inputs)?;
-        heap_times.push(started.elapsed().as_secs_f64());
-        if !a.iter().zip(&h).all(|(a, h)| a.same_bits(h)) {
-            return Err("the arena and heap runs differ".to_owned());
-        }
-    }
-    let median = |times: &mut Vec<f64>| {
-        times.sort_by(f64::total_cmp);
-        times[times.len() / 2]
-    };
-    let (a, h) = (median(&mut arena_times), median(&mut heap_times));
-    println!(
-        "bench: {n} runs each | arena median {:.2} ms | heap median {:.2} ms | arena/heap {:.3}",
-        a * 1e3,
-        h * 1e3,
-        a / h
-    );
-    Ok(())
 }
 
 fn read_f32(path: &Path) -> Result<Vec<f32>, String> {
