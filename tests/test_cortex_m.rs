@@ -68,12 +68,13 @@ fn qemu_installed() -> bool {
 /// `cargo build --release --locked <args>` of the crate in `dir`, into [`target_dir`]. The
 /// crate's `.cargo/config.toml` supplies the target and the linker script, so the variables
 /// that would override its flags are removed.
-fn cargo_build(dir: &Path, args: &[&str]) {
+fn cargo_build(dir: &Path, args: &[&str], model: &str) {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let output = Command::new(cargo)
         .args(["build", "--release", "--locked"])
         .args(args)
         .current_dir(dir)
+        .env("MEMPLAN_FIRMWARE_MODEL", model)
         .env("CARGO_TARGET_DIR", target_dir())
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
@@ -220,8 +221,32 @@ fn reference_output(model: &str) -> Vec<f32> {
         .collect()
 }
 
+/// The firmware's builds share one target directory and ELF path: one test at a time.
+static FIRMWARE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The firmware's default network: the MLPerf Tiny keyword spotter (with `../shared`), else the
+/// runner's small CNN; the instruction count of one inference too.
 #[test]
-fn the_firmware_runs_on_qemu_and_matches_the_host() {
+fn the_firmware_runs_on_qemu_and_matches_onnx_runtime() {
+    let _one = FIRMWARE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    firmware("", true);
+}
+
+/// The runner's small CNN (residual, depthwise, Gemm, Softmax) on the Cortex-M4F too.
+#[test]
+fn the_small_cnn_runs_on_qemu_and_matches_onnx_runtime() {
+    let _one = FIRMWARE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let model = root().join("memplan-runner/models/default.onnx");
+    firmware(model.to_str().expect("a UTF-8 path"), false);
+}
+
+/// Builds the firmware for `model` (`MEMPLAN_FIRMWARE_MODEL`; empty for its default), runs it on
+/// QEMU and checks it; with `count`, also counts its instructions.
+fn firmware(model: &str, count: bool) {
     if !common::target_installed(TARGET) {
         println!(
             "skipped: the `{TARGET}` standard library is not installed (rustup target add {TARGET})"
@@ -233,7 +258,7 @@ fn the_firmware_runs_on_qemu_and_matches_the_host() {
         return;
     }
     let crate_dir = root().join("examples/cortex-m");
-    cargo_build(&crate_dir, &[]);
+    cargo_build(&crate_dir, &[], model);
     let elf = target_dir()
         .join(TARGET)
         .join("release/memplan-cortex-m-example");
@@ -339,7 +364,9 @@ fn the_firmware_runs_on_qemu_and_matches_the_host() {
         );
     }
 
-    instruction_count(&crate_dir, &elf, &report);
+    if count {
+        instruction_count(&crate_dir, &elf, &report);
+    }
 }
 
 /// Counts the instructions of the whole run with the `qemu-insn-count` plugin under `-icount`,
@@ -347,7 +374,7 @@ fn the_firmware_runs_on_qemu_and_matches_the_host() {
 /// QEMU that rejects it gets a message instead of a count.
 fn instruction_count(crate_dir: &Path, elf: &Path, plain: &Report) {
     let plugin_dir = crate_dir.join("qemu-insn-count");
-    cargo_build(&plugin_dir, &["--target", "host-tuple"]);
+    cargo_build(&plugin_dir, &["--target", "host-tuple"], "");
     let plugin = target_dir()
         .join(host_tuple())
         .join("release")
