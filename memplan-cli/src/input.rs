@@ -11,6 +11,14 @@ fn read_text(path: &Path) -> anyhow::Result<String> {
     std::fs::read_to_string(path).with_context(|| format!("cannot read `{}`", path.display()))
 }
 
+/// Reads a model TOML as the `memplan!` macro does (the same checks and size limit,
+/// [`memplan_core::model_file::MAX_MODEL_FILE_BYTES`]), so the CLI refuses exactly the files the
+/// build refuses.
+pub(crate) fn read_model_text(path: &Path) -> anyhow::Result<String> {
+    memplan_core::model_file::read_model_file(path, "check the path, or create the file")
+        .map_err(|reason| anyhow::anyhow!("cannot read model file `{}`: {reason}", path.display()))
+}
+
 /// Whether `path` names a model TOML (`.toml`) rather than a CSV.
 pub(crate) fn is_model_toml(path: &Path) -> bool {
     path.extension()
@@ -50,7 +58,11 @@ pub(crate) fn read_model(path: &Path) -> anyhow::Result<LoadedModel> {
             path.display()
         );
     }
-    let text = read_text(path)?;
+    let text = if is_model_toml(path) {
+        read_model_text(path)?
+    } else {
+        read_text(path)?
+    };
     let file = path.display().to_string();
     if is_model_toml(path) {
         let model = memplan_core::parse_model(&file, &text).map_err(|e| located(&e, &text))?;

@@ -11,7 +11,6 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Instant;
 
-use anyhow::Context;
 use memplan_core::codegen::{ModelPlan, plan_model, reported_lifetimes};
 use memplan_core::{Model, Solver, format_byte_size};
 
@@ -34,8 +33,7 @@ pub(crate) struct Compiled {
 
 /// Reads and parses the model file at `path`; errors come drawn with their source line.
 pub(crate) fn read(path: &Path) -> anyhow::Result<(Model, String)> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read `{}`", path.display()))?;
+    let text = crate::input::read_model_text(path)?;
     let model = memplan_core::parse_model(&path.display().to_string(), &text)
         .map_err(|e| anyhow::Error::new(diagnostic::render(&e, &text)))?;
     Ok((model, text))

@@ -301,3 +301,37 @@ fn a_failed_command_leaves_no_output_file() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// Issue 19, item 11: `plan` refuses a model file the `memplan!` macro refuses (the same
+/// reader and the same 64 MiB limit, `memplan_core::model_file::MAX_MODEL_FILE_BYTES`).
+#[test]
+fn plan_refuses_a_model_file_larger_than_the_macro_reads() {
+    let dir = scratch("too_large");
+    let path = dir.join("big.toml");
+    let source = std::fs::read_to_string(two_pools()).unwrap();
+    let mut file = std::fs::File::create(&path).unwrap();
+    std::io::Write::write_all(&mut file, source.as_bytes()).unwrap();
+    // One byte past the limit, sparse (no disk space used): refused by its size, never read.
+    let limit = memplan_core::model_file::MAX_MODEL_FILE_BYTES;
+    file.set_len(limit + 1).unwrap();
+    drop(file);
+    for command in ["plan", "render"] {
+        let out = match command {
+            "plan" => memplan(&["plan", path.to_str().unwrap()]),
+            _ => memplan(&[
+                "render",
+                path.to_str().unwrap(),
+                "-o",
+                dir.join("p.svg").to_str().unwrap(),
+            ]),
+        };
+        assert_eq!(out.status.code(), Some(1), "{command}");
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.contains("cannot read model file")
+                && stderr.contains("it is larger than 64 MiB, the most a model file may be")
+                && stderr.contains("= help:"),
+            "{command}: {stderr}"
+        );
+    }
+}

@@ -16,7 +16,7 @@ conv1 = { dtype = "f32", shape = [1, 4, 4, 4] }
 conv1_weight = { dtype = "f32", shape = [4, 3, 3, 3], source = "conv1.weight" }
 conv1_bias   = { dtype = "f32", shape = [4], source = "conv1.bias" }
 scale        = { dtype = "i64", shape = [] }
-unused       = { dtype = "f16", shape = [0, 2] }
+unused       = { dtype = "f16", shape = [5, 2] }
 
 [[ops]]
 name = "conv1"
@@ -37,7 +37,7 @@ fn weights_inputs_and_attrs_are_parsed_in_file_order() {
     assert_eq!(model.weights[0].source.as_deref(), Some("conv1.weight"));
     assert_eq!(model.weights[0].size(), 4 * 27 * 4);
     assert_eq!(model.weights[2].shape, Vec::<u64>::new());
-    assert_eq!(model.weights[3].size(), 0);
+    assert_eq!(model.weights[3].size(), 5 * 2 * 2);
     assert_eq!(model.weight_index("scale"), Some(2));
 
     let op = &model.ops[0];
@@ -154,6 +154,12 @@ fn mistakes_are_located_and_say_how_to_fix() {
             CONV.replace("\"conv1_bias\", \"scale\"]", "\"conv1_bais\", \"scale\"]"),
             "20:40 unknown tensor or weight `conv1_bais`",
         ),
+        // Issue 19, item 11: a weight with a zero dimension is refused like a tensor with one.
+        (
+            CONV.replace("shape = [5, 2]", "shape = [2, 0]"),
+            "14:45 weight `unused` has a zero dimension | every dimension must be at least 1; a \
+             weight with no elements holds nothing",
+        ),
         (
             CONV.replace("source = \"conv1.bias\"", "bytes = 4"),
             "12:46 unknown key `bytes` in weight `conv1_bias`",
@@ -167,7 +173,7 @@ fn mistakes_are_located_and_say_how_to_fix() {
             "13:1 weight `scale` has no `shape`",
         ),
         (
-            CONV.replace("shape = [0, 2]", "shape = [-1, 2]"),
+            CONV.replace("shape = [5, 2]", "shape = [-1, 2]"),
             "14:42 a dimension of weight `unused` must be a non-negative integer",
         ),
         (

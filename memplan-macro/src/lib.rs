@@ -17,10 +17,10 @@
 //! 1.95 itself stops with an internal error on any crate built by cargo in a non-UTF-8 directory,
 //! so this is checked by a unit test of `tracked_path`, not by building such a crate.)
 //!
-//! Only a regular file of at most 64 MiB (`MAX_MODEL_FILE_BYTES`) is read: a FIFO would block the
-//! compiler forever and `/dev/zero` would fill its memory.
+//! Only a regular file of at most 64 MiB (`memplan_core::model_file::MAX_MODEL_FILE_BYTES`, the
+//! CLI's limit too) is read: a FIFO would block the compiler forever and `/dev/zero` would fill
+//! its memory.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use proc_macro::TokenStream;
@@ -46,9 +46,10 @@ pub fn memplan(input: TokenStream) -> TokenStream {
     expand(&literal).into()
 }
 
-/// The largest model file `memplan!` reads: 64 MiB, far above any real model (a 100,000-tensor
-/// model is about 10 MiB); anything larger is refused before it is read.
-pub(crate) const MAX_MODEL_FILE_BYTES: u64 = 64 << 20;
+/// The largest model file `memplan!` reads (shared with the CLI: see
+/// [`memplan_core::model_file::MAX_MODEL_FILE_BYTES`]).
+#[cfg(test)]
+pub(crate) const MAX_MODEL_FILE_BYTES: u64 = memplan_core::model_file::MAX_MODEL_FILE_BYTES;
 
 fn expand(literal: &syn::LitStr) -> proc_macro2::TokenStream {
     let relative = literal.value();
@@ -101,47 +102,12 @@ fn expand(literal: &syn::LitStr) -> proc_macro2::TokenStream {
     }
 }
 
-/// Reads the model file: only a regular file, of at most [`MAX_MODEL_FILE_BYTES`], in UTF-8.
-/// The error says why and how to fix it.
+/// Reads the model file as the CLI does ([`memplan_core::model_file::read_model_file`]): only
+/// a regular file, of at most 64 MiB, in UTF-8. The error says why and how to fix it.
 fn read_model(path: &Path) -> Result<String, String> {
     let help_path = "the path is relative to the directory of the source file that calls \
                      `memplan!` (like `include_str!`); check the name, or create the file";
-    // `metadata` follows symlinks and never blocks, unlike opening a FIFO.
-    let metadata = std::fs::metadata(path).map_err(|e| format!("{e}\n  = help: {help_path}"))?;
-    if !metadata.is_file() {
-        let kind = if metadata.is_dir() {
-            "a directory"
-        } else {
-            "not a regular file (a FIFO, socket or device)"
-        };
-        return Err(format!(
-            "it is {kind}\n  = help: `memplan!` reads a model TOML file; {help_path}"
-        ));
-    }
-    let too_large = || {
-        format!(
-            "it is larger than {} MiB, the most `memplan!` reads\n  = help: check the path; \
-             plan models this large with the CLI or a build script (`memplan_core::expand_model`)",
-            MAX_MODEL_FILE_BYTES >> 20
-        )
-    };
-    if metadata.len() > MAX_MODEL_FILE_BYTES {
-        return Err(too_large());
-    }
-    // Read at most one byte past the cap, in case the file grew since `metadata`.
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|file| file.take(MAX_MODEL_FILE_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|e| format!("{e}\n  = help: {help_path}"))?;
-    if bytes.len() as u64 > MAX_MODEL_FILE_BYTES {
-        return Err(too_large());
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "it is not UTF-8 (invalid byte at offset {})\n  = help: save the model file as UTF-8",
-            e.utf8_error().valid_up_to()
-        )
-    })
+    memplan_core::model_file::read_model_file(path, help_path)
 }
 
 /// The path `include_bytes!` in the expansion is given, so that cargo tracks the model file.

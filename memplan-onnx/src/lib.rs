@@ -1004,8 +1004,44 @@ impl<'g> Importer<'g> {
 /// `plain` (a model file without weights, from `model`) with `[weights]`, and each op's inputs in
 /// ONNX order and its `attrs`.
 fn with_weights(plain: &str, model: &Model, graph: &Graph) -> Result<String, ImportError> {
+    // A weight with no elements: a model file refuses it (as it refuses such a tensor). Where
+    // ONNX defines an empty input as not given (`Resize`'s `roi` and `scales`), it is written as
+    // an absent input (`""`); anywhere else the import stops, naming it.
+    let empty: Vec<bool> = graph
+        .weights
+        .iter()
+        .map(|w| w.value.as_ref().is_ok_and(|v| v.shape.contains(&0)))
+        .collect();
+    for (w, weight) in graph.weights.iter().enumerate() {
+        if !empty[w] {
+            continue;
+        }
+        let reader = graph
+            .ops
+            .iter()
+            .find(|op| op.op_type != "Resize" && op.inputs.contains(&OpInput::Weight(w)));
+        if let Some(op) = reader {
+            return fail(format!(
+                "weight `{}` has no elements (shape {:?}) and is an input of node `{}` ({}): a \
+                 memplan model has no zero-element weights or tensors\n  = help: if the input is \
+                 optional, leave it out (an empty name in the node's inputs); otherwise simplify \
+                 the model (for example with `onnxsim`) and save it again",
+                weight.source,
+                weight
+                    .value
+                    .as_ref()
+                    .map(|v| v.shape.clone())
+                    .unwrap_or_default(),
+                op.node,
+                op.op_type
+            ));
+        }
+    }
     let mut table = String::from("\n[weights]\n");
-    for weight in &graph.weights {
+    for (w, weight) in graph.weights.iter().enumerate() {
+        if empty[w] {
+            continue;
+        }
         let value = weight.value.as_ref().or_else(|why| {
             fail(format!(
                 "weight `{}` cannot be described: {why}\n  = help: run ONNX shape inference and constant folding (for example `onnxsim`) and save the model again",
@@ -1044,6 +1080,7 @@ fn with_weights(plain: &str, model: &Model, graph: &Graph) -> Result<String, Imp
                     .map(|input| match *input {
                         OpInput::Absent => "\"\"".to_owned(),
                         OpInput::Tensor(t) => attrs::quote(&model.tensors[t].name),
+                        OpInput::Weight(w) if empty[w] => "\"\"".to_owned(),
                         OpInput::Weight(w) => attrs::quote(&graph.weights[w].name),
                     })
                     .collect();

@@ -744,3 +744,28 @@ fn external_data_outside_the_model_folder_is_refused() {
     );
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+/// Issue 19, item 11: a weight with no elements is not written into the model file (which
+/// refuses it, as it refuses such a tensor): the import names it and the node reading it.
+#[test]
+fn a_zero_element_weight_is_refused_naming_its_node() {
+    let mut model = tiny(Ok(1));
+    let graph = model.graph.as_mut().unwrap();
+    let w = &mut graph.initializer[0];
+    w.dims = vec![1, 0];
+    w.data_location = 0;
+    w.external_data.clear();
+    graph.input[1] = value("w", 1, &[Ok(1), Ok(0)]);
+    let options = ImportOptions {
+        with_weights: true,
+        ..ImportOptions::default()
+    };
+    let error = import_bytes(&model.encode_to_vec(), &options)
+        .unwrap_err()
+        .message;
+    assert!(
+        error.contains("weight `") && error.contains("has no elements (shape [1, 0])"),
+        "{error}"
+    );
+    assert!(error.contains("= help:"), "{error}");
+}

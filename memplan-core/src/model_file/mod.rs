@@ -26,6 +26,7 @@ mod dtype;
 mod ident;
 pub(crate) mod inplace;
 mod parse;
+mod read;
 mod schema;
 mod size;
 pub(crate) mod source;
@@ -35,6 +36,7 @@ pub use dtype::{DType, UnknownDType};
 pub use ident::{identifier_problem, sanitize_identifier};
 pub use inplace::{INPLACE_KINDS, allows_inplace};
 pub use parse::{MAX_TENSOR_BYTES, parse_model};
+pub use read::{MAX_MODEL_FILE_BYTES, read_model_file};
 pub use schema::{
     Alias, AttrValue, DEFAULT_ALIGNMENT, Layout, Location, MAX_ALIGNMENT, Model, ModelLocations,
     Op, OpInput, PoolDecl, Tensor, TensorMemory, Weight,

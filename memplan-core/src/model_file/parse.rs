@@ -792,9 +792,22 @@ impl Parser<'_> {
                     "write the dimensions as integers, e.g. `shape = [64, 3, 3, 3]`",
                 ));
             };
+            // Like a tensor's: every dimension at least 1 (`[]`, a scalar, is one element).
             let shape = items
                 .iter()
-                .map(|item| self.integer(item, &format!("a dimension of {what}")))
+                .map(|item| {
+                    let dim = self.integer(item, &format!("a dimension of {what}"))?;
+                    if dim == 0 {
+                        return Err(self.source.error(
+                            &item.span(),
+                            format!("{what} has a zero dimension"),
+                            "every dimension must be at least 1; a weight with no elements holds \
+                             nothing, so remove it (and leave the op's input out with `\"\"`, as \
+                             ONNX writes an absent optional input)",
+                        ));
+                    }
+                    Ok(dim)
+                })
                 .collect::<Result<Vec<u64>>>()?;
             let fits = shape
                 .iter()
