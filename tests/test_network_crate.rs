@@ -35,6 +35,7 @@ fn networks_run_in_a_users_own_crate_and_match_onnx_runtime() {
         "default_cnn_copies",
         "default_cnn_io_in_arena",
         "default_cnn_pools",
+        "awkward_names",
     ] {
         assert!(
             lines
@@ -48,7 +49,7 @@ fn networks_run_in_a_users_own_crate_and_match_onnx_runtime() {
     }
     let shared = root.join("../shared/bench/runnable/manifest.json");
     if shared.is_file() {
-        assert_eq!(lines.len(), 9, "every shared network ran:\n{stdout}");
+        assert_eq!(lines.len(), 10, "every shared network ran:\n{stdout}");
     } else {
         println!(
             "skipped the shared networks: {} not found",

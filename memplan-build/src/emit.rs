@@ -215,6 +215,19 @@ fn run_fn(prepared: &Prepared, offsets: &[usize]) -> String {
     let mut s = String::new();
     let external = |t: usize| model.tensors[t].memory.external;
     let elem = |t: usize| model.tensors[t].rust_type();
+    // The arena parameter's name: `arena`, unless a graph input or output has that name.
+    let io_names = || {
+        model
+            .inputs
+            .iter()
+            .chain(&model.outputs)
+            .map(|&t| &model.tensors[t].name)
+    };
+    let arena = if io_names().any(|n| n == "arena") {
+        "__arena"
+    } else {
+        "arena"
+    };
     let mut params = Vec::new();
     for &t in &model.inputs {
         params.push(format!(
@@ -245,9 +258,9 @@ fn run_fn(prepared: &Prepared, offsets: &[usize]) -> String {
          /// every other value in `arena`. Allocates nothing; the constants are read in place.\n\
          ///\n/// # Errors\n/// A kernel that refuses its operands, which the build's checks rule out.\n\
          #[allow(unused_variables, clippy::too_many_arguments)]\n\
-         pub fn run(arena: &mut {}, {}) -> ::core::result::Result<(), ::memplan::kernels::program::RunError> {{\n\
-         use ::memplan::kernels::{{self as k, Data, DataMut, Input, Output}};\n\
-         let blob: &'static [u8] = &CONSTANT_BYTES.0;",
+         pub fn run({arena}: &mut {}, {}) -> ::core::result::Result<(), ::memplan::kernels::program::RunError> {{\n\
+         use ::memplan::kernels as __k;\n\
+         let __blob: &'static [u8] = &CONSTANT_BYTES.0;",
         names(&model.inputs),
         names(&model.outputs),
         arena_type(prepared),
@@ -258,7 +271,7 @@ fn run_fn(prepared: &Prepared, offsets: &[usize]) -> String {
             let name = &model.tensors[t].name;
             let _ = writeln!(
                 s,
-                "for (d, s) in arena.{name}().iter_mut().zip({name}.iter()) {{ *d = *s; }}"
+                "for (__d, __s) in {arena}.{name}().iter_mut().zip({name}.iter()) {{ *__d = *__s; }}"
             );
         }
     }
@@ -290,7 +303,7 @@ fn run_fn(prepared: &Prepared, offsets: &[usize]) -> String {
         let label = &node.label;
         let _ = writeln!(
             s,
-            "// node {k}: `{label}` ({})\n{{\nlet v = arena.op_{}({});\nlet e = |e| k::program::RunError::new({k}, {label:?}, e);",
+            "// node {k}: `{label}` ({})\n{{\nlet __v = {arena}.op_{}({});\nlet __e = |e| __k::program::RunError::new({k}, {label:?}, e);",
             node.op_type,
             op.name,
             args.join(", ")
@@ -298,7 +311,7 @@ fn run_fn(prepared: &Prepared, offsets: &[usize]) -> String {
         let mut inputs = Vec::new();
         for input in &node.inputs {
             inputs.push(match *input {
-                OpInput::Absent => "Input::Absent".to_owned(),
+                OpInput::Absent => "__k::Input::Absent".to_owned(),
                 OpInput::Weight(w) => {
                     let c = &prepared.constants[w];
                     let rust = match c.dtype {
@@ -306,7 +319,7 @@ fn run_fn(prepared: &Prepared, offsets: &[usize]) -> String {
                         other => other.rust_type(),
                     };
                     format!(
-                        "Input::Value {{ shape: {}, data: Data::{}(k::program::constant::<{rust}>(blob, {}, {}).map_err(e)?) }}",
+                        "__k::Input::Value {{ shape: {}, data: __k::Data::{}(__k::program::constant::<{rust}>(__blob, {}, {}).map_err(__e)?) }}",
                         shape_literal(&c.shape),
                         variant(c.dtype),
                         offsets[w],
@@ -322,10 +335,10 @@ fn run_fn(prepared: &Prepared, offsets: &[usize]) -> String {
                                 .iter()
                                 .position(|&x| x == pair.output)
                                 .unwrap_or(0);
-                            format!("Input::InPlace {{ output: {o}, shape: {shape} }}")
+                            format!("__k::Input::InPlace {{ output: {o}, shape: {shape} }}")
                         }
                         None => format!(
-                            "Input::Value {{ shape: {shape}, data: Data::{}(v.{}) }}",
+                            "__k::Input::Value {{ shape: {shape}, data: __k::Data::{}(__v.{}) }}",
                             variant(dtype_of(prepared, t)),
                             model.tensors[t].name
                         ),
@@ -338,7 +351,7 @@ fn run_fn(prepared: &Prepared, offsets: &[usize]) -> String {
             .iter()
             .map(|&t| {
                 format!(
-                    "Output {{ shape: {}, data: DataMut::{}(v.{}) }}",
+                    "__k::Output {{ shape: {}, data: __k::DataMut::{}(__v.{}) }}",
                     shape_literal(&prepared.shapes[t]),
                     variant(dtype_of(prepared, t)),
                     model.tensors[t].name
@@ -346,12 +359,12 @@ fn run_fn(prepared: &Prepared, offsets: &[usize]) -> String {
             })
             .collect();
         let scratch = match node.scratch {
-            Some((t, _)) => format!("v.{}", model.tensors[t].name),
+            Some((t, _)) => format!("__v.{}", model.tensors[t].name),
             None => "&mut []".to_owned(),
         };
         let _ = writeln!(
             s,
-            "let inputs = [{}];\nlet mut outputs = [{}];\nk::run({:?}, &network::NODES[{k}].attrs, &inputs, &mut outputs, {scratch}).map_err(e)?;\n}}",
+            "let __inputs = [{}];\nlet mut __outputs = [{}];\n__k::run({:?}, &network::NODES[{k}].attrs, &__inputs, &mut __outputs, {scratch}).map_err(__e)?;\n}}",
             inputs.join(", "),
             outputs.join(", "),
             node.op_type
@@ -362,7 +375,7 @@ fn run_fn(prepared: &Prepared, offsets: &[usize]) -> String {
             let name = &model.tensors[t].name;
             let _ = writeln!(
                 s,
-                "for (d, s) in {name}.iter_mut().zip(arena.{name}().iter()) {{ *d = *s; }}"
+                "for (__d, __s) in {name}.iter_mut().zip({arena}.{name}().iter()) {{ *__d = *__s; }}"
             );
         }
     }

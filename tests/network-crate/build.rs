@@ -35,6 +35,10 @@ fn main() -> Result<(), memplan_build::Error> {
         .pool("sram", Some(64 * 1024))
         .pool("psram", None)
         .generate()?;
+    // Values named like the generated code's own words (`arena`, `v`, `blob`, `outputs`, ...).
+    memplan_build::Network::from_onnx("models/awkward_names.onnx")
+        .name("awkward_names")
+        .generate()?;
     for (folder, name) in SHARED {
         println!("cargo::rustc-check-cfg=cfg(has_{name})");
         let path = format!("../../../shared/bench/{folder}/{name}.onnx");

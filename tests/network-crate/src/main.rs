@@ -12,6 +12,7 @@ memplan::include_network!("default_cnn");
 memplan::include_network!("default_cnn_copies");
 memplan::include_network!("default_cnn_io_in_arena");
 memplan::include_network!("default_cnn_pools");
+memplan::include_network!("awkward_names");
 #[cfg(has_squeezenet1_1)]
 memplan::include_network!("squeezenet1_1");
 #[cfg(has_mobilenet_v3_small)]
@@ -92,6 +93,7 @@ fn main() -> ExitCode {
     let shared = root.join("../../../shared/bench");
     let mut ok = check!(default_cnn, models, "default", input: f32, probs);
     ok &= check!(default_cnn_copies, models, "default", input: f32, probs);
+    ok &= check!(awkward_names, root.join("models"), "awkward_names", arena: f32, outputs);
     ok &= check!(default_cnn_io_in_arena, models, "default", input: f32, probs);
     {
         // Two pools: `take()` hands out both arenas at once, `run` takes them all.
