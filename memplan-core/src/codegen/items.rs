@@ -299,7 +299,7 @@ fn largest_constant(model: &Model, plan: &ModelPlan) -> u64 {
 }
 
 /// The pointer widths whose `isize` cannot hold every number of the model, and the located
-/// message for them: `None` when every width holds them (16 bits and up). The macro and
+/// message for them: `None` when a 32-bit `isize` holds them. The macro and
 /// [`expand_model`](crate::expand_model) compile the module only for the other widths and
 /// give these the message and the stand-in items, so rustc never reaches its own unlocated "too
 /// big for the target architecture" on them.
@@ -308,14 +308,16 @@ pub(crate) fn narrow_widths(
     plan: &ModelPlan,
 ) -> Option<(Vec<&'static str>, String)> {
     let largest = largest_constant(model, plan);
+    // From 32 bits up: a module above 32 KiB would otherwise carry the stand-in items for 16-bit
+    // targets (which keep the `const` guard, and rustc's own error beside it).
+    if largest <= i32::MAX as u64 {
+        return None;
+    }
     let widths: Vec<&'static str> = [("16", 15u32), ("32", 31), ("64", 63)]
         .into_iter()
         .filter(|&(_, bits)| largest > (1u64 << bits) - 1)
         .map(|(width, _)| width)
         .collect();
-    if widths.is_empty() {
-        return None;
-    }
     // Where: the largest tensor (or weight, by its largest dimension), else the model's name.
     let tensors = model.tensors.iter().map(|t| (t.size, t.location));
     let weights = model
