@@ -32,7 +32,8 @@ fn main() {
         std::fs::metadata(&model).map_or(0, |m| m.len())
     );
     let inplace = std::env::var("MEMPLAN_INPLACE").map_or(true, |v| v != "0");
-    let generated = memplan_build::Network::from_onnx(&model)
+    // A `.tflite` file (or one with TFLite's identifier) is read as TFLite, anything else as ONNX.
+    let generated = memplan_build::Network::from_file(&model)
         .name("net")
         .inplace(inplace)
         .generate();

@@ -59,7 +59,9 @@ mod fold;
 mod network;
 mod output;
 mod prepare;
+mod tflite;
 
 pub use error::Error;
 pub use fold::MAX_FOLDED_BYTES;
 pub use network::{Generated, Io, Network};
+pub use tflite::SUPPORTED_BUILTINS as TFLITE_BUILTINS;

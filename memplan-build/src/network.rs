@@ -38,6 +38,7 @@ pub(crate) struct Options {
 #[derive(Clone, Debug)]
 pub struct Network {
     source: PathBuf,
+    format: Format,
     options: Options,
     out_dir: Option<PathBuf>,
     rerun_if_changed: bool,
@@ -84,12 +85,49 @@ pub struct Io {
     pub elements: u64,
 }
 
+/// The file format a network is read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Format {
+    Onnx,
+    Tflite,
+}
+
 impl Network {
     /// The network in the ONNX file at `path`; a relative path is relative to the working
     /// directory, which for a build script is the crate's root.
     pub fn from_onnx(path: impl AsRef<Path>) -> Self {
+        Self::new(path.as_ref(), Format::Onnx)
+    }
+
+    /// The network in subgraph 0 of the TensorFlow Lite file at `path` (float32, int8 or hybrid;
+    /// NHWC as in the file), run by the kernels' `tflite.*` operators: the int8 ones compute what
+    /// LiteRT's reference kernels compute, bit for bit, with every multiplier, shift and table
+    /// computed here at build time. [`TFLITE_BUILTINS`](crate::TFLITE_BUILTINS) lists the
+    /// operators; any other is a build error naming it.
+    pub fn from_tflite(path: impl AsRef<Path>) -> Self {
+        Self::new(path.as_ref(), Format::Tflite)
+    }
+
+    /// The network in the file at `path`: TensorFlow Lite for a `.tflite` name (or a file that
+    /// says it is one), ONNX otherwise.
+    pub fn from_file(path: impl AsRef<Path>) -> Self {
+        let path = path.as_ref();
+        let tflite = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("tflite"))
+            || std::fs::File::open(path)
+                .and_then(|mut f| {
+                    let mut head = [0u8; 8];
+                    std::io::Read::read_exact(&mut f, &mut head).map(|()| &head[4..8] == b"TFL3")
+                })
+                .unwrap_or(false);
+        Self::new(path, if tflite { Format::Tflite } else { Format::Onnx })
+    }
+
+    fn new(path: &Path, format: Format) -> Self {
         Self {
-            source: path.as_ref().to_path_buf(),
+            source: path.to_path_buf(),
+            format,
             options: Options {
                 name: None,
                 inplace: true,
@@ -214,8 +252,11 @@ impl Network {
         if self.rerun_if_changed {
             println!("cargo::rerun-if-changed={}", self.source.display());
         }
-        let prepared = prepare::prepare(&self.source, &self.options)
-            .map_err(|message| Error::new(&self.source, message))?;
+        let prepared = match self.format {
+            Format::Onnx => prepare::prepare(&self.source, &self.options),
+            Format::Tflite => crate::tflite::prepare(&self.source, &self.options),
+        }
+        .map_err(|message| Error::new(&self.source, message))?;
         if self.rerun_if_changed {
             for file in &prepared.files {
                 println!("cargo::rerun-if-changed={}", file.display());

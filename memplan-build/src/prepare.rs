@@ -20,8 +20,9 @@ pub(crate) fn kernel_dtype(dtype: DType) -> Result<&'static str, String> {
         DType::I64 => Ok("I64"),
         DType::I32 => Ok("I32"),
         DType::Bool => Ok("Bool"),
+        DType::I8 => Ok("I8"),
         other => Err(format!(
-            "element type {} is not supported by the kernels (float32, int64, int32, bool)",
+            "element type {} is not supported by the kernels (float32, int64, int32, bool, int8)",
             other.name()
         )),
     }
@@ -129,7 +130,7 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
     };
     let imported = memplan_onnx::import_file(path, &import).map_err(|e| e.message)?;
     let graph = &imported.graph;
-    let mut model = imported.model;
+    let model = imported.model;
     for note in &imported.notes {
         if note.starts_with("graph output") {
             return Err(format!(
@@ -202,6 +203,90 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
         });
     }
 
+    let weight_shapes: Vec<Option<Vec<u64>>> = graph
+        .weights
+        .iter()
+        .map(|w| w.value.as_ref().ok().map(|v| v.shape.clone()))
+        .collect();
+    let planned = finish(
+        path,
+        options,
+        model,
+        graph.tensor_shapes.clone(),
+        nodes,
+        &weight_shapes,
+    )?;
+
+    // 5. Constants.
+    let mut constants = Vec::with_capacity(graph.weights.len());
+    let mut files = Vec::new();
+    for weight in &graph.weights {
+        let fail = |why: &str| {
+            format!(
+                "weight `{}`: {why}\n  = help: check that the ONNX file (and its external data) is complete; export it again",
+                weight.source
+            )
+        };
+        let value = weight.value.as_ref().map_err(|why| fail(why))?;
+        if let memplan_onnx::WeightData::External { path, .. } = &value.data {
+            files.push(path.clone());
+        }
+        kernel_dtype(value.dtype).map_err(|why| fail(&why))?;
+        let bytes = fold::load(value).map_err(|why| fail(&why))?;
+        constants.push(Constant {
+            onnx: weight.source.clone(),
+            dtype: value.dtype,
+            shape: value.shape.clone(),
+            bytes,
+        });
+    }
+    Ok(planned.with(constants, files))
+}
+
+/// A network checked and planned, before its constants are attached.
+pub(crate) struct Planned {
+    model: Model,
+    plan: ModelPlan,
+    toml: String,
+    shapes: Vec<Vec<u64>>,
+    values: usize,
+    nodes: Vec<Node>,
+    bound_without_sharing: u64,
+    sum_of_sizes: u64,
+}
+
+impl Planned {
+    /// The prepared network with its `constants` (what `OpInput::Weight` indexes) and the
+    /// `files` read besides the model.
+    pub(crate) fn with(self, constants: Vec<Constant>, files: Vec<PathBuf>) -> Prepared {
+        Prepared {
+            model: self.model,
+            plan: self.plan,
+            toml: self.toml,
+            shapes: self.shapes,
+            values: self.values,
+            nodes: self.nodes,
+            constants,
+            files,
+            bound_without_sharing: self.bound_without_sharing,
+            sum_of_sizes: self.sum_of_sizes,
+        }
+    }
+}
+
+/// The steps every format shares once its graph is a memplan model and nodes the kernels run:
+/// the tensors' dtypes, the graph inputs and outputs given to the caller, each node's scratch,
+/// the solver options, the model file written and read back, and the plan. `shapes` are the
+/// model tensors' shapes as the format gives them (`[]` for a scalar), `weight_shapes` those of
+/// the constants `OpInput::Weight` indexes.
+pub(crate) fn finish(
+    path: &Path,
+    options: &Options,
+    mut model: Model,
+    shapes: Vec<Vec<u64>>,
+    mut nodes: Vec<Node>,
+    weight_shapes: &[Option<Vec<u64>>],
+) -> Result<Planned, String> {
     // 2. Tensors the kernels can hold; graph inputs and outputs.
     for tensor in &model.tensors {
         let Layout::Typed { dtype, .. } = &tensor.layout else {
@@ -233,7 +318,7 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
     }
 
     // 3. Scratch: a `u64` tensor per node that needs one, live while the node runs.
-    let mut shapes = graph.tensor_shapes.clone();
+    let mut shapes = shapes;
     let values = model.tensors.len();
     let mut taken: BTreeSet<String> = model.tensors.iter().map(|t| t.name.clone()).collect();
     for (k, node) in nodes.iter_mut().enumerate() {
@@ -243,11 +328,11 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
             .map(|input| match *input {
                 OpInput::Absent => None,
                 OpInput::Tensor(t) => Some(shapes[t].iter().map(|&d| d as usize).collect()),
-                OpInput::Weight(w) => graph.weights[w]
-                    .value
-                    .as_ref()
-                    .ok()
-                    .map(|v| v.shape.iter().map(|&d| d as usize).collect()),
+                OpInput::Weight(w) => weight_shapes
+                    .get(w)
+                    .cloned()
+                    .flatten()
+                    .map(|s| s.iter().map(|&d| d as usize).collect()),
             })
             .collect();
         let output_shapes: Vec<Vec<usize>> = node
@@ -355,39 +440,13 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
         .unwrap_or(0);
     let plan = memplan_core::codegen::plan_model(&model).map_err(|e| e.to_string())?;
 
-    // 5. Constants.
-    let mut constants = Vec::with_capacity(graph.weights.len());
-    let mut files = Vec::new();
-    for weight in &graph.weights {
-        let fail = |why: &str| {
-            format!(
-                "weight `{}`: {why}\n  = help: check that the ONNX file (and its external data) is complete; export it again",
-                weight.source
-            )
-        };
-        let value = weight.value.as_ref().map_err(|why| fail(why))?;
-        if let memplan_onnx::WeightData::External { path, .. } = &value.data {
-            files.push(path.clone());
-        }
-        kernel_dtype(value.dtype).map_err(|why| fail(&why))?;
-        let bytes = fold::load(value).map_err(|why| fail(&why))?;
-        constants.push(Constant {
-            onnx: weight.source.clone(),
-            dtype: value.dtype,
-            shape: value.shape.clone(),
-            bytes,
-        });
-    }
-
-    Ok(Prepared {
+    Ok(Planned {
         model,
         plan,
         toml,
         shapes,
         values,
         nodes,
-        constants,
-        files,
         bound_without_sharing,
         sum_of_sizes,
     })

@@ -86,6 +86,9 @@ fn arithmetic(
         DType::I64 => fold(inputs, outputs, g, |x| x),
         DType::I32 => fold(inputs, outputs, h, |x| x),
         DType::Bool => bail!("arithmetic on bool tensors is not supported"),
+        DType::I8 => bail!(
+            "ONNX arithmetic on int8 tensors is not supported (quantized networks run the tflite.* kernels)"
+        ),
     }
 }
 
@@ -307,6 +310,7 @@ fn modulo(
             |x| x,
         ),
         (DType::Bool, _) => bail!("Mod on bool tensors is not supported"),
+        (DType::I8, _) => bail!("Mod on int8 tensors is not supported"),
     }
 }
 

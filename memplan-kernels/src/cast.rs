@@ -16,6 +16,7 @@ pub(crate) fn dtype_of_code(code: i64) -> Option<DType> {
         6 => Some(DType::I32),
         7 => Some(DType::I64),
         9 => Some(DType::Bool),
+        3 => Some(DType::I8),
         _ => None,
     }
 }
@@ -69,6 +70,16 @@ pub(crate) fn cast(
         (Data::Bool(s), DataMut::I64(d)) => convert!(s, d, |x: u8| i64::from(x != 0)),
         (Data::Bool(s), DataMut::I32(d)) => convert!(s, d, |x: u8| i32::from(x != 0)),
         (Data::Bool(s), DataMut::Bool(d)) => convert!(s, d, |x: u8| u8::from(x != 0)),
+        (Data::Bool(s), DataMut::I8(d)) => convert!(s, d, |x: u8| i8::from(x != 0)),
+        // Float to int8 saturates (and NaN is 0), as Rust's `as` does.
+        (Data::F32(s), DataMut::I8(d)) => convert!(s, d, |x: f32| x as i8),
+        (Data::I64(s), DataMut::I8(d)) => convert!(s, d, |x: i64| x as i8),
+        (Data::I32(s), DataMut::I8(d)) => convert!(s, d, |x: i32| x as i8),
+        (Data::I8(s), DataMut::F32(d)) => convert!(s, d, f32::from),
+        (Data::I8(s), DataMut::I64(d)) => convert!(s, d, i64::from),
+        (Data::I8(s), DataMut::I32(d)) => convert!(s, d, i32::from),
+        (Data::I8(s), DataMut::Bool(d)) => convert!(s, d, |x: i8| u8::from(x != 0)),
+        (Data::I8(s), DataMut::I8(d)) => d.copy_from_slice(s),
     }
     Ok(())
 }

@@ -1,5 +1,9 @@
 //! CumSum: running sums along one axis (a scalar int input), optionally `exclusive` (each
 //! element left out of its own sum) and `reverse` (summing from the end).
+//!
+//! A float32 running sum starts from -0, the identity of IEEE addition, so that it is its first
+//! element (a -0 stays -0) as in ONNX Runtime; an exclusive one starts from the +0 it writes
+//! first, as ONNX Runtime does.
 
 use super::attrs::Attrs;
 use super::error::{KernelError, bail};
@@ -18,6 +22,7 @@ pub(crate) fn cumsum(
         inputs: &[Input<'_>],
         outputs: &mut [Output<'_>],
         add: fn(T, T) -> T,
+        zero: [T; 2],
     ) -> Result<(), KernelError> {
         let (xs, x) = typed::<T>(inputs, 0)?;
         let ax = match opt_ints(inputs, 1)? {
@@ -34,7 +39,8 @@ pub(crate) fn cumsum(
         for o in 0..outer {
             for i in 0..inner {
                 let at = |j: usize| (o * len + j) * inner + i;
-                let mut acc = T::default();
+                // zero[0] starts an inclusive sum, zero[1] an exclusive one.
+                let mut acc = zero[usize::from(exclusive)];
                 for step in 0..len {
                     let j = if reverse { len - 1 - step } else { step };
                     if exclusive {
@@ -50,9 +56,10 @@ pub(crate) fn cumsum(
         Ok(())
     }
     match out_dtype(outputs, 0)? {
-        DType::F32 => typed_cumsum::<f32>(attrs, inputs, outputs, |a, b| a + b),
-        DType::I64 => typed_cumsum::<i64>(attrs, inputs, outputs, i64::wrapping_add),
-        DType::I32 => typed_cumsum::<i32>(attrs, inputs, outputs, i32::wrapping_add),
+        DType::F32 => typed_cumsum::<f32>(attrs, inputs, outputs, |a, b| a + b, [-0.0, 0.0]),
+        DType::I64 => typed_cumsum::<i64>(attrs, inputs, outputs, i64::wrapping_add, [0, 0]),
+        DType::I32 => typed_cumsum::<i32>(attrs, inputs, outputs, i32::wrapping_add, [0, 0]),
         DType::Bool => bail!("CumSum of bools is not supported"),
+        DType::I8 => bail!("CumSum of int8 is not supported"),
     }
 }

@@ -88,6 +88,7 @@ mod space_depth;
 mod spatial;
 pub mod supported;
 mod tensor;
+pub mod tflite;
 mod tile;
 mod topk;
 mod transpose;
@@ -148,6 +149,9 @@ fn dispatch(
     scratch: &mut [u64],
 ) -> Result<(), KernelError> {
     tensor::check_views(inputs, outputs)?;
+    if let Some(r) = tflite::run(op, attrs, inputs, outputs) {
+        return r;
+    }
     if let Some(r) = unary::run(op, attrs, inputs, outputs) {
         return r;
     }

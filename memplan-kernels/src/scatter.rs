@@ -68,6 +68,7 @@ macro_rules! combine_int {
     };
 }
 combine_int!(i64);
+combine_int!(i8);
 combine_int!(i32);
 combine_int!(u8);
 
@@ -142,6 +143,7 @@ pub(crate) fn scatter_nd(
         DType::I64 => typed_scatter::<i64>(attrs, inputs, outputs),
         DType::I32 => typed_scatter::<i32>(attrs, inputs, outputs),
         DType::Bool => typed_scatter::<u8>(attrs, inputs, outputs),
+        DType::I8 => typed_scatter::<i8>(attrs, inputs, outputs),
     }
 }
 
@@ -195,5 +197,6 @@ pub(crate) fn scatter_elements(
         DType::I64 => typed_scatter::<i64>(attrs, inputs, outputs),
         DType::I32 => typed_scatter::<i32>(attrs, inputs, outputs),
         DType::Bool => typed_scatter::<u8>(attrs, inputs, outputs),
+        DType::I8 => typed_scatter::<i8>(attrs, inputs, outputs),
     }
 }

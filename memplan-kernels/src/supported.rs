@@ -153,6 +153,12 @@ pub fn check_node(
     int_attrs: &[(&str, i64)],
     str_attrs: &[(&str, &str)],
 ) -> Result<(), KernelError> {
+    if op_type.starts_with("tflite.") {
+        if crate::tflite::OPERATORS.binary_search(&op_type).is_err() {
+            bail!("TFLite operator {op_type:?} is not supported");
+        }
+        return Ok(());
+    }
     if SUPPORTED_OPS.binary_search(&op_type).is_err() {
         bail!("operator type {op_type:?} is not supported");
     }

@@ -11,7 +11,7 @@ use crate::error::{KernelError, bail, error};
 
 /// The highest tensor rank the kernels take. Shapes, strides and index counters live on the
 /// stack in arrays of this length (a [`Dims`] is 72 bytes on a 64-bit target), so no kernel
-/// allocates; a model with a higher rank is refused at build time by [`check_views`].
+/// allocates; a shape of higher rank is refused (an error, never a panic) before any kernel runs.
 pub const MAX_RANK: usize = 8;
 
 /// The most integers an integer operand or attribute list may hold (a shape, axes, pads,
@@ -72,6 +72,8 @@ pub enum DType {
     I32,
     /// `bool`, one byte per element, 0 or 1.
     Bool,
+    /// `int8`: quantized values (TFLite's and ONNX's int8 networks).
+    I8,
 }
 
 impl DType {
@@ -82,6 +84,16 @@ impl DType {
             DType::I64 => "int64",
             DType::I32 => "int32",
             DType::Bool => "bool",
+            DType::I8 => "int8",
+        }
+    }
+
+    /// Bytes of one element.
+    pub fn size(self) -> usize {
+        match self {
+            DType::F32 | DType::I32 => 4,
+            DType::I64 => 8,
+            DType::Bool | DType::I8 => 1,
         }
     }
 }
@@ -97,6 +109,8 @@ pub enum Data<'a> {
     I32(&'a [i32]),
     /// `bool` elements, 0 or 1.
     Bool(&'a [u8]),
+    /// `int8` elements.
+    I8(&'a [i8]),
 }
 
 impl Data<'_> {
@@ -107,6 +121,7 @@ impl Data<'_> {
             Data::I64(_) => DType::I64,
             Data::I32(_) => DType::I32,
             Data::Bool(_) => DType::Bool,
+            Data::I8(_) => DType::I8,
         }
     }
 
@@ -117,6 +132,7 @@ impl Data<'_> {
             Data::I64(d) => d.len(),
             Data::I32(d) => d.len(),
             Data::Bool(d) => d.len(),
+            Data::I8(d) => d.len(),
         }
     }
 
@@ -137,6 +153,8 @@ pub enum DataMut<'a> {
     I32(&'a mut [i32]),
     /// `bool` elements, 0 or 1.
     Bool(&'a mut [u8]),
+    /// `int8` elements.
+    I8(&'a mut [i8]),
 }
 
 impl DataMut<'_> {
@@ -147,6 +165,7 @@ impl DataMut<'_> {
             DataMut::I64(_) => DType::I64,
             DataMut::I32(_) => DType::I32,
             DataMut::Bool(_) => DType::Bool,
+            DataMut::I8(_) => DType::I8,
         }
     }
 
@@ -157,6 +176,7 @@ impl DataMut<'_> {
             DataMut::I64(d) => d.len(),
             DataMut::I32(d) => d.len(),
             DataMut::Bool(d) => d.len(),
+            DataMut::I8(d) => d.len(),
         }
     }
 
@@ -172,6 +192,7 @@ impl DataMut<'_> {
             DataMut::I64(d) => Data::I64(d),
             DataMut::I32(d) => Data::I32(d),
             DataMut::Bool(d) => Data::Bool(d),
+            DataMut::I8(d) => Data::I8(d),
         }
     }
 }
@@ -299,6 +320,7 @@ elem!(f32, F32);
 elem!(i64, I64);
 elem!(i32, I32);
 elem!(u8, Bool);
+elem!(i8, I8);
 
 /// Calls `$f::<T>($args)` with `T` the Rust type of dtype `$dtype`.
 macro_rules! dispatch {
@@ -308,6 +330,7 @@ macro_rules! dispatch {
             $crate::tensor::DType::I64 => $f::<i64>($($arg),*),
             $crate::tensor::DType::I32 => $f::<i32>($($arg),*),
             $crate::tensor::DType::Bool => $f::<u8>($($arg),*),
+            $crate::tensor::DType::I8 => $f::<i8>($($arg),*),
         }
     };
 }
@@ -415,6 +438,7 @@ pub(crate) fn opt_scalar_f32(inputs: &[Input<'_>], i: usize) -> Result<Option<f3
         Data::I64(d) => d[0] as f32,
         Data::I32(d) => d[0] as f32,
         Data::Bool(d) => f32::from(d[0]),
+        Data::I8(d) => f32::from(d[0]),
     }))
 }
 

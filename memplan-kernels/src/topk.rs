@@ -1,7 +1,9 @@
 //! TopK: the `k` largest (or smallest, `largest = 0`) elements along an axis, sorted, with
 //! their int64 indices; among equal values the lower index comes first.
 //!
-//! Hardmax (opset 13: along one axis, default -1): 1 at the first maximum, 0 elsewhere.
+//! Hardmax (opset 13: along one axis, default -1): 1 at the first maximum, 0 elsewhere. The
+//! maximum is ONNX Runtime's: the first element, then each later one that is greater; so a NaN
+//! first element makes the whole slice 0 (nothing equals NaN), and a later NaN is ignored.
 //! OneHot: `values[1]` where the last (or `axis`) coordinate equals the index, `values[0]`
 //! elsewhere; negative indices count from `depth`, out-of-range ones match nothing.
 
@@ -85,12 +87,13 @@ pub(crate) fn topk(
                 *slot = j;
             }
             // Equal values keep increasing indices (the index breaks ties, so this unstable sort
-            // gives the order of a stable one). NaN ranks above everything.
+            // gives the order of a stable one). NaN ranks above everything (first among the
+            // largest, last among the smallest) and equal to NaN, as in ONNX Runtime.
             order.sort_unstable_by(|&a, &b| {
                 let (va, vb) = (at(a), at(b));
                 let c = va
                     .partial_cmp(&vb)
-                    .unwrap_or_else(|| vb.is_nan().cmp(&va.is_nan()));
+                    .unwrap_or_else(|| va.is_nan().cmp(&vb.is_nan()));
                 let c = if largest { c.reverse() } else { c };
                 c.then(a.cmp(&b))
             });
@@ -124,13 +127,10 @@ pub(crate) fn hardmax(
     for o in 0..outer {
         for i in 0..inner {
             let at = |j: usize| (o * len + j) * inner + i;
-            let mut best = 0;
-            for j in 1..len {
-                if x[at(j)] > x[at(best)] {
-                    best = j;
-                }
+            let max = (1..len).fold(x[at(0)], |m, j| if x[at(j)] > m { x[at(j)] } else { m });
+            if let Some(j) = (0..len).find(|&j| x[at(j)] == max) {
+                y[at(j)] = 1.0;
             }
-            y[at(best)] = 1.0;
         }
     }
     Ok(())
@@ -157,6 +157,7 @@ pub(crate) fn one_hot(
             Data::I32(d) => i64::from(d[p]),
             Data::F32(d) => d[p] as i64,
             Data::Bool(d) => i64::from(d[p]),
+            Data::I8(d) => i64::from(d[p]),
         };
         let (_, ddata) = value(inputs, 1)?;
         #[allow(clippy::cast_possible_truncation)]

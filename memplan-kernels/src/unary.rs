@@ -54,7 +54,9 @@ pub(crate) fn run(
     outputs: &mut [Output<'_>],
 ) -> Option<Result<(), KernelError>> {
     Some(match op {
-        "Relu" => map(inputs, outputs, |x: f32| if x > 0.0 { x } else { 0.0 }),
+        // max(x, 0) with the first operand kept unless the second is greater: NaN stays NaN
+        // and -0 stays -0, as in ONNX Runtime.
+        "Relu" => map(inputs, outputs, |x: f32| if x < 0.0 { 0.0 } else { x }),
         "Sigmoid" => map(inputs, outputs, sigmoid),
         "Tanh" => map(inputs, outputs, libm::tanhf),
         "Sqrt" => map(inputs, outputs, libm::sqrtf),
@@ -74,7 +76,10 @@ pub(crate) fn run(
         "Sinh" => map(inputs, outputs, libm::sinhf),
         "Cosh" => map(inputs, outputs, libm::coshf),
         "Asinh" => map(inputs, outputs, libm::asinhf),
-        "Acosh" => map(inputs, outputs, libm::acoshf),
+        // libm's acoshf is undefined below 1 (it returns finite values for x <= -2).
+        "Acosh" => map(inputs, outputs, |x: f32| {
+            if x < 1.0 { f32::NAN } else { libm::acoshf(x) }
+        }),
         "Atanh" => map(inputs, outputs, libm::atanhf),
         "Softplus" => map(inputs, outputs, softplus),
         "Neg" => signed(
@@ -114,8 +119,11 @@ pub(crate) fn run(
         "Mish" => map(inputs, outputs, |x: f32| x * libm::tanhf(softplus(x))),
         "Selu" => selu(attrs, inputs, outputs),
         "Celu" => match attrs.float("alpha", 1.0) {
+            // max(0, x) + min(0, alpha (e^(x/alpha) - 1)), NaN propagating; `+ 0.0` makes
+            // e^-0 - 1 the +0 that ONNX Runtime's exp(x) - 1 gives (Celu(-0) is +0).
             Ok(alpha) => map(inputs, outputs, move |x: f32| {
-                x.max(0.0) + (alpha * libm::expm1f(x / alpha)).min(0.0)
+                let neg = alpha * (libm::expm1f(x / alpha) + 0.0);
+                keep_unless_greater(x, 0.0) + keep_unless_less(neg, 0.0)
             }),
             Err(e) => Err(e),
         },
@@ -177,15 +185,28 @@ fn gelu(
     }
 }
 
-/// ONNX Sign: -1, 0 or 1, NaN stays NaN.
+/// ONNX Sign: -1, 0 or 1 (+0 for either zero, as ONNX Runtime gives), NaN stays NaN.
 fn sign(x: f32) -> f32 {
     if x > 0.0 {
         1.0
     } else if x < 0.0 {
         -1.0
+    } else if x == 0.0 {
+        0.0
     } else {
         x
     }
+}
+
+/// `max(a, b)` as C++'s `std::max` (and Eigen's `cwiseMax`, which ONNX Runtime's activations
+/// use): `a` unless `b` is greater, so a NaN `a` stays NaN and a NaN `b` is ignored.
+fn keep_unless_greater(a: f32, b: f32) -> f32 {
+    if a < b { b } else { a }
+}
+
+/// `min(a, b)` as C++'s `std::min`: `a` unless `b` is less.
+fn keep_unless_less(a: f32, b: f32) -> f32 {
+    if b < a { b } else { a }
 }
 
 /// A unary operator defined for f32, int64 and int32.
@@ -201,6 +222,9 @@ fn signed(
         DType::I64 => map(inputs, outputs, g),
         DType::I32 => map(inputs, outputs, h),
         DType::Bool => bail!("bool tensors are not supported"),
+        DType::I8 => {
+            bail!("int8 tensors are not supported (quantized networks run the tflite.* kernels)")
+        }
     }
 }
 
@@ -225,8 +249,9 @@ fn hard_sigmoid(
     }
 }
 
-/// Clip: min and max as optional inputs 1 and 2 (opset 11+) or attributes (opset 6), default
-/// unbounded. NaN stays NaN.
+/// Clip: min and max as optional inputs 1 and 2 (opset 11+) or attributes (opset 6), by default
+/// the lowest and highest finite float32 (as the ONNX spec says: an absent bound still clips an
+/// infinity to +-3.4028235e38). NaN stays NaN; a NaN bound clips nothing.
 fn clip(
     attrs: &Attrs<'_>,
     inputs: &[Input<'_>],
@@ -234,11 +259,11 @@ fn clip(
 ) -> Result<(), KernelError> {
     let lo = match opt_scalar_f32(inputs, 1)? {
         Some(v) => v,
-        None => attrs.float("min", f32::NEG_INFINITY)?,
+        None => attrs.float("min", f32::MIN)?,
     };
     let hi = match opt_scalar_f32(inputs, 2)? {
         Some(v) => v,
-        None => attrs.float("max", f32::INFINITY)?,
+        None => attrs.float("max", f32::MAX)?,
     };
     // max then min: when min > max every element becomes max, as the spec says.
     map(inputs, outputs, move |x: f32| {

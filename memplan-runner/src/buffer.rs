@@ -11,6 +11,7 @@ pub(crate) enum Buffer {
     I64(Vec<i64>),
     I32(Vec<i32>),
     Bool(Vec<u8>),
+    I8(Vec<i8>),
 }
 
 impl Buffer {
@@ -22,17 +23,14 @@ impl Buffer {
             DType::I64 => Self::I64(vec![0; n]),
             DType::I32 => Self::I32(vec![0; n]),
             DType::Bool => Self::Bool(vec![0; n]),
+            DType::I8 => Self::I8(vec![0; n]),
         }
     }
 
     /// `bytes` (little-endian elements of `tensor`, row-major) decoded; an error names the
     /// expected size when the length is wrong.
     pub(crate) fn from_le_bytes(tensor: &TensorInfo, bytes: &[u8]) -> Result<Self, String> {
-        let size = match tensor.dtype {
-            DType::F32 | DType::I32 => 4,
-            DType::I64 => 8,
-            DType::Bool => 1,
-        };
+        let size = tensor.dtype.size();
         let expected = tensor.elements() * size;
         if bytes.len() != expected {
             return Err(format!(
@@ -64,6 +62,7 @@ impl Buffer {
                     .collect(),
             ),
             DType::Bool => Self::Bool(bytes.to_vec()),
+            DType::I8 => Self::I8(bytes.iter().map(|&b| b.cast_signed()).collect()),
         })
     }
 
@@ -74,6 +73,7 @@ impl Buffer {
             Self::I64(v) => Data::I64(v),
             Self::I32(v) => Data::I32(v),
             Self::Bool(v) => Data::Bool(v),
+            Self::I8(v) => Data::I8(v),
         }
     }
 
@@ -100,6 +100,7 @@ impl Buffer {
             Self::I64(v) => v.len() * 8,
             Self::I32(v) => v.len() * 4,
             Self::Bool(v) => v.len(),
+            Self::I8(v) => v.len(),
         }
     }
 
@@ -121,6 +122,7 @@ impl Buffer {
             Self::I64(v) => DataMut::I64(v),
             Self::I32(v) => DataMut::I32(v),
             Self::Bool(v) => DataMut::Bool(v),
+            Self::I8(v) => DataMut::I8(v),
         }
     }
 }
@@ -133,5 +135,6 @@ pub(crate) fn to_f32(data: Data<'_>) -> Vec<f32> {
         Data::I64(v) => v.iter().map(|&x| x as f32).collect(),
         Data::I32(v) => v.iter().map(|&x| x as f32).collect(),
         Data::Bool(v) => v.iter().map(|&x| f32::from(x)).collect(),
+        Data::I8(v) => v.iter().map(|&x| f32::from(x)).collect(),
     }
 }

@@ -18,6 +18,7 @@ fn constant(c: usize) -> Result<Input<'static>, KernelError> {
         DType::I64 => Data::I64(kernels::program::constant(bytes, info.offset, n)?),
         DType::I32 => Data::I32(kernels::program::constant(bytes, info.offset, n)?),
         DType::Bool => Data::Bool(kernels::program::constant(bytes, info.offset, n)?),
+        DType::I8 => Data::I8(kernels::program::constant(bytes, info.offset, n)?),
     };
     Ok(Input::Value {
         shape: info.shape,

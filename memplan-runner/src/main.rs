@@ -1,10 +1,11 @@
-//! `memplan-runner IN.bin OUT.bin [--heap]`: runs the ONNX network this binary was built for
-//! (`MEMPLAN_MODEL` at build time) out of its compile-time planned arena.
+//! `memplan-runner IN.bin OUT.bin [--heap]`: runs the ONNX or TFLite network this binary was
+//! built for (`MEMPLAN_MODEL` at build time) out of its compile-time planned arena.
 //!
-//! IN.bin holds the graph's inputs as raw little-endian elements (each its dtype and static
-//! shape), concatenated in graph order; OUT.bin receives the graph's first output as raw
-//! little-endian float32 (integers converted), written to a temporary file and renamed, so a
-//! failed run never leaves half an output. `--heap` runs the same kernels with every value in a
+//! IN.bin holds the graph's inputs as raw little-endian elements (each its own dtype and static
+//! shape: int8 bytes for an int8 input), concatenated in graph order; OUT.bin receives the
+//! graph's first output as raw little-endian elements of its dtype for float32 and int8 (int8
+//! bytes), float32 for the integer types (converted), written to a temporary file and renamed,
+//! so a failed run never leaves half an output. `--heap` runs the same kernels with every value in a
 //! heap buffer of its own. `--expect REF.bin` compares the output with a reference (absolute 1e-4
 //! plus relative 1e-3 per element) and fails on a mismatch; `--bench N` times N arena runs
 //! against N heap runs, interleaved, in CPU time, prints the ratio against ONNX Runtime's figure
@@ -26,21 +27,27 @@ use buffer::Buffer;
 use network::net;
 use network::net::network::{INPUTS, OUTPUTS, VALUES};
 
-/// Runs the ONNX network chosen at build time (`MEMPLAN_MODEL`) out of its planned arena.
+/// Runs the ONNX or TFLite network chosen at build time (`MEMPLAN_MODEL`) out of its planned
+/// arena.
 #[derive(Parser, Debug)]
 #[command(name = "memplan-runner", version, about)]
 struct Args {
     /// The graph's inputs: raw little-endian elements, row-major, one after the other in graph
     /// order (a network with inputs `input_ids` and `attention_mask` reads both from this file).
     input: PathBuf,
-    /// Where to write the graph's first output: raw little-endian float32, row-major.
+    /// Where to write the graph's first output, row-major: raw little-endian float32 for a float
+    /// output, int8 bytes for an int8 one (other integer types as float32).
     output: PathBuf,
     /// Every value in its own heap buffer instead of the arena.
     #[arg(long)]
     heap: bool,
-    /// A reference output (raw little-endian float32) to compare with.
+    /// A reference output to compare with, in the format OUT.bin is written in (int8 bytes for
+    /// an int8 output: compared exactly, see --quanta).
     #[arg(long, value_name = "REF.bin")]
     expect: Option<PathBuf>,
+    /// For an int8 output: how many quanta an element may differ from --expect's (default 0).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    quanta: u32,
     /// Also time N arena runs against N heap runs (interleaved, CPU time), print the medians, the
     /// ratio against ONNX Runtime's recorded figure (bench/ort_times.json) and the slowest ops.
     #[arg(long, value_name = "N")]
@@ -67,11 +74,7 @@ fn read_inputs(bytes: &[u8]) -> Result<Vec<(usize, Buffer)>, String> {
     let mut at = 0;
     for (i, &v) in INPUTS.iter().enumerate() {
         let value = &VALUES[v];
-        let size = match value.dtype {
-            memplan_kernels::DType::F32 | memplan_kernels::DType::I32 => 4,
-            memplan_kernels::DType::I64 => 8,
-            memplan_kernels::DType::Bool => 1,
-        } * value.elements();
+        let size = value.dtype.size() * value.elements();
         let rest = &bytes[at.min(bytes.len())..];
         let piece = if i + 1 == INPUTS.len() {
             rest
@@ -127,7 +130,9 @@ fn run(args: &Args) -> Result<ExitCode, String> {
     let bytes = std::fs::read(&args.input)
         .map_err(|e| format!("cannot read `{}`: {e}", args.input.display()))?;
     let inputs = read_inputs(&bytes).map_err(|e| format!("`{}`: {e}", args.input.display()))?;
+    let int8_output = VALUES[OUTPUTS[0]].dtype == memplan_kernels::DType::I8;
     let reference = match &args.expect {
+        Some(path) if int8_output => Some(read_i8(path)?),
         Some(path) => Some(read_f32(path)?),
         None => None,
     };
@@ -155,7 +160,16 @@ fn run(args: &Args) -> Result<ExitCode, String> {
     };
     let seconds = bench::cpu_seconds() - started;
     let output = buffer::to_f32(outputs[0].data());
-    write_f32(&args.output, &output)?;
+    match outputs[0].data() {
+        // An int8 output is written as its own bytes; float32 and the others as float32.
+        memplan_kernels::Data::I8(q) => {
+            write_bytes(
+                &args.output,
+                &q.iter().map(|&v| v.cast_unsigned()).collect::<Vec<_>>(),
+            )?;
+        }
+        _ => write_f32(&args.output, &output)?,
+    }
     println!(
         "{} run: {:.1} ms (CPU) | output `{}` {:?} | checksum (sum) {:.6} | mean |x| {:.6}",
         if args.heap { "heap" } else { "arena" },
@@ -170,7 +184,12 @@ fn run(args: &Args) -> Result<ExitCode, String> {
     }
     let mut code = ExitCode::SUCCESS;
     if let Some(reference) = &reference {
-        if !compare(&output, reference) {
+        let ok = if int8_output {
+            compare_quanta(&output, reference, args.quanta)
+        } else {
+            compare(&output, reference)
+        };
+        if !ok {
             code = ExitCode::FAILURE;
         }
     }
@@ -228,6 +247,49 @@ fn compare(output: &[f32], reference: &[f32]) -> bool {
     bad == 0
 }
 
+/// Prints how an int8 `output` compares with `reference` (both as the int8 values): how many
+/// elements differ and by how many quanta at most; true when none differs by more than `quanta`.
+fn compare_quanta(output: &[f32], reference: &[f32], quanta: u32) -> bool {
+    if output.len() != reference.len() {
+        println!(
+            "reference: MISMATCH: {} values, the output has {}",
+            reference.len(),
+            output.len()
+        );
+        return false;
+    }
+    let diffs: Vec<f32> = output
+        .iter()
+        .zip(reference)
+        .map(|(a, b)| (a - b).abs())
+        .collect();
+    let differ = diffs.iter().filter(|&&d| d > 0.0).count();
+    let worst = diffs.iter().copied().fold(0.0f32, f32::max);
+    #[allow(clippy::cast_precision_loss)] // a count of quanta
+    let bad = diffs.iter().filter(|&&d| d > quanta as f32).count();
+    println!(
+        "reference: {} | {differ} of {} int8 elements differ (max {worst} quanta)",
+        if bad == 0 {
+            if quanta == 0 {
+                "match (bit for bit)".to_owned()
+            } else {
+                format!("match (within {quanta} quanta)")
+            }
+        } else {
+            format!("MISMATCH in {bad} of {} values", output.len())
+        },
+        output.len()
+    );
+    bad == 0
+}
+
+/// An int8 reference file: one byte per element.
+fn read_i8(path: &Path) -> Result<Vec<f32>, String> {
+    let bytes =
+        std::fs::read(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    Ok(bytes.iter().map(|&b| f32::from(b.cast_signed())).collect())
+}
+
 fn read_f32(path: &Path) -> Result<Vec<f32>, String> {
     let bytes =
         std::fs::read(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
@@ -248,10 +310,15 @@ fn read_f32(path: &Path) -> Result<Vec<f32>, String> {
 /// it: `path` is either the whole output or untouched.
 fn write_f32(path: &Path, values: &[f32]) -> Result<(), String> {
     let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    write_bytes(path, &bytes)
+}
+
+/// Writes `bytes` to a temporary file beside `path`, then renames it.
+fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), String> {
     let mut temporary = path.as_os_str().to_owned();
     temporary.push(".tmp");
     let temporary = PathBuf::from(temporary);
-    std::fs::write(&temporary, &bytes)
+    std::fs::write(&temporary, bytes)
         .and_then(|()| std::fs::rename(&temporary, path))
         .map_err(|e| {
             let _ = std::fs::remove_file(&temporary);

@@ -1,0 +1,917 @@
+//! From a TFLite file to a checked, planned network: read subgraph 0 (`memplan-tflite`), lower
+//! every operator to a `tflite.*` kernel of `memplan-kernels` with the parameters TFLite's
+//! `Prepare` computes (padding, activation ranges, zero-point offsets, per-channel fixed-point
+//! multipliers and shifts, lookup tables), all here at build time, then plan it as an ONNX
+//! network is planned ([`prepare::finish`]).
+//!
+//! Each multiplier is computed exactly as LiteRT computes it (the same f64 or f32 expression,
+//! then `QuantizeMultiplier`), so the int8 kernels reproduce LiteRT's reference kernels bit for
+//! bit. Tables (SOFTMAX's exp table, LOGISTIC's and TANH's output tables) are computed with the
+//! host's `f32::exp`/`tanh`, the functions LiteRT's `Prepare` calls, and stored as constants.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use memplan_core::DType;
+use memplan_kernels::tflite::quant::quantize_multiplier;
+use memplan_onnx::{AttrValue, OpInput};
+use memplan_tflite::{Activation, ElementType, Graph, Operator, Options as Opts, Padding};
+
+use crate::network::Options;
+use crate::prepare::{self, Constant, Node, Prepared, kernel_dtype};
+
+/// The TFLite builtin operators the kernels run, sorted.
+pub const SUPPORTED_BUILTINS: &[&str] = &[
+    "ADD",
+    "AVERAGE_POOL_2D",
+    "CONCATENATION",
+    "CONV_2D",
+    "DEPTHWISE_CONV_2D",
+    "DEQUANTIZE",
+    "EXPAND_DIMS",
+    "FULLY_CONNECTED",
+    "LOGISTIC",
+    "MAX_POOL_2D",
+    "MEAN",
+    "MUL",
+    "PAD",
+    "PADV2",
+    "QUANTIZE",
+    "RESHAPE",
+    "SOFTMAX",
+    "SQUEEZE",
+    "SUB",
+    "TANH",
+];
+
+/// Imports, lowers, checks and plans the TFLite file at `path`.
+pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String> {
+    let import = memplan_tflite::ImportOptions {
+        name: options.name.clone(),
+        alignment: options.alignment,
+        inplace: options.inplace,
+    };
+    let imported = memplan_tflite::import_file(path, &import).map_err(|e| e.message)?;
+    let mut lower = Lower {
+        graph: &imported.graph,
+        tensor_of: &imported.tensor_of,
+        constants: Vec::new(),
+        cache: BTreeMap::new(),
+    };
+    let mut nodes = Vec::with_capacity(imported.graph.operators.len());
+    for op in &imported.graph.operators {
+        let node = lower.operator(op).map_err(|why| {
+            format!(
+                "{}: {why}",
+                match &op.custom {
+                    Some(c) => format!("custom operator `{c}` (operator {})", op.index),
+                    None => format!("operator {} ({})", op.index, op.name),
+                }
+            )
+        })?;
+        nodes.push(node);
+    }
+    let weight_shapes: Vec<Option<Vec<u64>>> = lower
+        .constants
+        .iter()
+        .map(|c| Some(c.shape.clone()))
+        .collect();
+    let constants = lower.constants;
+    let planned = prepare::finish(
+        path,
+        options,
+        imported.model,
+        imported.shapes,
+        nodes,
+        &weight_shapes,
+    )?;
+    Ok(planned.with(constants, Vec::new()))
+}
+
+/// The lowering of one graph's operators, collecting the constants they read.
+struct Lower<'g> {
+    graph: &'g Graph,
+    tensor_of: &'g [Option<usize>],
+    constants: Vec<Constant>,
+    /// TFLite tensor -> constant, for weights read by several operators.
+    cache: BTreeMap<usize, usize>,
+}
+
+/// An operator's quantization parameters, per tensor.
+#[derive(Clone, Copy)]
+struct Q {
+    scale: f32,
+    zero_point: i32,
+}
+
+type Attrs = Vec<(String, AttrValue)>;
+
+fn attr_int(attrs: &mut Attrs, name: &str, v: i64) {
+    attrs.push((name.to_owned(), AttrValue::Int(v)));
+}
+
+fn attr_float(attrs: &mut Attrs, name: &str, v: f32) {
+    attrs.push((name.to_owned(), AttrValue::Float(v)));
+}
+
+impl Lower<'_> {
+    fn name(&self, t: usize) -> String {
+        self.graph.tensors[t].label()
+    }
+
+    fn element(&self, t: usize) -> ElementType {
+        self.graph.tensors[t].element
+    }
+
+    fn shape(&self, t: usize) -> &[usize] {
+        &self.graph.tensors[t].shape
+    }
+
+    /// Operand `t`: an activation, or a constant (its bytes copied once into the weight blob).
+    fn operand(&mut self, t: usize) -> Result<OpInput, String> {
+        let info = &self.graph.tensors[t];
+        match &info.data {
+            None => match self.tensor_of[t] {
+                Some(m) => Ok(OpInput::Tensor(m)),
+                None => Err(format!("tensor `{}` has no producer", info.label())),
+            },
+            Some(bytes) => {
+                if let Some(&c) = self.cache.get(&t) {
+                    return Ok(OpInput::Weight(c));
+                }
+                let dtype = info.element.dtype().map_err(|kind| {
+                    format!(
+                        "constant `{}` has element type {kind}, which the kernels do not hold",
+                        info.label()
+                    )
+                })?;
+                kernel_dtype(dtype).map_err(|why| format!("constant `{}`: {why}", info.label()))?;
+                let expected = info.elements() as u64 * dtype.size();
+                if bytes.len() as u64 != expected {
+                    return Err(format!(
+                        "constant `{}` has {} bytes of data, its shape {:?} of {} needs {expected}\n  = help: the file is corrupt; convert the model again",
+                        info.label(),
+                        bytes.len(),
+                        info.shape,
+                        info.element.name()
+                    ));
+                }
+                let c = self.push(&info.name, dtype, &info.shape, bytes.clone());
+                self.cache.insert(t, c);
+                Ok(OpInput::Weight(c))
+            }
+        }
+    }
+
+    fn push(&mut self, name: &str, dtype: DType, shape: &[usize], bytes: Vec<u8>) -> usize {
+        self.constants.push(Constant {
+            onnx: name.to_owned(),
+            dtype,
+            shape: shape.iter().map(|&d| d as u64).collect(),
+            bytes,
+        });
+        self.constants.len() - 1
+    }
+
+    fn i32s(&mut self, name: &str, values: &[i32]) -> OpInput {
+        let bytes = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        OpInput::Weight(self.push(name, DType::I32, &[values.len()], bytes))
+    }
+
+    /// The per-tensor quantization of `t` (an int8 activation).
+    fn q(&self, t: usize) -> Result<Q, String> {
+        let info = &self.graph.tensors[t];
+        let Some(q) = &info.quantization else {
+            return Err(format!(
+                "int8 tensor `{}` has no quantization",
+                info.label()
+            ));
+        };
+        if !q.per_tensor() {
+            return Err(format!(
+                "tensor `{}` is quantized per axis, where the operator needs one scale",
+                info.label()
+            ));
+        }
+        Ok(Q {
+            scale: q.scale0(),
+            zero_point: i32::try_from(q.zero_point0()).map_err(|_| "zero point overflows")?,
+        })
+    }
+
+    /// The constant data of `t` as int32 or int64 integers (a shape, axes, paddings).
+    fn ints(&self, t: usize) -> Result<Vec<i64>, String> {
+        let info = &self.graph.tensors[t];
+        let Some(bytes) = &info.data else {
+            return Err(format!(
+                "`{}` must be a constant (memplan plans static shapes)",
+                info.label()
+            ));
+        };
+        Ok(match info.element {
+            ElementType::I32 => bytes
+                .chunks_exact(4)
+                .map(|c| i64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+                .collect(),
+            ElementType::I64 => bytes
+                .chunks_exact(8)
+                .map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+                .collect(),
+            other => {
+                return Err(format!(
+                    "`{}` is {}, expected INT32 or INT64",
+                    info.label(),
+                    other.name()
+                ));
+            }
+        })
+    }
+
+    fn operator(&mut self, op: &Operator) -> Result<Node, String> {
+        if op.custom.is_some() {
+            return Err(unsupported("CUSTOM"));
+        }
+        let input = |i: usize| -> Result<usize, String> {
+            op.inputs
+                .get(i)
+                .copied()
+                .flatten()
+                .ok_or_else(|| format!("input {i} is missing"))
+        };
+        let Some(&out) = op.outputs.first() else {
+            return Err("it has no output".to_owned());
+        };
+        if op.outputs.len() != 1 {
+            return Err(format!(
+                "it has {} outputs; the kernels take one",
+                op.outputs.len()
+            ));
+        }
+        let mut attrs = Attrs::new();
+        let mut inputs = Vec::new();
+        let kind = match op.name {
+            "CONV_2D" | "DEPTHWISE_CONV_2D" => {
+                self.conv(op, out, &mut inputs, &mut attrs)?;
+                op.name
+            }
+            "FULLY_CONNECTED" => {
+                self.fully_connected(op, out, &mut inputs, &mut attrs)?;
+                op.name
+            }
+            "AVERAGE_POOL_2D" | "MAX_POOL_2D" => {
+                let x = input(0)?;
+                let Opts::Pool2D {
+                    padding,
+                    stride,
+                    filter,
+                    activation,
+                } = op.options
+                else {
+                    return Err("it has no Pool2DOptions".to_owned());
+                };
+                let [pad_top, pad_left] = padding_of(
+                    self.shape(x),
+                    self.shape(out),
+                    filter,
+                    stride,
+                    [1, 1],
+                    padding,
+                )?;
+                for (name, v) in [
+                    ("filter_h", filter[0]),
+                    ("filter_w", filter[1]),
+                    ("stride_h", stride[0]),
+                    ("stride_w", stride[1]),
+                    ("pad_top", pad_top),
+                    ("pad_left", pad_left),
+                ] {
+                    attr_int(&mut attrs, name, v as i64);
+                }
+                if self.element(x) == ElementType::I8 {
+                    let (qi, qo) = (self.q(x)?, self.q(out)?);
+                    if qi.scale != qo.scale || qi.zero_point != qo.zero_point {
+                        return Err("an int8 pool must have the same quantization in and out (as TFLite requires)".to_owned());
+                    }
+                }
+                self.activation(activation, out, &mut attrs)?;
+                inputs.push(self.operand(x)?);
+                op.name
+            }
+            "RESHAPE" | "SQUEEZE" | "EXPAND_DIMS" => {
+                let x = input(0)?;
+                if self.element(x) != self.element(out) {
+                    return Err("the output's type differs from the input's".to_owned());
+                }
+                inputs.push(self.operand(x)?);
+                "RESHAPE"
+            }
+            "SOFTMAX" => {
+                let x = input(0)?;
+                let Opts::Softmax { beta } = op.options else {
+                    return Err("it has no SoftmaxOptions".to_owned());
+                };
+                inputs.push(self.operand(x)?);
+                match (self.element(x), self.element(out)) {
+                    (ElementType::F32, ElementType::F32) => attr_float(&mut attrs, "beta", beta),
+                    (ElementType::I8, ElementType::I8) => {
+                        let (qi, qo) = (self.q(x)?, self.q(out)?);
+                        // LiteRT's PopulateSoftmaxLookupTable, in float.
+                        let scale = -qi.scale * beta;
+                        let mut table = [0f32; 256];
+                        for val in 0..=255u8 {
+                            table[255 - usize::from(val)] = (scale * f32::from(val)).exp();
+                        }
+                        let bytes = table.iter().flat_map(|v| v.to_le_bytes()).collect();
+                        let c = self.push(
+                            &format!("{} exp table", self.name(x)),
+                            DType::F32,
+                            &[256],
+                            bytes,
+                        );
+                        inputs.push(OpInput::Weight(c));
+                        attr_int(&mut attrs, "output_zero_point", i64::from(qo.zero_point));
+                        attr_float(&mut attrs, "output_scale", qo.scale);
+                    }
+                    (a, b) => return Err(types(a, b)),
+                }
+                op.name
+            }
+            "ADD" | "SUB" | "MUL" => {
+                let (a, b) = (input(0)?, input(1)?);
+                let Opts::Arithmetic { activation } = op.options else {
+                    return Err("it has no options".to_owned());
+                };
+                inputs.push(self.operand(a)?);
+                inputs.push(self.operand(b)?);
+                match (self.element(a), self.element(b), self.element(out)) {
+                    (ElementType::F32, ElementType::F32, ElementType::F32) => {}
+                    (ElementType::I8, ElementType::I8, ElementType::I8) if op.name == "ADD" => {
+                        let (q1, q2, qo) = (self.q(a)?, self.q(b)?, self.q(out)?);
+                        // LiteRT's PrepareGeneralSubOp / add.cc for int8 (left shift 20).
+                        let left_shift = 20;
+                        let twice_max = 2.0 * f64::from(q1.scale.max(q2.scale));
+                        let real1 = f64::from(q1.scale) / twice_max;
+                        let real2 = f64::from(q2.scale) / twice_max;
+                        let real_out =
+                            twice_max / f64::from((1i32 << left_shift) as f32 * qo.scale);
+                        let (m1, s1) = quantize_multiplier(real1);
+                        let (m2, s2) = quantize_multiplier(real2);
+                        let (mo, so) = quantize_multiplier(real_out);
+                        for (name, v) in [
+                            ("input1_offset", -q1.zero_point),
+                            ("input2_offset", -q2.zero_point),
+                            ("output_offset", qo.zero_point),
+                            ("left_shift", left_shift),
+                            ("input1_multiplier", m1),
+                            ("input1_shift", s1),
+                            ("input2_multiplier", m2),
+                            ("input2_shift", s2),
+                            ("output_multiplier", mo),
+                            ("output_shift", so),
+                        ] {
+                            attr_int(&mut attrs, name, i64::from(v));
+                        }
+                    }
+                    (ElementType::I8, ElementType::I8, ElementType::I8) if op.name == "MUL" => {
+                        let (q1, q2, qo) = (self.q(a)?, self.q(b)?, self.q(out)?);
+                        // mul.cc: the product of the float scales, in float.
+                        let real = f64::from(q1.scale * q2.scale / qo.scale);
+                        let (m, s) = quantize_multiplier(real);
+                        for (name, v) in [
+                            ("input1_offset", -q1.zero_point),
+                            ("input2_offset", -q2.zero_point),
+                            ("output_offset", qo.zero_point),
+                            ("output_multiplier", m),
+                            ("output_shift", s),
+                        ] {
+                            attr_int(&mut attrs, name, i64::from(v));
+                        }
+                    }
+                    (ElementType::I8, _, _) => {
+                        return Err(format!(
+                            "int8 {} is not supported (float32 is)\n  = help: memplan runs int8 ADD and MUL, and SUB in float32",
+                            op.name
+                        ));
+                    }
+                    (a, _, o) => return Err(types(a, o)),
+                }
+                self.activation(activation, out, &mut attrs)?;
+                op.name
+            }
+            "LOGISTIC" | "TANH" => {
+                let x = input(0)?;
+                inputs.push(self.operand(x)?);
+                match (self.element(x), self.element(out)) {
+                    (ElementType::F32, ElementType::F32) => {}
+                    (ElementType::I8, ElementType::I8) => {
+                        let (qi, qo) = (self.q(x)?, self.q(out)?);
+                        let f: fn(f32) -> f32 = if op.name == "LOGISTIC" {
+                            |v| 1.0 / (1.0 + (-v).exp())
+                        } else {
+                            f32::tanh
+                        };
+                        // LiteRT's PopulateLookupTable<int8_t>, in float.
+                        let inverse_scale = 1.0 / qo.scale;
+                        let mut table = [0u8; 256];
+                        for val in -128i32..=127 {
+                            let dequantized = qi.scale * (val - qi.zero_point) as f32;
+                            let rescaled = (f(dequantized) * inverse_scale).round();
+                            #[allow(clippy::cast_possible_truncation)]
+                            let q = (rescaled + qo.zero_point as f32) as i32;
+                            #[allow(clippy::cast_possible_truncation)]
+                            let byte = q.clamp(-128, 127) as i8;
+                            #[allow(clippy::cast_possible_truncation)]
+                            let index = (val as i8).cast_unsigned();
+                            table[usize::from(index)] = byte.cast_unsigned();
+                        }
+                        let c = self.push(
+                            &format!("{} table", self.name(x)),
+                            DType::I8,
+                            &[256],
+                            table.to_vec(),
+                        );
+                        inputs.push(OpInput::Weight(c));
+                    }
+                    (a, b) => return Err(types(a, b)),
+                }
+                op.name
+            }
+            "QUANTIZE" => {
+                let x = input(0)?;
+                if self.element(out) != ElementType::I8 {
+                    return Err(format!(
+                        "QUANTIZE to {} is not supported (int8 is)",
+                        self.element(out).name()
+                    ));
+                }
+                let qo = self.q(out)?;
+                attr_int(&mut attrs, "zero_point", i64::from(qo.zero_point));
+                match self.element(x) {
+                    ElementType::F32 => attr_float(&mut attrs, "scale", qo.scale),
+                    ElementType::I8 => {
+                        let qi = self.q(x)?;
+                        let real = f64::from(qi.scale) / f64::from(qo.scale);
+                        let (m, s) = quantize_multiplier(real);
+                        attr_int(&mut attrs, "input_zero_point", i64::from(qi.zero_point));
+                        attr_int(&mut attrs, "multiplier", i64::from(m));
+                        attr_int(&mut attrs, "shift", i64::from(s));
+                    }
+                    other => {
+                        return Err(format!(
+                            "QUANTIZE from {} is not supported (float32 and int8 are)",
+                            other.name()
+                        ));
+                    }
+                }
+                inputs.push(self.operand(x)?);
+                op.name
+            }
+            "DEQUANTIZE" => {
+                let x = input(0)?;
+                if (self.element(x), self.element(out)) != (ElementType::I8, ElementType::F32) {
+                    return Err(format!(
+                        "DEQUANTIZE from {} to {} is not supported (int8 to float32 is)",
+                        self.element(x).name(),
+                        self.element(out).name()
+                    ));
+                }
+                let qi = self.q(x)?;
+                attr_float(&mut attrs, "scale", qi.scale);
+                attr_int(&mut attrs, "zero_point", i64::from(qi.zero_point));
+                inputs.push(self.operand(x)?);
+                op.name
+            }
+            "CONCATENATION" => {
+                let Opts::Concatenation { axis, activation } = op.options else {
+                    return Err("it has no ConcatenationOptions".to_owned());
+                };
+                if activation != Activation::None {
+                    return Err(format!(
+                        "a fused {} activation on CONCATENATION is not supported",
+                        activation.name()
+                    ));
+                }
+                let out_q = (self.element(out) == ElementType::I8)
+                    .then(|| self.q(out))
+                    .transpose()?;
+                for &t in op.inputs.iter().flatten() {
+                    if self.element(t) != self.element(out) {
+                        return Err(types(self.element(t), self.element(out)));
+                    }
+                    if let Some(qo) = out_q {
+                        let qi = self.q(t)?;
+                        if qi.scale != qo.scale || qi.zero_point != qo.zero_point {
+                            return Err(format!(
+                                "input `{}` is quantized unlike the output; TFLite requires the same quantization for int8 CONCATENATION",
+                                self.name(t)
+                            ));
+                        }
+                    }
+                    inputs.push(self.operand(t)?);
+                }
+                attr_int(&mut attrs, "axis", i64::from(axis));
+                op.name
+            }
+            "PAD" | "PADV2" => {
+                let (x, p) = (input(0)?, input(1)?);
+                let pads = self.ints(p)?;
+                attrs.push(("pads".to_owned(), AttrValue::Ints(pads)));
+                let constant = op.inputs.get(2).copied().flatten();
+                match self.element(x) {
+                    ElementType::F32 => {
+                        let v = match constant {
+                            Some(c) => {
+                                let data = self.graph.tensors[c].data.as_deref().unwrap_or(&[]);
+                                let b: [u8; 4] = data
+                                    .get(..4)
+                                    .and_then(|b| b.try_into().ok())
+                                    .ok_or("PADV2's value must be a float32 constant")?;
+                                f32::from_le_bytes(b)
+                            }
+                            None => 0.0,
+                        };
+                        attr_float(&mut attrs, "value", v);
+                    }
+                    ElementType::I8 => {
+                        let (qi, qo) = (self.q(x)?, self.q(out)?);
+                        if qi.scale != qo.scale || qi.zero_point != qo.zero_point {
+                            return Err(
+                                "an int8 PAD must have the same quantization in and out".to_owned()
+                            );
+                        }
+                        let v = match constant {
+                            Some(c) => {
+                                let data = self.graph.tensors[c].data.as_deref().unwrap_or(&[]);
+                                i64::from(
+                                    data.first()
+                                        .map(|&b| b.cast_signed())
+                                        .ok_or("PADV2's value must be an int8 constant")?,
+                                )
+                            }
+                            None => i64::from(qo.zero_point),
+                        };
+                        attr_int(&mut attrs, "value", v);
+                    }
+                    other => return Err(types(other, self.element(out))),
+                }
+                inputs.push(self.operand(x)?);
+                "PAD"
+            }
+            "MEAN" => {
+                let (x, a) = (input(0)?, input(1)?);
+                if (self.element(x), self.element(out)) != (ElementType::F32, ElementType::F32) {
+                    return Err("int8 MEAN is not supported (float32 is)\n  = help: an int8 global average is AVERAGE_POOL_2D over the whole image, which memplan runs".to_owned());
+                }
+                let axes = self.ints(a)?;
+                attrs.push(("axes".to_owned(), AttrValue::Ints(axes)));
+                inputs.push(self.operand(x)?);
+                op.name
+            }
+            other => return Err(unsupported(other)),
+        };
+        let outputs = vec![
+            self.tensor_of[out]
+                .ok_or_else(|| format!("output `{}` is not planned", self.name(out)))?,
+        ];
+        Ok(Node {
+            label: format!("{}_{}", op.name, op.index),
+            op_type: format!("tflite.{kind}"),
+            attrs,
+            inputs,
+            outputs,
+            scratch: None,
+        })
+    }
+
+    /// The fused activation as the clamp range TFLite's `CalculateActivationRange(Quantized)`
+    /// gives for `out`.
+    fn activation(&self, a: Activation, out: usize, attrs: &mut Attrs) -> Result<(), String> {
+        match self.element(out) {
+            ElementType::F32 => {
+                let (lo, hi) = match a {
+                    Activation::None => return Ok(()),
+                    Activation::Relu => (0.0, f32::MAX),
+                    Activation::Relu6 => (0.0, 6.0),
+                    Activation::ReluN1To1 => (-1.0, 1.0),
+                    other => return Err(activation_unsupported(other)),
+                };
+                attr_float(attrs, "act_min", lo);
+                attr_float(attrs, "act_max", hi);
+            }
+            ElementType::I8 => {
+                let q = self.q(out)?;
+                #[allow(clippy::cast_possible_truncation)]
+                let quantize = |f: f32| q.zero_point + (f / q.scale).round() as i32;
+                let (lo, hi) = match a {
+                    Activation::None => (-128, 127),
+                    Activation::Relu => (quantize(0.0).max(-128), 127),
+                    Activation::Relu6 => (quantize(0.0).max(-128), quantize(6.0).min(127)),
+                    Activation::ReluN1To1 => (quantize(-1.0).max(-128), quantize(1.0).min(127)),
+                    other => return Err(activation_unsupported(other)),
+                };
+                attr_int(attrs, "act_min", i64::from(lo));
+                attr_int(attrs, "act_max", i64::from(hi));
+            }
+            other => {
+                return Err(format!(
+                    "an output of type {} is not supported",
+                    other.name()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn conv(
+        &mut self,
+        op: &Operator,
+        out: usize,
+        inputs: &mut Vec<OpInput>,
+        attrs: &mut Attrs,
+    ) -> Result<(), String> {
+        let depthwise = op.name == "DEPTHWISE_CONV_2D";
+        let x = op
+            .inputs
+            .first()
+            .copied()
+            .flatten()
+            .ok_or("input 0 is missing")?;
+        let f = op
+            .inputs
+            .get(1)
+            .copied()
+            .flatten()
+            .ok_or("the filter is missing")?;
+        let bias = op.inputs.get(2).copied().flatten();
+        let (padding, stride, dilation, activation) = match op.options {
+            Opts::Conv2D {
+                padding,
+                stride,
+                dilation,
+                activation,
+            }
+            | Opts::DepthwiseConv2D {
+                padding,
+                stride,
+                dilation,
+                activation,
+                ..
+            } => (padding, stride, dilation, activation),
+            _ => return Err("it has no convolution options".to_owned()),
+        };
+        let (xs, fs, os) = (self.shape(x), self.shape(f), self.shape(out));
+        if xs.len() != 4 || fs.len() != 4 || os.len() != 4 {
+            return Err(format!(
+                "input {xs:?}, filter {fs:?} and output {os:?} must be 4-D (NHWC)"
+            ));
+        }
+        if self.graph.tensors[f].data.is_none() {
+            return Err("the filter must be a constant".to_owned());
+        }
+        let oc = os[3];
+        let [pad_top, pad_left] = padding_of(xs, os, [fs[1], fs[2]], stride, dilation, padding)?;
+        for (name, v) in [
+            ("stride_h", stride[0]),
+            ("stride_w", stride[1]),
+            ("dilation_h", dilation[0]),
+            ("dilation_w", dilation[1]),
+            ("pad_top", pad_top),
+            ("pad_left", pad_left),
+        ] {
+            attr_int(attrs, name, v as i64);
+        }
+        if depthwise {
+            if xs[3] == 0 || oc % xs[3] != 0 {
+                return Err(format!(
+                    "output channels {oc} are not a multiple of the input's {}",
+                    xs[3]
+                ));
+            }
+            attr_int(attrs, "depth_multiplier", (oc / xs[3]) as i64);
+        }
+        inputs.push(self.operand(x)?);
+        inputs.push(self.operand(f)?);
+        inputs.push(match bias {
+            Some(b) => self.operand(b)?,
+            None => OpInput::Absent,
+        });
+        match (self.element(x), self.element(f), self.element(out)) {
+            (ElementType::F32, ElementType::F32, ElementType::F32) => {}
+            (ElementType::F32, ElementType::I8, ElementType::F32) => {
+                // Hybrid (dynamic-range) model: one filter scale, symmetric.
+                let q = self.graph.tensors[f]
+                    .quantization
+                    .as_ref()
+                    .ok_or("the int8 filter has no quantization")?;
+                let all_same = q.scale.iter().all(|&s| s == q.scale[0]);
+                if depthwise || !all_same || q.zero_point.iter().any(|&z| z != 0) {
+                    return Err("this hybrid convolution (float32 input, int8 filter) is not supported: memplan runs hybrid CONV_2D with one symmetric filter scale\n  = help: convert the model with full int8 quantization, or without weight quantization".to_owned());
+                }
+                if dilation != [1, 1] {
+                    return Err("a hybrid CONV_2D with dilation is not supported".to_owned());
+                }
+                attr_float(attrs, "filter_scale", q.scale[0]);
+            }
+            (ElementType::I8, ElementType::I8, ElementType::I8) => {
+                let (qi, qo) = (self.q(x)?, self.q(out)?);
+                let fq = self.graph.tensors[f]
+                    .quantization
+                    .as_ref()
+                    .ok_or("the int8 filter has no quantization")?;
+                if !(fq.scale.len() == 1 || fq.scale.len() == oc) {
+                    return Err(format!(
+                        "the filter has {} scales for {oc} output channels",
+                        fq.scale.len()
+                    ));
+                }
+                if let Some(b) = bias {
+                    if self.element(b) != ElementType::I32 {
+                        return Err(format!(
+                            "an int8 convolution's bias must be INT32, found {}",
+                            self.element(b).name()
+                        ));
+                    }
+                }
+                let (mult, shift) = per_channel(qi.scale, &fq.scale, qo.scale, oc);
+                inputs.push(self.i32s(&format!("{} multipliers", self.name(f)), &mult));
+                inputs.push(self.i32s(&format!("{} shifts", self.name(f)), &shift));
+                attr_int(attrs, "input_offset", -i64::from(qi.zero_point));
+                attr_int(attrs, "output_offset", i64::from(qo.zero_point));
+            }
+            (a, b, o) => {
+                return Err(format!(
+                    "input {}, filter {} and output {} is not a supported combination (float32, int8, or float32 with int8 weights)",
+                    a.name(),
+                    b.name(),
+                    o.name()
+                ));
+            }
+        }
+        self.activation(activation, out, attrs)
+    }
+
+    fn fully_connected(
+        &mut self,
+        op: &Operator,
+        out: usize,
+        inputs: &mut Vec<OpInput>,
+        attrs: &mut Attrs,
+    ) -> Result<(), String> {
+        let x = op
+            .inputs
+            .first()
+            .copied()
+            .flatten()
+            .ok_or("input 0 is missing")?;
+        let f = op
+            .inputs
+            .get(1)
+            .copied()
+            .flatten()
+            .ok_or("the weights are missing")?;
+        let bias = op.inputs.get(2).copied().flatten();
+        let Opts::FullyConnected {
+            activation,
+            default_weights_format,
+            asymmetric_quantize_inputs,
+            ..
+        } = op.options
+        else {
+            return Err("it has no FullyConnectedOptions".to_owned());
+        };
+        if !default_weights_format {
+            return Err("shuffled weights (SHUFFLED4x16INT8) are not supported".to_owned());
+        }
+        let fs = self.shape(f);
+        if fs.len() != 2 {
+            return Err(format!(
+                "the weights have shape {fs:?}, expected [units, depth]"
+            ));
+        }
+        let units = fs[0];
+        inputs.push(self.operand(x)?);
+        inputs.push(self.operand(f)?);
+        inputs.push(match bias {
+            Some(b) => self.operand(b)?,
+            None => OpInput::Absent,
+        });
+        match (self.element(x), self.element(f), self.element(out)) {
+            (ElementType::F32, ElementType::F32, ElementType::F32) => {}
+            (ElementType::F32, ElementType::I8, ElementType::F32) => {
+                let q = self.graph.tensors[f]
+                    .quantization
+                    .as_ref()
+                    .ok_or("the int8 weights have no quantization")?;
+                if asymmetric_quantize_inputs || !q.per_tensor() || q.zero_point0() != 0 {
+                    return Err("this hybrid FULLY_CONNECTED is not supported: memplan runs it with one symmetric weight scale and symmetric input quantization".to_owned());
+                }
+                attr_float(attrs, "filter_scale", q.scale0());
+            }
+            (ElementType::I8, ElementType::I8, ElementType::I8) => {
+                let (qi, qo) = (self.q(x)?, self.q(out)?);
+                let fq = self.graph.tensors[f]
+                    .quantization
+                    .as_ref()
+                    .ok_or("the int8 weights have no quantization")?;
+                if !(fq.scale.len() == 1 || fq.scale.len() == units) {
+                    return Err(format!(
+                        "the weights have {} scales for {units} units",
+                        fq.scale.len()
+                    ));
+                }
+                let (mult, shift) = per_channel(qi.scale, &fq.scale, qo.scale, fq.scale.len());
+                inputs.push(self.i32s(&format!("{} multipliers", self.name(f)), &mult));
+                inputs.push(self.i32s(&format!("{} shifts", self.name(f)), &shift));
+                attr_int(attrs, "input_offset", -i64::from(qi.zero_point));
+                attr_int(attrs, "filter_offset", -fq.zero_point0());
+                attr_int(attrs, "output_offset", i64::from(qo.zero_point));
+            }
+            (a, b, o) => {
+                return Err(format!(
+                    "input {}, weights {} and output {} is not a supported combination",
+                    a.name(),
+                    b.name(),
+                    o.name()
+                ));
+            }
+        }
+        self.activation(activation, out, attrs)
+    }
+}
+
+/// The multipliers and shifts of `input_scale * filter_scale[c] / output_scale`, in f64 as
+/// LiteRT's `PopulateConvolutionQuantizationParams` (and, for one scale,
+/// `GetQuantizedConvolutionMultipler`) computes them.
+fn per_channel(input: f32, filter: &[f32], output: f32, channels: usize) -> (Vec<i32>, Vec<i32>) {
+    (0..channels)
+        .map(|c| {
+            let scale = if filter.len() == 1 {
+                filter[0]
+            } else {
+                filter[c]
+            };
+            quantize_multiplier(f64::from(input) * f64::from(scale) / f64::from(output))
+        })
+        .unzip()
+}
+
+/// The padding before (top, left) of a window over `xs` (NHWC) giving `os`, as TFLite's
+/// `ComputePaddingHeightWidth`; the output size must be the one TFLite computes.
+fn padding_of(
+    xs: &[usize],
+    os: &[usize],
+    filter: [usize; 2],
+    stride: [usize; 2],
+    dilation: [usize; 2],
+    padding: Padding,
+) -> Result<[usize; 2], String> {
+    if xs.len() != 4 || os.len() != 4 {
+        return Err(format!("input {xs:?} and output {os:?} must be 4-D (NHWC)"));
+    }
+    let mut pads = [0; 2];
+    for a in 0..2 {
+        let (input, output) = (xs[1 + a], os[1 + a]);
+        let (s, d) = (stride[a].max(1), dilation[a].max(1));
+        let effective = (filter[a].max(1) - 1) * d + 1;
+        let expected = match padding {
+            Padding::Same => input.div_ceil(s),
+            Padding::Valid => (input + s).saturating_sub(effective) / s,
+        };
+        if expected != output {
+            return Err(format!(
+                "the output's size {output} on axis {} is not the {expected} that {padding:?} padding gives",
+                1 + a
+            ));
+        }
+        let total = ((output.saturating_sub(1)) * s + effective).saturating_sub(input);
+        pads[a] = if padding == Padding::Same {
+            total / 2
+        } else {
+            0
+        };
+    }
+    Ok(pads)
+}
+
+fn types(a: ElementType, b: ElementType) -> String {
+    format!(
+        "input {} and output {} is not a supported combination",
+        a.name(),
+        b.name()
+    )
+}
+
+fn activation_unsupported(a: Activation) -> String {
+    format!(
+        "the fused activation {} is not supported (NONE, RELU, RELU6, RELU_N1_TO_1 are)",
+        a.name()
+    )
+}
+
+/// The refusal of an operator the kernels do not run.
+fn unsupported(name: &str) -> String {
+    format!(
+        "TFLite builtin operator {name} is not supported\n  = help: memplan runs these TFLite builtins: {}",
+        SUPPORTED_BUILTINS.join(" ")
+    )
+}

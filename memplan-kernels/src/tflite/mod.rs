@@ -1,0 +1,1017 @@
+//! TFLite's builtin operators, as its reference kernels compute them: NHWC layout, fused
+//! activations as a clamp, and for int8 the fixed-point requantisation of [`quant`] with the
+//! multipliers, shifts, offsets and tables a build step computed from the file's quantization
+//! (`memplan-build` does, with [`quant::quantize_multiplier`]). Operator names are TFLite's with a
+//! `tflite.` prefix (`tflite.CONV_2D`), so they never clash with ONNX's.
+//!
+//! | operator | inputs | attributes |
+//! |---|---|---|
+//! | `tflite.CONV_2D` | x, filter `[O, H, W, I]`, bias?, int8: multiplier and shift `[O]` (int32) | `stride_h/w`, `dilation_h/w`, `pad_top/left`, `act_min/max`; int8 `input_offset`, `output_offset`; hybrid (float x, int8 filter) `filter_scale` |
+//! | `tflite.DEPTHWISE_CONV_2D` | x, filter `[1, H, W, O]`, bias?, int8: multiplier and shift | as CONV_2D, plus `depth_multiplier` |
+//! | `tflite.FULLY_CONNECTED` | x `[.., I]`, filter `[O, I]`, bias?, int8: multiplier and shift `[1]` or `[O]` | `act_min/max`; int8 `input_offset`, `filter_offset`, `output_offset`; hybrid `filter_scale` |
+//! | `tflite.AVERAGE_POOL_2D`, `tflite.MAX_POOL_2D` | x | `filter_h/w`, `stride_h/w`, `pad_top/left`, `act_min/max` |
+//! | `tflite.SOFTMAX` | x, int8: the exp table `[256]` (float32) | float `beta`; int8 `output_zero_point`, `output_scale` |
+//! | `tflite.ADD`, `tflite.SUB` | a, b (broadcast) | `act_min/max`; int8 ADD `input1/2_offset`, `output_offset`, `left_shift`, `input1/2_multiplier`, `input1/2_shift`, `output_multiplier`, `output_shift` |
+//! | `tflite.MUL` | a, b (broadcast) | `act_min/max`; int8 `input1/2_offset`, `output_offset`, `output_multiplier`, `output_shift` |
+//! | `tflite.LOGISTIC`, `tflite.TANH` | x, int8: the output table `[256]` (int8, indexed by the input's byte) | - |
+//! | `tflite.QUANTIZE` | x (float32 or int8) | `scale`, `zero_point`; int8 to int8 `input_zero_point`, `multiplier`, `shift` |
+//! | `tflite.DEQUANTIZE` | x (int8) | `scale`, `zero_point` |
+//! | `tflite.RESHAPE` | x | - (any dtype; also SQUEEZE, EXPAND_DIMS) |
+//! | `tflite.CONCATENATION` | x, .. | `axis` (the inputs share the output's quantization) |
+//! | `tflite.PAD` | x | `pads` (before and after, per axis), `value` (the zero point for int8) |
+//! | `tflite.MEAN` | x (float32) | `axes` |
+//!
+//! Float32 forms accumulate in the reference kernels' loop order, so they agree with LiteRT's
+//! reference kernels to rounding (exp and tanh come from `libm`).
+
+pub mod quant;
+
+use crate::attrs::Attrs;
+use crate::error::{KernelError, bail};
+use crate::tensor::{
+    DType, Data, Dims, Input, Output, collect, numel, opt_value, out_dtype, output, typed, value,
+};
+use quant::multiply_by_quantized_multiplier as mbqm;
+
+/// Runs `op` if it is a `tflite.*` operator.
+pub(crate) fn run(
+    op: &str,
+    attrs: &Attrs<'_>,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Option<Result<(), KernelError>> {
+    let name = op.strip_prefix("tflite.")?;
+    Some(match name {
+        "CONV_2D" => conv(attrs, inputs, outputs, false),
+        "DEPTHWISE_CONV_2D" => conv(attrs, inputs, outputs, true),
+        "FULLY_CONNECTED" => fully_connected(attrs, inputs, outputs),
+        "AVERAGE_POOL_2D" => pool(attrs, inputs, outputs, false),
+        "MAX_POOL_2D" => pool(attrs, inputs, outputs, true),
+        "SOFTMAX" => softmax(attrs, inputs, outputs),
+        "ADD" => binary(attrs, inputs, outputs, Binary::Add),
+        "SUB" => binary(attrs, inputs, outputs, Binary::Sub),
+        "MUL" => binary(attrs, inputs, outputs, Binary::Mul),
+        "LOGISTIC" => lut_or(inputs, outputs, |x| 1.0 / (1.0 + libm::expf(-x))),
+        "TANH" => lut_or(inputs, outputs, libm::tanhf),
+        "QUANTIZE" => quantize(attrs, inputs, outputs),
+        "DEQUANTIZE" => dequantize(attrs, inputs, outputs),
+        "RESHAPE" => reshape(inputs, outputs),
+        "CONCATENATION" => crate::concat_split::concat(attrs, inputs, outputs),
+        "PAD" => pad(attrs, inputs, outputs),
+        "MEAN" => mean(attrs, inputs, outputs),
+        _ => Err(KernelError::new("TFLite operator not supported")),
+    })
+}
+
+/// The names of the `tflite.*` operators, sorted.
+pub const OPERATORS: &[&str] = &[
+    "tflite.ADD",
+    "tflite.AVERAGE_POOL_2D",
+    "tflite.CONCATENATION",
+    "tflite.CONV_2D",
+    "tflite.DEPTHWISE_CONV_2D",
+    "tflite.DEQUANTIZE",
+    "tflite.FULLY_CONNECTED",
+    "tflite.LOGISTIC",
+    "tflite.MAX_POOL_2D",
+    "tflite.MEAN",
+    "tflite.MUL",
+    "tflite.PAD",
+    "tflite.QUANTIZE",
+    "tflite.RESHAPE",
+    "tflite.SOFTMAX",
+    "tflite.SUB",
+    "tflite.TANH",
+];
+
+fn int(attrs: &Attrs<'_>, name: &str) -> Result<i32, KernelError> {
+    let v = attrs.int(name, 0)?;
+    i32::try_from(v).map_err(|_| crate::error::error!("attribute `{name}` = {v} overflows int32"))
+}
+
+fn size(attrs: &Attrs<'_>, name: &str, default: i64) -> Result<usize, KernelError> {
+    let v = attrs.int(name, default)?;
+    usize::try_from(v).map_err(|_| crate::error::error!("attribute `{name}` = {v} is negative"))
+}
+
+/// The float activation range (`act_min`, `act_max`; unbounded by default).
+fn float_range(attrs: &Attrs<'_>) -> Result<(f32, f32), KernelError> {
+    Ok((
+        attrs.float("act_min", f32::MIN)?,
+        attrs.float("act_max", f32::MAX)?,
+    ))
+}
+
+/// The int8 activation range (`act_min`, `act_max`; -128..=127 by default).
+fn int_range(attrs: &Attrs<'_>) -> Result<(i32, i32), KernelError> {
+    Ok((
+        i32::try_from(attrs.int("act_min", -128)?).unwrap_or(-128),
+        i32::try_from(attrs.int("act_max", 127)?).unwrap_or(127),
+    ))
+}
+
+/// TFLite's `ActivationFunctionWithMinMax`: `min(max(x, lo), hi)` with `std::max`/`std::min`
+/// (a NaN stays NaN).
+#[inline]
+fn clamp_f(x: f32, lo: f32, hi: f32) -> f32 {
+    let y = if x < lo { lo } else { x };
+    if hi < y { hi } else { y }
+}
+
+#[inline]
+#[allow(clippy::cast_possible_truncation)] // clamped to the int8 range first
+fn to_i8(x: i32, lo: i32, hi: i32) -> i8 {
+    x.clamp(lo.max(-128), hi.min(127)) as i8
+}
+
+/// A 4-D shape as `[N, H, W, C]`.
+fn nhwc(shape: &[usize], what: &str) -> Result<[usize; 4], KernelError> {
+    match shape {
+        &[n, h, w, c] => Ok([n, h, w, c]),
+        _ => bail!("{what} has shape {shape:?}, expected 4 dimensions (NHWC)"),
+    }
+}
+
+/// The int32 per-channel (or single) values at input `i`.
+fn int32s<'a>(inputs: &[Input<'a>], i: usize) -> Result<&'a [i32], KernelError> {
+    Ok(typed::<i32>(inputs, i)?.1)
+}
+
+/// Value `c` of a per-channel list (or its only value).
+#[inline]
+fn channel(list: &[i32], c: usize) -> i32 {
+    if list.len() == 1 { list[0] } else { list[c] }
+}
+
+/// The window of a convolution or pool: strides, dilations, padding before.
+struct Window {
+    stride: [usize; 2],
+    dilation: [usize; 2],
+    pad: [usize; 2],
+}
+
+impl Window {
+    fn of(attrs: &Attrs<'_>) -> Result<Self, KernelError> {
+        let w = Window {
+            stride: [size(attrs, "stride_h", 1)?, size(attrs, "stride_w", 1)?],
+            dilation: [size(attrs, "dilation_h", 1)?, size(attrs, "dilation_w", 1)?],
+            pad: [size(attrs, "pad_top", 0)?, size(attrs, "pad_left", 0)?],
+        };
+        if w.stride.contains(&0) || w.dilation.contains(&0) {
+            bail!("strides and dilations must be at least 1");
+        }
+        Ok(w)
+    }
+
+    /// The input row (or column) of output `o` and filter tap `k` on axis `a`, if inside `len`.
+    #[inline]
+    fn at(&self, a: usize, o: usize, k: usize, len: usize) -> Option<usize> {
+        let p = o * self.stride[a] + k * self.dilation[a];
+        p.checked_sub(self.pad[a]).filter(|&p| p < len)
+    }
+}
+
+/// The symmetric per-batch quantization of a hybrid operator's float input, as TFLite's
+/// `SymmetricQuantizeFloats`: scale `max|x| / 127`, values `round(x * 127 / max|x|)` clamped to
+/// +-127 (all zeros and scale 1 for an all-zero batch).
+struct Symmetric {
+    inverse: f32,
+    scale: f32,
+}
+
+impl Symmetric {
+    fn of(x: &[f32]) -> Self {
+        let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+        for &v in x {
+            if v < lo {
+                lo = v;
+            }
+            if v > hi {
+                hi = v;
+            }
+        }
+        let range = libm::fabsf(lo).max(libm::fabsf(hi));
+        if x.is_empty() || range == 0.0 {
+            return Symmetric {
+                inverse: 0.0,
+                scale: 1.0,
+            };
+        }
+        Symmetric {
+            inverse: 127.0 / range,
+            scale: range / 127.0,
+        }
+    }
+
+    #[inline]
+    #[allow(clippy::cast_possible_truncation)] // rounded and clamped to +-127
+    fn q(&self, v: f32) -> i32 {
+        (libm::roundf(v * self.inverse) as i32).clamp(-127, 127)
+    }
+}
+
+/// CONV_2D (and DEPTHWISE_CONV_2D): float32, int8 per-channel, or hybrid (float32 input, int8
+/// filter with one scale).
+fn conv(
+    attrs: &Attrs<'_>,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+    depthwise: bool,
+) -> Result<(), KernelError> {
+    let (xs, x) = value(inputs, 0)?;
+    let (fs, f) = value(inputs, 1)?;
+    let [n, ih, iw, ic] = nhwc(xs, "the input")?;
+    let [fo, kh, kw, fi] = nhwc(fs, "the filter")?;
+    let out_dtype = out_dtype(outputs, 0)?;
+    let os = outputs.first().map(|o| o.shape).unwrap_or(&[]);
+    let [on, oh, ow, oc] = nhwc(os, "the output")?;
+    let win = Window::of(attrs)?;
+    // Output channel `o` reads input channels `first(o)..first(o) + per` through filter row.
+    let (per, groups_of) = if depthwise {
+        let m = size(attrs, "depth_multiplier", 1)?.max(1);
+        if fo != 1 || fi != oc || ic * m != oc {
+            bail!("depthwise filter {fs:?} does not fit input {xs:?} and output {os:?}");
+        }
+        (1, m)
+    } else {
+        if fo != oc || fi == 0 || ic % fi != 0 || oc % (ic / fi) != 0 {
+            bail!("filter {fs:?} does not fit input {xs:?} and output {os:?}");
+        }
+        (fi, oc / (ic / fi))
+    };
+    if on != n {
+        bail!("output batch {on} differs from the input's {n}");
+    }
+    // The input channel where output channel `o` starts, and where its filter taps are.
+    let first = |o: usize| {
+        if depthwise {
+            o / groups_of
+        } else {
+            (o / groups_of) * per
+        }
+    };
+    let tap = |o: usize, y: usize, xk: usize, c: usize| {
+        if depthwise {
+            (y * kw + xk) * oc + o
+        } else {
+            ((o * kh + y) * kw + xk) * fi + c
+        }
+    };
+    let bias = opt_value(inputs, 2)?;
+    match (x, f, out_dtype) {
+        (Data::F32(x), Data::F32(f), DType::F32) => {
+            let bias = match bias {
+                Some((_, Data::F32(b))) if b.len() == oc => Some(b),
+                None => None,
+                Some(_) => bail!("the bias must be float32 [{oc}]"),
+            };
+            let (lo, hi) = float_range(attrs)?;
+            let (_, out) = output::<f32>(outputs, 0)?;
+            let mut k = 0;
+            for b in 0..n {
+                for oy in 0..oh {
+                    for ox in 0..ow {
+                        for o in 0..oc {
+                            let mut total = 0.0f32;
+                            for y in 0..kh {
+                                let Some(iy) = win.at(0, oy, y, ih) else {
+                                    continue;
+                                };
+                                for xk in 0..kw {
+                                    let Some(ix) = win.at(1, ox, xk, iw) else {
+                                        continue;
+                                    };
+                                    let base = ((b * ih + iy) * iw + ix) * ic + first(o);
+                                    for c in 0..per {
+                                        total += x[base + c] * f[tap(o, y, xk, c)];
+                                    }
+                                }
+                            }
+                            let total = total + bias.map_or(0.0, |b| b[o]);
+                            out[k] = clamp_f(total, lo, hi);
+                            k += 1;
+                        }
+                    }
+                }
+            }
+            Ok(())
+        }
+        (Data::F32(x), Data::I8(f), DType::F32) => {
+            // Hybrid: TFLite quantizes each batch of the input symmetrically, accumulates in
+            // int32, and scales by input scale times filter scale (dilations are not applied).
+            if win.dilation != [1, 1] || depthwise {
+                bail!("a hybrid convolution must be CONV_2D without dilation");
+            }
+            let bias = match bias {
+                Some((_, Data::F32(b))) if b.len() == oc => Some(b),
+                None => None,
+                Some(_) => bail!("the bias must be float32 [{oc}]"),
+            };
+            let filter_scale = attrs.float("filter_scale", 1.0)?;
+            let (lo, hi) = float_range(attrs)?;
+            let (_, out) = output::<f32>(outputs, 0)?;
+            let batch = ih * iw * ic;
+            let mut k = 0;
+            for b in 0..n {
+                let q = Symmetric::of(&x[b * batch..(b + 1) * batch]);
+                let scale = q.scale * filter_scale;
+                for oy in 0..oh {
+                    for ox in 0..ow {
+                        for o in 0..oc {
+                            let mut acc = 0i32;
+                            for y in 0..kh {
+                                let Some(iy) = win.at(0, oy, y, ih) else {
+                                    continue;
+                                };
+                                for xk in 0..kw {
+                                    let Some(ix) = win.at(1, ox, xk, iw) else {
+                                        continue;
+                                    };
+                                    let base = ((b * ih + iy) * iw + ix) * ic + first(o);
+                                    for c in 0..per {
+                                        acc = acc.wrapping_add(
+                                            q.q(x[base + c]) * i32::from(f[tap(o, y, xk, c)]),
+                                        );
+                                    }
+                                }
+                            }
+                            #[allow(clippy::cast_precision_loss)] // as TFLite's int-to-float
+                            let v = acc as f32 * scale + bias.map_or(0.0, |b| b[o]);
+                            out[k] = clamp_f(v, lo, hi);
+                            k += 1;
+                        }
+                    }
+                }
+            }
+            Ok(())
+        }
+        (Data::I8(x), Data::I8(f), DType::I8) => {
+            let bias = match bias {
+                Some((_, Data::I32(b))) if b.len() == oc => Some(b),
+                None => None,
+                Some(_) => bail!("the bias must be int32 [{oc}]"),
+            };
+            let mult = int32s(inputs, 3)?;
+            let shift = int32s(inputs, 4)?;
+            if !(mult.len() == oc || mult.len() == 1) || shift.len() != mult.len() {
+                bail!("the multipliers and shifts must have one value per output channel");
+            }
+            let input_offset = int(attrs, "input_offset")?;
+            let output_offset = int(attrs, "output_offset")?;
+            let (lo, hi) = int_range(attrs)?;
+            let (_, out) = output::<i8>(outputs, 0)?;
+            let mut k = 0;
+            for b in 0..n {
+                for oy in 0..oh {
+                    for ox in 0..ow {
+                        for o in 0..oc {
+                            let mut acc = 0i32;
+                            for y in 0..kh {
+                                let Some(iy) = win.at(0, oy, y, ih) else {
+                                    continue;
+                                };
+                                for xk in 0..kw {
+                                    let Some(ix) = win.at(1, ox, xk, iw) else {
+                                        continue;
+                                    };
+                                    let base = ((b * ih + iy) * iw + ix) * ic + first(o);
+                                    for c in 0..per {
+                                        let xv = i32::from(x[base + c]) + input_offset;
+                                        acc = acc.wrapping_add(
+                                            i32::from(f[tap(o, y, xk, c)]).wrapping_mul(xv),
+                                        );
+                                    }
+                                }
+                            }
+                            if let Some(bias) = bias {
+                                acc = acc.wrapping_add(bias[o]);
+                            }
+                            let v = mbqm(acc, channel(mult, o), channel(shift, o))
+                                .saturating_add(output_offset);
+                            out[k] = to_i8(v, lo, hi);
+                            k += 1;
+                        }
+                    }
+                }
+            }
+            Ok(())
+        }
+        (x, f, o) => bail!(
+            "input {}, filter {} and output {} is not a supported combination",
+            x.dtype().name(),
+            f.dtype().name(),
+            o.name()
+        ),
+    }
+}
+
+/// FULLY_CONNECTED: float32, int8 (per-tensor or per-channel), or hybrid.
+fn fully_connected(
+    attrs: &Attrs<'_>,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    let (xs, x) = value(inputs, 0)?;
+    let (fs, f) = value(inputs, 1)?;
+    let &[units, depth] = fs else {
+        bail!("the weights have shape {fs:?}, expected [units, depth]");
+    };
+    let total = numel(xs)?;
+    if depth == 0 || total % depth != 0 {
+        bail!("input {xs:?} is not a whole number of rows of {depth}");
+    }
+    let batches = total / depth;
+    let out_len = outputs.first().map_or(0, |o| o.data.len());
+    if out_len != batches * units {
+        bail!("the output has {out_len} elements, expected {batches} x {units}");
+    }
+    let bias = opt_value(inputs, 2)?;
+    match (x, f, out_dtype(outputs, 0)?) {
+        (Data::F32(x), Data::F32(f), DType::F32) => {
+            let bias = match bias {
+                Some((_, Data::F32(b))) if b.len() == units => Some(b),
+                None => None,
+                Some(_) => bail!("the bias must be float32 [{units}]"),
+            };
+            let (lo, hi) = float_range(attrs)?;
+            let (_, out) = output::<f32>(outputs, 0)?;
+            for b in 0..batches {
+                let row = &x[b * depth..(b + 1) * depth];
+                for u in 0..units {
+                    let w = &f[u * depth..(u + 1) * depth];
+                    let mut acc = 0.0f32;
+                    for d in 0..depth {
+                        acc += row[d] * w[d];
+                    }
+                    out[b * units + u] = clamp_f(acc + bias.map_or(0.0, |b| b[u]), lo, hi);
+                }
+            }
+            Ok(())
+        }
+        (Data::F32(x), Data::I8(f), DType::F32) => {
+            let bias = match bias {
+                Some((_, Data::F32(b))) if b.len() == units => Some(b),
+                None => None,
+                Some(_) => bail!("the bias must be float32 [{units}]"),
+            };
+            let filter_scale = attrs.float("filter_scale", 1.0)?;
+            let (lo, hi) = float_range(attrs)?;
+            let (_, out) = output::<f32>(outputs, 0)?;
+            for b in 0..batches {
+                let row = &x[b * depth..(b + 1) * depth];
+                let q = Symmetric::of(row);
+                let scale = q.scale * filter_scale;
+                for u in 0..units {
+                    let w = &f[u * depth..(u + 1) * depth];
+                    let mut acc = 0i32;
+                    for d in 0..depth {
+                        acc = acc.wrapping_add(q.q(row[d]) * i32::from(w[d]));
+                    }
+                    #[allow(clippy::cast_precision_loss)] // as TFLite's int-to-float
+                    let v = acc as f32 * scale + bias.map_or(0.0, |b| b[u]);
+                    out[b * units + u] = clamp_f(v, lo, hi);
+                }
+            }
+            Ok(())
+        }
+        (Data::I8(x), Data::I8(f), DType::I8) => {
+            let bias = match bias {
+                Some((_, Data::I32(b))) if b.len() == units => Some(b),
+                None => None,
+                Some(_) => bail!("the bias must be int32 [{units}]"),
+            };
+            let mult = int32s(inputs, 3)?;
+            let shift = int32s(inputs, 4)?;
+            if !(mult.len() == units || mult.len() == 1) || shift.len() != mult.len() {
+                bail!("the multipliers and shifts must have one value, or one per unit");
+            }
+            let input_offset = int(attrs, "input_offset")?;
+            let filter_offset = int(attrs, "filter_offset")?;
+            let output_offset = int(attrs, "output_offset")?;
+            let (lo, hi) = int_range(attrs)?;
+            let (_, out) = output::<i8>(outputs, 0)?;
+            for b in 0..batches {
+                let row = &x[b * depth..(b + 1) * depth];
+                for u in 0..units {
+                    let w = &f[u * depth..(u + 1) * depth];
+                    let mut acc = 0i32;
+                    for d in 0..depth {
+                        acc = acc.wrapping_add(
+                            (i32::from(w[d]) + filter_offset)
+                                .wrapping_mul(i32::from(row[d]) + input_offset),
+                        );
+                    }
+                    if let Some(bias) = bias {
+                        acc = acc.wrapping_add(bias[u]);
+                    }
+                    let v = mbqm(acc, channel(mult, u), channel(shift, u))
+                        .saturating_add(output_offset);
+                    out[b * units + u] = to_i8(v, lo, hi);
+                }
+            }
+            Ok(())
+        }
+        (x, f, o) => bail!(
+            "input {}, weights {} and output {} is not a supported combination",
+            x.dtype().name(),
+            f.dtype().name(),
+            o.name()
+        ),
+    }
+}
+
+/// AVERAGE_POOL_2D and MAX_POOL_2D, float32 or int8: the window clipped to the input (padding
+/// takes no part), the int8 average rounded half away from zero.
+fn pool(
+    attrs: &Attrs<'_>,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+    max: bool,
+) -> Result<(), KernelError> {
+    let (xs, x) = value(inputs, 0)?;
+    let [n, ih, iw, c] = nhwc(xs, "the input")?;
+    let os = outputs.first().map(|o| o.shape).unwrap_or(&[]);
+    let [on, oh, ow, oc] = nhwc(os, "the output")?;
+    if on != n || oc != c {
+        bail!("output {os:?} does not fit input {xs:?}");
+    }
+    let win = Window::of(attrs)?;
+    let (fh, fw) = (size(attrs, "filter_h", 1)?, size(attrs, "filter_w", 1)?);
+    // Visits the taps of one output element: `each(input index)`; returns how many.
+    let taps = |b: usize, oy: usize, ox: usize, ch: usize, each: &mut dyn FnMut(usize)| {
+        let mut count = 0usize;
+        for y in 0..fh {
+            let Some(iy) = win.at(0, oy, y, ih) else {
+                continue;
+            };
+            for xk in 0..fw {
+                let Some(ix) = win.at(1, ox, xk, iw) else {
+                    continue;
+                };
+                each(((b * ih + iy) * iw + ix) * c + ch);
+                count += 1;
+            }
+        }
+        count
+    };
+    match (x, out_dtype(outputs, 0)?) {
+        (Data::F32(x), DType::F32) => {
+            let (lo, hi) = float_range(attrs)?;
+            let (_, out) = output::<f32>(outputs, 0)?;
+            let mut k = 0;
+            for b in 0..n {
+                for oy in 0..oh {
+                    for ox in 0..ow {
+                        for ch in 0..c {
+                            let mut acc = if max { f32::MIN } else { 0.0 };
+                            let count = taps(b, oy, ox, ch, &mut |i| {
+                                if max {
+                                    if acc < x[i] {
+                                        acc = x[i];
+                                    }
+                                } else {
+                                    acc += x[i];
+                                }
+                            });
+                            if count == 0 {
+                                bail!("a pooling window lies wholly in the padding");
+                            }
+                            #[allow(clippy::cast_precision_loss)] // a window's tap count
+                            let v = if max { acc } else { acc / count as f32 };
+                            out[k] = clamp_f(v, lo, hi);
+                            k += 1;
+                        }
+                    }
+                }
+            }
+            Ok(())
+        }
+        (Data::I8(x), DType::I8) => {
+            let (lo, hi) = int_range(attrs)?;
+            let (_, out) = output::<i8>(outputs, 0)?;
+            let mut k = 0;
+            for b in 0..n {
+                for oy in 0..oh {
+                    for ox in 0..ow {
+                        for ch in 0..c {
+                            let mut acc: i32 = if max { -128 } else { 0 };
+                            let count = taps(b, oy, ox, ch, &mut |i| {
+                                let v = i32::from(x[i]);
+                                if max {
+                                    acc = acc.max(v);
+                                } else {
+                                    acc += v;
+                                }
+                            });
+                            if count == 0 {
+                                bail!("a pooling window lies wholly in the padding");
+                            }
+                            let v = if max {
+                                acc
+                            } else {
+                                let count = i32::try_from(count).unwrap_or(i32::MAX);
+                                if acc > 0 {
+                                    (acc + count / 2) / count
+                                } else {
+                                    (acc - count / 2) / count
+                                }
+                            };
+                            out[k] = to_i8(v, lo, hi);
+                            k += 1;
+                        }
+                    }
+                }
+            }
+            Ok(())
+        }
+        (x, o) => bail!("input {} and output {} differ", x.dtype().name(), o.name()),
+    }
+}
+
+/// SOFTMAX over the last axis. float32: `exp((x - max) * beta)` normalized. int8: LiteRT's
+/// kernel: the exp table `table[255 - d] = exp(-input_scale * beta * d)` (float, from the build)
+/// indexed by the distance `d` to the row's maximum, summed in float, scaled by `1 / (sum *
+/// output_scale)` and rounded half away from zero onto the output's zero point.
+fn softmax(
+    attrs: &Attrs<'_>,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    let (xs, x) = value(inputs, 0)?;
+    let depth = xs.last().copied().unwrap_or(1).max(1);
+    let total = numel(xs)?;
+    if outputs.first().map_or(0, |o| o.data.len()) != total {
+        bail!("the output does not have the input's size");
+    }
+    match (x, out_dtype(outputs, 0)?) {
+        (Data::F32(x), DType::F32) => {
+            let beta = attrs.float("beta", 1.0)?;
+            let (_, out) = output::<f32>(outputs, 0)?;
+            for (row, orow) in x.chunks(depth).zip(out.chunks_mut(depth)) {
+                let mut top = f32::NEG_INFINITY;
+                for &v in row {
+                    if v > top {
+                        top = v;
+                    }
+                }
+                let mut sum = 0.0f32;
+                for (o, &v) in orow.iter_mut().zip(row) {
+                    *o = libm::expf((v - top) * beta);
+                    sum += *o;
+                }
+                for o in orow.iter_mut() {
+                    *o /= sum;
+                }
+            }
+            Ok(())
+        }
+        (Data::I8(x), DType::I8) => {
+            let (_, table) = typed::<f32>(inputs, 1)?;
+            if table.len() != 256 {
+                bail!("the exp table has {} values, expected 256", table.len());
+            }
+            let zero_point = int(attrs, "output_zero_point")?;
+            let scale = attrs.float("output_scale", 1.0 / 256.0)?;
+            let (_, out) = output::<i8>(outputs, 0)?;
+            for (row, orow) in x.chunks(depth).zip(out.chunks_mut(depth)) {
+                let top = row.iter().map(|&v| i32::from(v)).max().unwrap_or(-128);
+                // table_offset[v] = table[255 - top + v]: the index is 255 - (top - v) >= 0.
+                let at = |v: i8| table[usize::try_from(255 - top + i32::from(v)).unwrap_or(0)];
+                let mut sum = 0.0f32;
+                for &v in row {
+                    sum += at(v);
+                }
+                let inverse = 1.0 / (sum * scale);
+                for (o, &v) in orow.iter_mut().zip(row) {
+                    #[allow(clippy::cast_possible_truncation)] // clamped below
+                    let q = libm::roundf(at(v) * inverse) as i32;
+                    *o = to_i8(q.saturating_add(zero_point), -128, 127);
+                }
+            }
+            Ok(())
+        }
+        (x, o) => bail!("input {} and output {} differ", x.dtype().name(), o.name()),
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Binary {
+    Add,
+    Sub,
+    Mul,
+}
+
+/// ADD, SUB, MUL with broadcasting: float32 (then the activation clamp), or int8 (ADD and MUL)
+/// with TFLite's rescaling.
+fn binary(
+    attrs: &Attrs<'_>,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+    op: Binary,
+) -> Result<(), KernelError> {
+    let (a_shape, a) = value(inputs, 0)?;
+    let (b_shape, b) = value(inputs, 1)?;
+    let out_shape: Dims = collect(
+        outputs
+            .first()
+            .map(|o| o.shape)
+            .unwrap_or(&[])
+            .iter()
+            .copied(),
+    )?;
+    let sa = crate::broadcast::broadcast_strides(a_shape, &out_shape)?;
+    let sb = crate::broadcast::broadcast_strides(b_shape, &out_shape)?;
+    let strides = [sa, sb];
+    match (a, b, out_dtype(outputs, 0)?) {
+        (Data::F32(a), Data::F32(b), DType::F32) => {
+            let (lo, hi) = float_range(attrs)?;
+            let (_, out) = output::<f32>(outputs, 0)?;
+            crate::broadcast::for_each(&out_shape, &strides, |i, at| {
+                let (x, y) = (a[at[0]], b[at[1]]);
+                let v = match op {
+                    Binary::Add => x + y,
+                    Binary::Sub => x - y,
+                    Binary::Mul => x * y,
+                };
+                out[i] = clamp_f(v, lo, hi);
+            })
+        }
+        (Data::I8(a), Data::I8(b), DType::I8) => {
+            let (lo, hi) = int_range(attrs)?;
+            let off1 = int(attrs, "input1_offset")?;
+            let off2 = int(attrs, "input2_offset")?;
+            let out_off = int(attrs, "output_offset")?;
+            let out_mult = int(attrs, "output_multiplier")?;
+            let out_shift = int(attrs, "output_shift")?;
+            let (_, out) = output::<i8>(outputs, 0)?;
+            match op {
+                Binary::Add => {
+                    let left = int(attrs, "left_shift")?.clamp(0, 30);
+                    let (m1, s1) = (
+                        int(attrs, "input1_multiplier")?,
+                        int(attrs, "input1_shift")?,
+                    );
+                    let (m2, s2) = (
+                        int(attrs, "input2_multiplier")?,
+                        int(attrs, "input2_shift")?,
+                    );
+                    crate::broadcast::for_each(&out_shape, &strides, |i, at| {
+                        let x = (i32::from(a[at[0]]) + off1).wrapping_shl(left as u32);
+                        let y = (i32::from(b[at[1]]) + off2).wrapping_shl(left as u32);
+                        let sum = mbqm(x, m1, s1).wrapping_add(mbqm(y, m2, s2));
+                        let v = mbqm(sum, out_mult, out_shift).saturating_add(out_off);
+                        out[i] = to_i8(v, lo, hi);
+                    })
+                }
+                Binary::Mul => crate::broadcast::for_each(&out_shape, &strides, |i, at| {
+                    let x = i32::from(a[at[0]]) + off1;
+                    let y = i32::from(b[at[1]]) + off2;
+                    let v = mbqm(x * y, out_mult, out_shift).saturating_add(out_off);
+                    out[i] = to_i8(v, lo, hi);
+                }),
+                Binary::Sub => bail!("int8 SUB is not supported"),
+            }
+        }
+        (a, b, o) => bail!(
+            "inputs {} and {} and output {} is not a supported combination",
+            a.dtype().name(),
+            b.dtype().name(),
+            o.name()
+        ),
+    }
+}
+
+/// LOGISTIC and TANH: int8 through the 256-entry table of the build (TFLite's LUT, indexed by
+/// the input's byte), float32 through `f`.
+fn lut_or(
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+    f: fn(f32) -> f32,
+) -> Result<(), KernelError> {
+    let (xs, x) = value(inputs, 0)?;
+    if outputs.first().map_or(0, |o| o.data.len()) != numel(xs)? {
+        bail!("the output does not have the input's size");
+    }
+    match (x, out_dtype(outputs, 0)?) {
+        (Data::F32(x), DType::F32) => {
+            let (_, out) = output::<f32>(outputs, 0)?;
+            for (o, &v) in out.iter_mut().zip(x) {
+                *o = f(v);
+            }
+            Ok(())
+        }
+        (Data::I8(x), DType::I8) => {
+            let (_, table) = typed::<i8>(inputs, 1)?;
+            if table.len() != 256 {
+                bail!("the table has {} values, expected 256", table.len());
+            }
+            let (_, out) = output::<i8>(outputs, 0)?;
+            for (o, &v) in out.iter_mut().zip(x) {
+                *o = table[usize::from(v.cast_unsigned())];
+            }
+            Ok(())
+        }
+        (x, o) => bail!("input {} and output {} differ", x.dtype().name(), o.name()),
+    }
+}
+
+/// QUANTIZE: float32 to int8 (`round(x / scale) + zero_point`, the division in float32, as
+/// TFLite's reference `AffineQuantize`), or int8 to int8 (requantized with a multiplier).
+fn quantize(
+    attrs: &Attrs<'_>,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    let (xs, x) = value(inputs, 0)?;
+    if outputs.first().map_or(0, |o| o.data.len()) != numel(xs)? {
+        bail!("the output does not have the input's size");
+    }
+    let zero_point = int(attrs, "zero_point")?;
+    let (_, out) = output::<i8>(outputs, 0)?;
+    match x {
+        Data::F32(x) => {
+            let scale = attrs.float("scale", 1.0)?;
+            for (o, &v) in out.iter_mut().zip(x) {
+                #[allow(clippy::cast_possible_truncation)] // saturating, as the clamp after it
+                let q = libm::roundf(v / scale) as i32;
+                *o = to_i8(q.saturating_add(zero_point), -128, 127);
+            }
+            Ok(())
+        }
+        Data::I8(x) => {
+            let input_zero_point = int(attrs, "input_zero_point")?;
+            let (m, s) = (int(attrs, "multiplier")?, int(attrs, "shift")?);
+            for (o, &v) in out.iter_mut().zip(x) {
+                let q = mbqm(i32::from(v) - input_zero_point, m, s);
+                *o = to_i8(q.saturating_add(zero_point), -128, 127);
+            }
+            Ok(())
+        }
+        x => bail!("QUANTIZE of {} is not supported", x.dtype().name()),
+    }
+}
+
+/// DEQUANTIZE: int8 to float32, `(float)(scale * (q - zero_point))` with the scale in f64, as
+/// TFLite's reference `Dequantize`.
+fn dequantize(
+    attrs: &Attrs<'_>,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    let (xs, x) = typed::<i8>(inputs, 0)?;
+    if outputs.first().map_or(0, |o| o.data.len()) != numel(xs)? {
+        bail!("the output does not have the input's size");
+    }
+    let scale = f64::from(attrs.float("scale", 1.0)?);
+    let zero_point = int(attrs, "zero_point")?;
+    let (_, out) = output::<f32>(outputs, 0)?;
+    for (o, &v) in out.iter_mut().zip(x) {
+        #[allow(clippy::cast_possible_truncation)] // f64 to f32, as TFLite's static_cast
+        let r = (scale * f64::from(i32::from(v) - zero_point)) as f32;
+        *o = r;
+    }
+    Ok(())
+}
+
+/// RESHAPE (SQUEEZE, EXPAND_DIMS): the elements as they are, any dtype.
+fn reshape(inputs: &[Input<'_>], outputs: &mut [Output<'_>]) -> Result<(), KernelError> {
+    let dtype = out_dtype(outputs, 0)?;
+    crate::tensor::dispatch!(dtype, copy(inputs, outputs))
+}
+
+fn copy<T: crate::tensor::Elem>(
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    crate::tensor::copy_input::<T>(inputs, 0, outputs, 0)
+}
+
+/// PAD with a constant (`value`: 0 for float32, the zero point for int8), `pads` before and
+/// after per axis, as `[b0, a0, b1, a1, ..]`.
+fn pad(
+    attrs: &Attrs<'_>,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    let (xs, x) = value(inputs, 0)?;
+    let pads = attrs.ints("pads")?.unwrap_or(&[]);
+    if pads.len() != 2 * xs.len() {
+        bail!(
+            "`pads` has {} values, expected {}",
+            pads.len(),
+            2 * xs.len()
+        );
+    }
+    let os: Dims = collect(
+        outputs
+            .first()
+            .map(|o| o.shape)
+            .unwrap_or(&[])
+            .iter()
+            .copied(),
+    )?;
+    let mut before = Dims::new();
+    for (d, &n) in xs.iter().enumerate() {
+        let (b, a) = (pads[2 * d], pads[2 * d + 1]);
+        let (Ok(b), Ok(a)) = (usize::try_from(b), usize::try_from(a)) else {
+            bail!("negative pads are not supported");
+        };
+        if os.get(d) != Some(&(n + b + a)) {
+            bail!("output {os:?} does not fit input {xs:?} padded by {pads:?}");
+        }
+        crate::tensor::push(&mut before, b)?;
+    }
+    let in_strides = crate::tensor::strides(xs)?;
+    // Each output element reads the input element at (index - before) when inside.
+    let each = |out_index: &[usize]| -> Option<usize> {
+        let mut at = 0;
+        for d in 0..xs.len() {
+            let p = out_index[d].checked_sub(before[d]).filter(|&p| p < xs[d])?;
+            at += p * in_strides[d];
+        }
+        Some(at)
+    };
+    match (x, out_dtype(outputs, 0)?) {
+        (Data::F32(x), DType::F32) => {
+            let v = attrs.float("value", 0.0)?;
+            let (_, out) = output::<f32>(outputs, 0)?;
+            walk(&os, |i, idx| out[i] = each(idx).map_or(v, |a| x[a]))
+        }
+        (Data::I8(x), DType::I8) => {
+            let v = to_i8(int(attrs, "value")?, -128, 127);
+            let (_, out) = output::<i8>(outputs, 0)?;
+            walk(&os, |i, idx| out[i] = each(idx).map_or(v, |a| x[a]))
+        }
+        (x, o) => bail!("input {} and output {} differ", x.dtype().name(), o.name()),
+    }
+}
+
+/// Calls `f(i, index)` for every element of `shape` in row-major order.
+fn walk(shape: &[usize], mut f: impl FnMut(usize, &[usize])) -> Result<(), KernelError> {
+    let total = numel(shape)?;
+    let mut index: Dims = collect(shape.iter().map(|_| 0))?;
+    for i in 0..total {
+        f(i, &index);
+        for d in (0..shape.len()).rev() {
+            index[d] += 1;
+            if index[d] < shape[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+    Ok(())
+}
+
+/// MEAN over `axes`, float32: the sum in row-major order, divided by the count. (int8 MEAN is
+/// not implemented: TFLite's has several integer paths whose rounding this crate does not
+/// reproduce yet.)
+fn mean(
+    attrs: &Attrs<'_>,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    let (xs, x) = value(inputs, 0)?;
+    let axes = attrs.ints("axes")?.unwrap_or(&[]);
+    let mut reduced = [false; crate::tensor::MAX_RANK];
+    for &a in axes {
+        reduced[crate::tensor::axis(a, xs.len())?] = true;
+    }
+    // The output in the input's rank: reduced axes of size 1.
+    let kept: Dims = collect(
+        xs.iter()
+            .enumerate()
+            .map(|(d, &n)| if reduced[d] { 1 } else { n }),
+    )?;
+    let out_len = outputs.first().map_or(0, |o| o.data.len());
+    if numel(&kept)? != out_len {
+        bail!(
+            "the output has {out_len} elements, the mean of {xs:?} over {axes:?} has {}",
+            numel(&kept)?
+        );
+    }
+    let out_strides = crate::tensor::strides(&kept)?;
+    let count = (numel(xs)? / out_len.max(1)).max(1);
+    // Output element of input element at `index`.
+    let target = |index: &[usize]| -> usize {
+        index
+            .iter()
+            .enumerate()
+            .map(|(d, &p)| if reduced[d] { 0 } else { p * out_strides[d] })
+            .sum()
+    };
+    match (x, out_dtype(outputs, 0)?) {
+        (Data::F32(x), DType::F32) => {
+            let (_, out) = output::<f32>(outputs, 0)?;
+            out.fill(0.0);
+            walk(xs, |i, idx| out[target(idx)] += x[i])?;
+            #[allow(clippy::cast_precision_loss)] // an element count
+            let n = count as f32;
+            for o in out.iter_mut() {
+                *o /= n;
+            }
+            Ok(())
+        }
+        (x, o) => bail!("input {} and output {} differ", x.dtype().name(), o.name()),
+    }
+}
