@@ -3,7 +3,9 @@
 //! one operand (diagonals, `"ii->i"`) and `...` (broadcast batch dimensions), float32.
 //!
 //! Every output element sums, in row-major order of the summed subscripts (in order of first
-//! appearance), the product of the operands' elements in operand order.
+//! appearance), the product of the operands' elements in operand order. The sum starts as ONNX
+//! Runtime's does: from -0 for one operand (its ReduceSum: a sum of -0s is -0), from +0 for
+//! several (its MatMul: a sum of -0 products is +0).
 
 use arrayvec::{ArrayString, ArrayVec};
 
@@ -196,8 +198,9 @@ pub(crate) fn einsum(
         bail!("einsum of {products} products is too large");
     }
     let mut index: ArrayVec<usize, MAX_LABELS> = collect(all.iter().map(|_| 0))?;
+    let zero = if operands.len() == 1 { -0.0f32 } else { 0.0 };
     for v in y.iter_mut() {
-        let mut acc = 0.0f32;
+        let mut acc = zero;
         for s in index[n_out..].iter_mut() {
             *s = 0;
         }

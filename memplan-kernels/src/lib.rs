@@ -53,6 +53,72 @@
 //!   [`Attr::Float`] or [`Attr::Int`] they hold. `Constant` nodes are the caller's to fold.
 //! - MaxPool's optional Indices output is not supported (pass only output 0).
 //! - Integer division or remainder by zero is an error; float arithmetic follows IEEE 754.
+//!
+//! ### Special values
+//!
+//! NaN, infinities, signed zeros, huge (3e38) and subnormal (1e-40) values go through every
+//! float operator that computes (the ones that only move elements, Gather, Pad, Transpose, ...,
+//! copy their bits) in the recorded ONNX Runtime cases (the `special_*` cases of
+//! `tests/kernel_cases`), compared bit-aware: NaN only for NaN, an infinity only for the same
+//! infinity, a zero only for the zero of the same sign. What the kernels do:
+//!
+//! - NaN propagates through arithmetic, math functions and activations (`Relu(NaN)` is NaN).
+//!   Comparisons with a NaN are false, `Equal` included; `Cast` to bool makes NaN true. The sign
+//!   and payload of a NaN are not specified (they differ between x86 and Arm).
+//! - `Max` and `Min` (elementwise) give NaN when any operand is NaN, and of -0 and +0 the first
+//!   operand.
+//! - `Relu`, `LeakyRelu`, `Elu`, `Clip` keep -0 (`Relu` is `max(x, 0)` keeping its first
+//!   operand, as C++'s `std::max` in ONNX Runtime does); `Sign(-0)` and `Celu(-0)` are +0; `Acosh`
+//!   is NaN below 1 (libm's `acoshf` is not, for x <= -2).
+//! - `Clip` without a bound clips to the lowest or highest finite float32, as the spec says:
+//!   `Clip(inf)` is 3.4028235e38. A NaN input stays NaN; a NaN bound clips nothing.
+//! - `MaxPool` and `GlobalMaxPool` start from the lowest finite float32 and take each greater tap:
+//!   a NaN tap is ignored, a window of only -inf (or NaN) gives -3.4028235e38, and of -0 and +0
+//!   the first is kept, as ONNX Runtime's pooling code does.
+//! - `ReduceMax`, `ReduceMin`, Hardmax's maximum and `ArgMax`/`ArgMin` start from the first
+//!   element and take each later one that is greater (less): a NaN first element is the result
+//!   (`ArgMax` gives its index; `Hardmax` gives all 0, as nothing equals NaN), a later NaN is
+//!   ignored, and of equal values the first is kept (the last with `select_last_index`).
+//! - `TopK` ranks NaN above every number (first for the largest, last for the smallest); equal
+//!   values, -0 and +0 included, come in index order.
+//! - Sums (`Sum`, `ReduceSum`, `ReduceMean`, `ReduceL1`, ..., inclusive `CumSum`) start from -0,
+//!   the identity of IEEE addition, so a sum of -0s is -0 as in ONNX Runtime (which starts from
+//!   the first element); `AveragePool` and `GlobalAveragePool` start from +0 (an average of -0s
+//!   is +0, as ONNX Runtime's mostly is), an exclusive `CumSum` from the +0 it writes first.
+//!   `Einsum` starts from -0 with one operand and from +0 with several, as ONNX Runtime's
+//!   (ReduceSum, or MatMul) do.
+//! - `ReduceLogSumExp` subtracts the maximum (0 if it is infinite) before `exp`, as ONNX Runtime
+//!   does, so large inputs do not overflow. `LpNormalization` of a zero vector is zeros (not
+//!   0 / 0). `BatchNormalization` computes `x * k + (bias - mean * k)` with
+//!   `k = scale / sqrt(var + epsilon)`, ONNX Runtime's formula, so the same NaN and zeros come out.
+//! - Subnormals are kept, never flushed. libm's `exp`, `tanh`, `erf`, ... can give a subnormal
+//!   where ONNX Runtime's approximations round to 0 (`Sigmoid(-100)`); the cases accept that.
+//!
+//! Where matching ONNX Runtime exactly is impossible, the recorded cases leave the values out
+//! and the kernels keep the rule above:
+//!
+//! - Its vectorised code keeps or drops a NaN, and picks -0 or +0 of a tie, by the SIMD lane the
+//!   value falls in, which depends on the row's length and the buffer's alignment: Eigen's
+//!   `maxCoeff` in `ReduceMax`/`ReduceMin` along a contiguous axis and in `Hardmax` (a NaN in
+//!   one row of a `[7, 7]` input is kept, in another the same NaN is ignored), MLAS in 2-d and
+//!   3-d `MaxPool` and in `GlobalMaxPool` (which also returns -inf for some windows of -inf,
+//!   -3.4028235e38 for others). Such a result is not a function of the values; the kernels follow
+//!   ONNX Runtime's scalar code, which is. Its dilated `MaxPool` keeps a NaN or -inf that comes
+//!   first in the window.
+//! - `Max`/`Min` of -0 and +0 returns either operand depending on the broadcast; `AveragePool`
+//!   with padding gives -0 for some windows of -0s.
+//! - `LRN`: ONNX Runtime slides one running sum of squares along the channels, so a NaN or an
+//!   infinity in one channel makes every later channel NaN; here each output sums its own window,
+//!   as the spec defines it.
+//! - `Resize` (linear): ONNX Runtime multiplies every tap by its weight, weight 0 included, so a
+//!   NaN or infinity beside a sample point spreads to it (0 * inf is NaN); here a tap of weight 0
+//!   is not read.
+//! - `LayerNormalization` whose sums or squares overflow float32 (|x| near 1e38): ONNX Runtime
+//!   accumulates partly in double and gives 0 or NaN; here float32 gives NaN. Neither is the
+//!   exact result.
+//! - `Cast` of NaN, an infinity or an out-of-range float to int64/int32: ONNX Runtime on x86
+//!   gives the integer minimum (the `cvttss2si` result), here it saturates and NaN is 0 (Rust's
+//!   `as`), the same on every target.
 
 #![no_std]
 #![forbid(unsafe_code)]

@@ -29,7 +29,8 @@ fn in_output<'o>(
 }
 
 /// BatchNormalization in inference mode: `(x - mean) / sqrt(var + epsilon) * scale + bias` per
-/// channel (dimension 1).
+/// channel (dimension 1), computed as ONNX Runtime does, `x * k + (bias - mean * k)` with
+/// `k = scale / sqrt(var + epsilon)` (so the same NaN, infinities and signed zeros come out).
 pub(crate) fn batch_norm(
     attrs: &Attrs,
     inputs: &[Input<'_>],
@@ -65,9 +66,10 @@ pub(crate) fn batch_norm(
     }
     for (p, chunk) in y.chunks_exact_mut(plane).enumerate() {
         let ch = p % c;
-        let k = scale[ch] / libm::sqrtf(var[ch] + eps);
+        let k = 1.0 / libm::sqrtf(var[ch] + eps) * scale[ch];
+        let b = bias[ch] - mean[ch] * k;
         for v in chunk {
-            *v = (*v - mean[ch]) * k + bias[ch];
+            *v = *v * k + b;
         }
     }
     Ok(())
@@ -274,7 +276,8 @@ pub(crate) fn lrn(
     Ok(())
 }
 
-/// LpNormalization: `x / ||x||_p` along `axis` (default -1), `p` 1 or 2 (default 2).
+/// LpNormalization: `x / ||x||_p` along `axis` (default -1), `p` 1 or 2 (default 2); a
+/// vector whose norm is zero becomes +0s, as in ONNX Runtime (not 0 / 0 = NaN).
 pub(crate) fn lp_norm(
     attrs: &Attrs,
     inputs: &[Input<'_>],
@@ -304,7 +307,11 @@ pub(crate) fn lp_norm(
                 norm = libm::sqrtf(norm);
             }
             for j in 0..len {
-                y[idx(j)] /= norm;
+                if norm == 0.0 {
+                    y[idx(j)] = 0.0;
+                } else {
+                    y[idx(j)] /= norm;
+                }
             }
         }
     }

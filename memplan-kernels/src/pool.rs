@@ -5,6 +5,10 @@
 //! (MaxPool, and AveragePool without `count_include_pad`) or count as zeros in the divisor
 //! (`count_include_pad`, the padding being the explicit pads only, not the extra room `ceil_mode`
 //! adds at the end).
+//!
+//! A max pool is ONNX Runtime's: it starts from the lowest finite float32 and takes each tap
+//! that is greater. So a NaN tap is ignored, a window of -inf (or only NaN) gives -3.4028235e38,
+//! and of equal taps (-0 and +0) the first is kept.
 
 use crate::attrs::Attrs;
 use crate::error::{KernelError, bail, error};
@@ -70,7 +74,7 @@ pub(crate) fn pool(
             for yo in 0..oh {
                 for xo in 0..ow {
                     let mut acc = match kind {
-                        Kind::Max => f32::NEG_INFINITY,
+                        Kind::Max => f32::MIN,
                         Kind::Average { .. } => 0.0,
                     };
                     let mut count = 0usize;
@@ -89,7 +93,7 @@ pub(crate) fn pool(
                                 let v = src[(zi * ih + yi) * iw + xi];
                                 match kind {
                                     Kind::Max => {
-                                        if v > acc || v.is_nan() {
+                                        if v > acc {
                                             acc = v;
                                         }
                                     }
@@ -153,10 +157,7 @@ pub(crate) fn global(
     for (p, out) in y.iter_mut().enumerate() {
         let src = &x[p * plane..][..plane];
         *out = if max {
-            src.iter().fold(
-                f32::NEG_INFINITY,
-                |a, &v| if v > a || v.is_nan() { v } else { a },
-            )
+            src.iter().fold(f32::MIN, |a, &v| if v > a { v } else { a })
         } else {
             #[allow(clippy::cast_precision_loss)] // plane sizes are far below 2^24
             let n = plane as f32;

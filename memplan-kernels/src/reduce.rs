@@ -91,50 +91,87 @@ fn reduce(
     if count == 0 {
         bail!("reducing over an empty axis is not supported");
     }
-    let init = match kind {
-        Kind::Max => f32::NEG_INFINITY,
-        Kind::Min => f32::INFINITY,
-        Kind::Prod => 1.0,
-        _ => 0.0,
-    };
-    y.fill(init);
-    let ks = strides(&kept)?;
-    let out_strides: Dims =
-        collect((0..xs.len()).map(|d| if axes.contains(&d) { 0 } else { ks[d] }))?;
-    for_each(xs, &[out_strides], |i, o| {
-        let acc = &mut y[o[0]];
-        let v = x[i];
-        *acc = match kind {
-            Kind::Mean | Kind::Sum | Kind::LogSum => *acc + v,
-            Kind::LogSumExp => *acc + libm::expf(v),
-            Kind::Max => {
-                if v > *acc || v.is_nan() {
-                    v
-                } else {
-                    *acc
-                }
-            }
-            Kind::Min => {
-                if v < *acc || v.is_nan() {
-                    v
-                } else {
-                    *acc
-                }
-            }
-            Kind::Prod => *acc * v,
-            Kind::SumSquare | Kind::L2 => *acc + v * v,
-            Kind::L1 => *acc + v.abs(),
-        };
-    })?;
+    // Output element `o` reduces the input elements `base + r`: `base` walks the kept dimensions
+    // (in output order), `r` the reduced ones (in row-major input order).
+    let xst = strides(xs)?;
+    let base_strides: Dims =
+        collect((0..xs.len()).map(|d| if axes.contains(&d) { 0 } else { xst[d] }))?;
+    let reduced: Dims = collect((0..xs.len()).map(|d| if axes.contains(&d) { xs[d] } else { 1 }))?;
+    let reduced_strides: Dims =
+        collect((0..xs.len()).map(|d| if axes.contains(&d) { xst[d] } else { 0 }))?;
+    let reduced_strides = [reduced_strides];
     #[allow(clippy::cast_precision_loss)] // reduced counts are far below 2^24
     let n = count as f32;
-    match kind {
-        Kind::Mean => y.iter_mut().for_each(|v| *v /= n),
-        Kind::L2 => y.iter_mut().for_each(|v| *v = libm::sqrtf(*v)),
-        Kind::LogSum | Kind::LogSumExp => y.iter_mut().for_each(|v| *v = libm::logf(*v)),
-        _ => {}
+    let mut failed = None;
+    for_each(&kept, &[base_strides], |o, base| {
+        let r = Reduced {
+            x,
+            base: base[0],
+            shape: &reduced,
+            strides: &reduced_strides,
+        };
+        let max = |a: f32, v: f32| if v > a { v } else { a };
+        // Sums start from -0, the identity of IEEE addition: a sum of -0s is -0, as ONNX
+        // Runtime's (which starts from the first element) is.
+        let value = match kind {
+            Kind::Sum => r.fold(-0.0, |a, v| a + v),
+            Kind::Mean => r.fold(-0.0, |a, v| a + v).map(|s| s / n),
+            Kind::Max => r.fold_first(max),
+            Kind::Min => r.fold_first(|a, v| if v < a { v } else { a }),
+            Kind::Prod => r.fold(1.0, |a, v| a * v),
+            Kind::SumSquare => r.fold(-0.0, |a, v| a + v * v),
+            Kind::L1 => r.fold(-0.0, |a, v| a + v.abs()),
+            Kind::L2 => r.fold(-0.0, |a, v| a + v * v).map(libm::sqrtf),
+            Kind::LogSum => r.fold(-0.0, |a, v| a + v).map(libm::logf),
+            // log(sum(e^(x - m))) + m, m the maximum (0 if infinite), as ONNX Runtime computes
+            // it: large x do not overflow.
+            Kind::LogSumExp => r.fold_first(max).and_then(|m| {
+                let m = if m.is_infinite() { 0.0 } else { m };
+                r.fold(0.0, |a, v| a + libm::expf(v - m))
+                    .map(|s| libm::logf(s) + m)
+            }),
+        };
+        match value {
+            Ok(v) => y[o] = v,
+            Err(e) => failed = Some(e),
+        }
+    })?;
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// The input elements one output element of a reduction reduces: `x[base + offset]` for the
+/// offsets of `shape` (the reduced dimensions, 1 elsewhere) through `strides`.
+struct Reduced<'a> {
+    x: &'a [f32],
+    base: usize,
+    shape: &'a [usize],
+    strides: &'a [Dims; 1],
+}
+
+impl Reduced<'_> {
+    /// `f(...f(f(init, x0), x1)..., xn)` in row-major order.
+    fn fold(&self, init: f32, f: impl Fn(f32, f32) -> f32) -> Result<f32, KernelError> {
+        let mut acc = init;
+        for_each(self.shape, self.strides, |_, r| {
+            acc = f(acc, self.x[self.base + r[0]]);
+        })?;
+        Ok(acc)
+    }
+
+    /// `f(...f(x0, x1)..., xn)`: starting from the first element, as ONNX Runtime's ReduceMax
+    /// and ReduceMin do, so with `v > acc` (or `v < acc`) a NaN first element is the result and
+    /// a NaN later one is ignored.
+    fn fold_first(&self, f: impl Fn(f32, f32) -> f32) -> Result<f32, KernelError> {
+        let mut acc = None;
+        for_each(self.shape, self.strides, |_, r| {
+            let v = self.x[self.base + r[0]];
+            acc = Some(acc.map_or(v, |a| f(a, v)));
+        })?;
+        Ok(acc.unwrap_or(f32::NAN))
+    }
 }
 
 /// ArgMax / ArgMin along `axis` (first occurrence, or last with `select_last_index`).

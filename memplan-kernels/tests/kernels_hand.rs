@@ -1536,3 +1536,112 @@ fn scatter_topk_onehot_hardmax() {
         &[3.0 / 7.0, 4.0 / 7.0],
     );
 }
+
+/// Bit-exact comparison (any NaN equals any NaN; the sign of a zero counts).
+fn assert_bits(got: &[f32], want: &[f32]) {
+    let same = |g: f32, w: f32| (g.is_nan() && w.is_nan()) || g.to_bits() == w.to_bits();
+    assert!(
+        got.len() == want.len() && got.iter().zip(want).all(|(&g, &w)| same(g, w)),
+        "{got:?} vs {want:?}"
+    );
+}
+
+/// The special-value behaviour the ONNX Runtime cases cannot pin (its own result depends on SIMD
+/// lanes or code paths there; see the crate docs, "Semantics worth knowing").
+#[test]
+fn special_values_where_onnx_runtime_is_not_deterministic() {
+    let (nan, inf, low) = (f32::NAN, f32::INFINITY, f32::MIN);
+    // ReduceMax/ReduceMin along a row: a NaN first is the result, a NaN later is ignored; of -0
+    // and +0 the first is kept.
+    let x = [
+        nan, 1.0, 2.0, 3.0, nan, -1.0, -0.0, 0.0, -0.0, 0.0, -0.0, 0.0,
+    ];
+    let axes = [("axes", Attr::Ints(&[1]))];
+    let red = |op| f32_out(op, &attrs(&axes), &[T::F(&[4, 3], &x)], &[4, 1]).unwrap();
+    assert_bits(&red("ReduceMax"), &[nan, 3.0, -0.0, 0.0]);
+    assert_bits(&red("ReduceMin"), &[nan, -1.0, -0.0, 0.0]);
+    // Hardmax: nothing equals a NaN maximum, so the slice is all 0.
+    let h = f32_out("Hardmax", &attrs(NONE), &[T::F(&[4, 3], &x)], &[4, 3]).unwrap();
+    assert_bits(
+        &h,
+        &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0],
+    );
+    // 2-d MaxPool and GlobalMaxPool: NaN ignored, a window of only -inf or NaN is the lowest
+    // finite float, ties keep the first.
+    let p = [
+        nan, 2.0, 1.0, nan, -inf, -inf, -inf, -inf, nan, nan, nan, nan, -0.0, 0.0, 0.0, -0.0,
+    ];
+    let k = [("kernel_shape", Attr::Ints(&[2, 2]))];
+    let m = f32_out(
+        "MaxPool",
+        &attrs(&k),
+        &[T::F(&[1, 4, 2, 2], &p)],
+        &[1, 4, 1, 1],
+    )
+    .unwrap();
+    assert_bits(&m, &[2.0, low, low, -0.0]);
+    let g = f32_out(
+        "GlobalMaxPool",
+        &attrs(NONE),
+        &[T::F(&[1, 4, 2, 2], &p)],
+        &[1, 4, 1, 1],
+    );
+    assert_bits(&g.unwrap(), &[2.0, low, low, -0.0]);
+    // An average of -0s is +0 (the sum starts from +0).
+    let a = f32_out(
+        "AveragePool",
+        &attrs(&k),
+        &[T::F(&[1, 1, 2, 2], &[-0.0; 4])],
+        &[1, 1, 1, 1],
+    );
+    assert_bits(&a.unwrap(), &[0.0]);
+    // Max and Min keep the first operand of -0 and +0.
+    let two = |op, a: f32, b: f32| {
+        f32_out(
+            op,
+            &attrs(NONE),
+            &[T::F(&[1], &[a]), T::F(&[1], &[b])],
+            &[1],
+        )
+        .unwrap()[0]
+    };
+    assert_bits(
+        &[
+            two("Max", -0.0, 0.0),
+            two("Max", 0.0, -0.0),
+            two("Min", 0.0, -0.0),
+        ],
+        &[-0.0, 0.0, 0.0],
+    );
+    // LRN: a NaN in channel 0 reaches channels 0 and 1 (size 3), not channel 2.
+    let l = f32_out(
+        "LRN",
+        &attrs(&[("size", Attr::Int(3))]),
+        &[T::F(&[1, 3, 1, 1], &[nan, 1.0, 1.0])],
+        &[1, 3, 1, 1],
+    )
+    .unwrap();
+    assert!(l[0].is_nan() && l[1].is_nan() && l[2].is_finite(), "{l:?}");
+    // Resize: a tap of weight 0 is not read (height kept, so the NaN row does not reach row 0).
+    let r = f32_out(
+        "Resize",
+        &attrs(&[("mode", Attr::Str("linear"))]),
+        &[
+            T::F(&[1, 1, 2, 2], &[1.0, 3.0, nan, inf]),
+            T::None,
+            T::F(&[4], &[1.0, 1.0, 1.0, 2.0]),
+        ],
+        &[1, 1, 2, 4],
+    )
+    .unwrap();
+    assert_bits(&r[..4], &[1.0, 1.5, 2.5, 3.0]);
+    // ReduceLogSumExp does not overflow: log(e^100 + e^100) = 100 + ln 2.
+    let lse = f32_out(
+        "ReduceLogSumExp",
+        &attrs(NONE),
+        &[T::F(&[2], &[100.0, 100.0])],
+        &[1],
+    )
+    .unwrap();
+    assert_close(&lse, &[100.0 + core::f32::consts::LN_2]);
+}

@@ -6,6 +6,10 @@ optimizations off, one thread) and writes the inputs, attributes and outputs of 
 `cases.json` beside this script. The Rust test `tests/kernels_ort.rs` replays them through
 `memplan_kernels::run`. Test tooling only: CI uses the committed `cases.json`.
 
+The `special_*` cases (`special_values()`) run NaN, infinities, signed zeros, huge and subnormal
+values through every float operator; they use no random numbers, so the other cases stay as
+they were.
+
     python3 -m venv venv && venv/bin/pip install onnx onnxruntime numpy
     venv/bin/python memplan-kernels/tests/kernel_cases/generate.py
 """
@@ -439,6 +443,203 @@ def more():
     case("instancenorm_1d", "InstanceNormalization", [f(1, 2, 6), f(2), f(2)])
 
 
+# Special values: NaN, infinities, signed zeros, huge and subnormal numbers. These cases use no
+# random numbers (except SPECIAL_RNG for weights), so the random cases above are unchanged.
+NAN, INF = float("nan"), float("inf")
+SPECIAL = np.array([NAN, INF, -INF, -0.0, 0.0, 1.0, -1.0, 0.5, -0.5, -2.5, 100.0, -100.0,
+                    3e38, -3e38, 1e-40, -1e-40], np.float32)
+# The operands of binary operators (every pair, by broadcasting a column against a row).
+PAIR = np.array([NAN, INF, -INF, -0.0, 0.0, 1.0, -1.0, 0.5, -2.5, 3e38, 1e-40], np.float32)
+# Rows for reductions, pools, Softmax, ArgMax, TopK and normalizations (reduced along the last
+# axis): NaN first, inside, last, twice; both infinities; all equal; signed zeros in either
+# order; overflowing sums; subnormals; exp overflow.
+ROWS = np.array([
+    [NAN, 1, 2, -INF, INF, 0],
+    [1, NAN, 2, -INF, INF, 0],
+    [1, 2, -INF, INF, 0, NAN],
+    [1, 2, 3, NAN, NAN, -1],
+    [INF, 1, -INF, 2, 0, -1],
+    [-1, INF, 2, INF, 0, 3],
+    [-INF] * 6,
+    [INF] * 6,
+    [NAN] * 6,
+    [-0.0] * 6,
+    [-0.0, 0.0, -0.0, 0.0, -0.0, 0.0],
+    [0.0, -0.0, 0.0, -0.0, 0.0, -0.0],
+    [-0.0, -1, -2, -3, -4, -5],
+    [3e38, 3e38, -1, 1, 0, 2],
+    [-3e38, -3e38, 1e-40, -1e-40, 0, -1],
+    [1e-40, -1e-40, 1e-45, 0, -0.0, 2e-40],
+    [100, 90, -100, 0, 1, 2],
+    [-INF, -INF, -INF, 1, -INF, -INF],
+    [NAN, -INF, -INF, -INF, -INF, -INF],
+    [2, 2, 2, 2, 2, 2],
+], np.float32)
+# ONNX Runtime's results that depend on where a value sits relative to its SIMD lanes (MLAS's
+# 2-d and 3-d MaxPool, GlobalMaxPool; Eigen's vectorised ReduceMax/ReduceMin and Hardmax), or
+# on which of its code paths runs (the sign of a zero mean, Max/Min of -0 and +0), are not
+# recorded: those cases take the rows below, which avoid them (see the crate docs, "Semantics
+# worth knowing").
+# Rows without NaN and without -0/+0 ties (Eigen's vectorised maximum along a row keeps or
+# ignores a NaN depending on its lane, and either zero of a tie).
+ROWS_NO_NAN = ROWS[[4, 5, 6, 7, 9, 12, 13, 14, 15, 16, 17, 19]]
+# ... and without windows of only -inf (MLAS's max pools give -inf or -3.4e38 for them).
+ROWS_MAXPOOL = ROWS[[4, 5, 7, 9, 12, 13, 14, 15, 16, 19]]
+# Rows without an all -0 window (ONNX Runtime's AveragePool gives -0 or +0 for it).
+ROWS_AVGPOOL = ROWS[[i for i in range(len(ROWS)) if i != 9]]
+# Rows whose sums and squares do not overflow (ONNX Runtime's LayerNormalization accumulates
+# partly in double, giving 0 or NaN where float32 overflows).
+ROWS_NO_OVERFLOW = ROWS[[i for i in range(len(ROWS)) if i not in (13, 14)]]
+SPECIAL_RNG = np.random.default_rng(20261202)
+
+
+def pairs(values):
+    """Every ordered pair of `values`, flattened: [a0, b0, a1, b1, ...]."""
+    return np.array([[a, b] for a in values for b in values], np.float32).reshape(-1)
+
+
+def special_values():
+    x = SPECIAL
+    for op in ["Relu", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Erf", "Reciprocal", "Floor",
+               "Ceil", "Round", "Neg", "Abs", "Sign", "Softplus", "Softsign", "HardSwish",
+               "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh",
+               "Atanh", "IsNaN", "IsInf"]:
+        case(f"special_{op.lower()}", op, [x])
+    case("special_isinf_positive", "IsInf", [x], {"detect_negative": 0})
+    case("special_leaky_relu", "LeakyRelu", [x], {"alpha": 0.1})
+    case("special_elu", "Elu", [x], {"alpha": 0.7})
+    case("special_selu", "Selu", [x])
+    case("special_celu", "Celu", [x], {"alpha": 0.5})
+    case("special_hard_sigmoid", "HardSigmoid", [x])
+    case("special_thresholded_relu", "ThresholdedRelu", [x], {"alpha": -0.5})
+    case("special_mish_18", "Mish", [x], opset=18)
+    case("special_gelu_20", "Gelu", [x], opset=20)
+    case("special_gelu_tanh_20", "Gelu", [x], {"approximate": "tanh"}, opset=20)
+    case("special_prelu", "PRelu", [PAIR.reshape(-1, 1), PAIR])
+    f32 = lambda v: np.array(v, np.float32)
+    case("special_clip", "Clip", [x, f32(-1), f32(1)])
+    case("special_clip_relu6", "Clip", [x, f32(0), f32(6)])
+    case("special_clip_min_only", "Clip", [x, f32(-0.0)])
+    case("special_clip_max_only", "Clip", [x, None, f32(0.0)])
+    case("special_clip_zero_signs", "Clip", [x, f32(-0.0), f32(0.0)])
+    case("special_clip_nan_min", "Clip", [x, f32(NAN), f32(1)])
+    case("special_clip_nan_max", "Clip", [x, f32(-1), f32(NAN)])
+    case("special_clip_inf_bounds", "Clip", [x, f32(-INF), f32(INF)])
+    case("special_clip_none", "Clip", [x])
+    case("special_clip_opset6", "Clip", [x], {"min": -1.0, "max": 0.0}, opset=6)
+    case("special_cast_bool", "Cast", [x], {"to": TensorProto.BOOL})
+    case("special_cast_f32", "Cast", [x], {"to": TensorProto.FLOAT})
+    case("special_cast_i64_finite", "Cast", [f32([-0.0, 0.0, 0.5, -0.5, -2.5, 1e-40, -1e-40, 100.0, -100.0])],
+         {"to": TensorProto.INT64})
+
+    # Binary operators: every ordered pair of PAIR (a column against a row).
+    a, b = PAIR.reshape(-1, 1), PAIR
+    for op in ["Add", "Sub", "Mul", "Div", "Pow", "Sum", "Mean", "Equal", "Less", "Greater",
+               "LessOrEqual", "GreaterOrEqual"]:
+        case(f"special_{op.lower()}", op, [a, b])
+    # Max/Min of -0 and +0 is either zero in ONNX Runtime, depending on the broadcast: no +0.
+    c = PAIR[PAIR.view(np.uint32) != 0]
+    for op in ["Max", "Min"]:
+        case(f"special_{op.lower()}", op, [c.reshape(-1, 1), c])
+    case("special_mod_fmod", "Mod", [a, b], {"fmod": 1})
+    case("special_pow_square", "Pow", [x, f32(2.0)])
+    case("special_pow_sqrt", "Pow", [x, f32(0.5)])
+    case("special_pow_i64", "Pow", [x.reshape(-1, 1), i64([0, 1, 2, 3, -1])])
+    # Variadic Max/Min/Sum/Mean: NaN and signed zeros in each position of three inputs.
+    p = f32([NAN, 1, 1, -0.0, -0.0, 2, INF, -INF])
+    q = f32([1, NAN, 1, -0.0, -1, -0.0, -INF, 1])
+    r = f32([1, 1, NAN, -0.0, -2, 3, 1, INF])
+    for op in ["Max", "Min", "Sum", "Mean"]:
+        case(f"special_{op.lower()}_three", op, [p, q, r])
+        case(f"special_{op.lower()}_one", op, [x])
+    cond = np.array([True, False] * 8).reshape(16)
+    case("special_where", "Where", [cond, x, x[::-1].copy()])
+
+    # Pools. The 1-d pools see every ordered pair of PAIR as one window (kernel 2, stride 2);
+    # the 2-d ones see rows as [2, 3] windows, and with padding.
+    pr = pairs(PAIR).reshape(1, 1, -1)
+    rows = ROWS_MAXPOOL.reshape(1, -1, 2, 3)
+    case("special_maxpool_pairs", "MaxPool", [pr], {"kernel_shape": [2], "strides": [2]})
+    case("special_avgpool_pairs", "AveragePool", [pr], {"kernel_shape": [2], "strides": [2]})
+    case("special_maxpool_rows", "MaxPool", [rows], {"kernel_shape": [2, 3]})
+    case("special_maxpool_rows_k2", "MaxPool", [rows], {"kernel_shape": [2, 2]})
+    case("special_maxpool_rows_pads", "MaxPool", [rows], {"kernel_shape": [2, 2], "pads": [1, 1, 1, 1], "strides": [2, 2]})
+    case("special_maxpool_rows_1d", "MaxPool", [ROWS.reshape(1, ROWS.shape[0], 6)], {"kernel_shape": [3], "strides": [1]})
+    # (ONNX Runtime's dilated MaxPool keeps a NaN or -inf that comes first in its window.)
+    case("special_maxpool_rows_dilated", "MaxPool", [ROWS_MAXPOOL.reshape(1, -1, 6)], {"kernel_shape": [2], "dilations": [2]})
+    case("special_maxpool_3d", "MaxPool", [ROWS_MAXPOOL.reshape(1, -1, 1, 2, 3)], {"kernel_shape": [1, 2, 2]})
+    avg = ROWS_AVGPOOL.reshape(1, -1, 2, 3)
+    case("special_avgpool_rows", "AveragePool", [avg], {"kernel_shape": [2, 3]})
+    case("special_avgpool_rows_pads", "AveragePool", [avg], {"kernel_shape": [2, 2], "pads": [1, 1, 1, 1], "strides": [2, 2]})
+    case("special_avgpool_rows_include_pad", "AveragePool", [avg], {"kernel_shape": [2, 2], "pads": [1, 1, 1, 1], "strides": [2, 2], "count_include_pad": 1})
+    case("special_global_maxpool", "GlobalMaxPool", [rows])
+    case("special_global_avgpool", "GlobalAveragePool", [avg])
+    case("special_global_maxpool_1d", "GlobalMaxPool", [ROWS_MAXPOOL.reshape(1, -1, 6)])
+
+    # Reductions along the last axis of ROWS, and over every axis.
+    for op in ["ReduceSum", "ReduceMean", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare",
+               "ReduceLogSumExp", "ReduceLogSum"]:
+        case(f"special_{op.lower()}", op, [ROWS], {"axes": [1]}, opset=13 if op != "ReduceSum" else 11)
+    for op in ["ReduceMax", "ReduceMin"]:
+        case(f"special_{op.lower()}", op, [ROWS_NO_NAN], {"axes": [1]}, opset=13)
+        # Along axis 0 ONNX Runtime compares row by row, the same in every lane: a NaN in the
+        # first row is the result, a later one is ignored.
+        case(f"special_{op.lower()}_axis0", op, [ROWS], {"axes": [0], "keepdims": 0}, opset=13)
+    case("special_reducesum_axis0", "ReduceSum", [ROWS, i64([0])], opset=13)
+    for op in ["ArgMax", "ArgMin"]:
+        case(f"special_{op.lower()}", op, [ROWS], {"axis": 1})
+        case(f"special_{op.lower()}_last", op, [ROWS], {"axis": 1, "select_last_index": 1})
+        case(f"special_{op.lower()}_axis0", op, [ROWS], {"axis": 0})
+    case("special_topk_largest", "TopK", [ROWS, i64([3])], outputs=2)
+    case("special_topk_smallest", "TopK", [ROWS, i64([3])], {"largest": 0}, outputs=2)
+    case("special_topk_all", "TopK", [ROWS, i64([6])], outputs=2)
+    case("special_hardmax", "Hardmax", [ROWS_NO_NAN])
+    case("special_cumsum", "CumSum", [ROWS, i64(1)])
+    case("special_cumsum_exclusive", "CumSum", [ROWS, i64(1)], {"exclusive": 1})
+    case("special_cumsum_reverse", "CumSum", [ROWS, i64(1)], {"reverse": 1})
+
+    # Softmax and normalizations.
+    case("special_softmax", "Softmax", [ROWS])
+    case("special_logsoftmax", "LogSoftmax", [ROWS])
+    case("special_softmax_axis0", "Softmax", [ROWS], {"axis": 0})
+    case("special_logsoftmax_axis0", "LogSoftmax", [ROWS], {"axis": 0})
+    n = ROWS.shape[0]
+    case("special_layernorm", "LayerNormalization", [ROWS_NO_OVERFLOW, np.ones(6, np.float32), np.zeros(6, np.float32)])
+    case("special_instancenorm", "InstanceNormalization", [ROWS.reshape(1, n, 6), np.ones(n, np.float32), np.zeros(n, np.float32)])
+    case("special_lpnorm_l2", "LpNormalization", [ROWS])
+    case("special_lpnorm_l1", "LpNormalization", [ROWS], {"p": 1})
+    # ONNX Runtime's LRN slides one running sum of squares along the channels, so a NaN or an
+    # infinity reaches every later channel: the special values sit in the last channel only.
+    case("special_lrn", "LRN", [np.concatenate([np.ones((2, 16), np.float32) * f32([[0.5], [-2]]), x[None]]).reshape(1, 3, 4, 4)], {"size": 3})
+    case("special_batchnorm", "BatchNormalization",
+         [x.reshape(1, 16, 1), np.ones(16, np.float32), np.zeros(16, np.float32),
+          np.zeros(16, np.float32), np.ones(16, np.float32)])
+    case("special_batchnorm_params", "BatchNormalization",
+         [np.ones((1, 4, 2), np.float32),
+          f32([1, NAN, 1, -0.0]), f32([0, 0, INF, -0.0]), f32([INF, 0, 0, 1]), f32([1, 1, 0, INF])])
+
+    # Matrix products and Conv with a NaN and an infinity in the input (the weights finite,
+    # some of them zero): NaN and inf * 0 must reach the outputs they touch.
+    w = SPECIAL_RNG.uniform(-2, 2, size=(4, 3)).astype(np.float32)
+    w[1, 0] = 0.0
+    m = SPECIAL_RNG.uniform(-2, 2, size=(3, 4)).astype(np.float32)
+    m[0, 1], m[2, 3] = NAN, INF
+    case("special_matmul", "MatMul", [m, w])
+    case("special_gemm", "Gemm", [m, w, f32([NAN, 1, -0.0])])
+    img = SPECIAL_RNG.uniform(-2, 2, size=(1, 2, 4, 4)).astype(np.float32)
+    img[0, 0, 1, 1], img[0, 1, 3, 0] = NAN, -INF
+    case("special_conv", "Conv", [img, SPECIAL_RNG.uniform(-1, 1, size=(2, 2, 3, 3)).astype(np.float32)], {"pads": [1, 1, 1, 1]})
+    case("special_convtranspose", "ConvTranspose", [img, SPECIAL_RNG.uniform(-1, 1, size=(2, 1, 2, 2)).astype(np.float32)], {"strides": [2, 2]})
+    case("special_einsum", "Einsum", [m, w], {"equation": "ij,jk->ik"})
+    case("special_einsum_sum", "Einsum", [ROWS], {"equation": "ij->i"})
+    z = f32([[-0.0, -0.0], [-0.0, 1.0]])
+    case("special_einsum_zero_products", "Einsum", [z, z], {"equation": "ij,jk->ik"})
+    case("special_einsum_zero_mul", "Einsum", [z, f32([[1, 2], [3, 4]])], {"equation": "ij,ij->ij"})
+    # Upsampled along both axes, so that no tap has weight 0 (ONNX Runtime multiplies those
+    # too: 0 * inf is NaN).
+    case("special_resize_linear", "Resize", [ROWS[:4].reshape(1, 1, 4, 6), None, f32([1, 1, 2, 2])], {"mode": "linear"})
+
+
 def main():
     unary()
     binary()
@@ -451,6 +652,7 @@ def main():
     shape_ops()
     resize()
     more()
+    special_values()
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases.json")
     with open(path, "w") as out:
         out.write("[\n" + ",\n".join(CASES) + "\n]\n")
