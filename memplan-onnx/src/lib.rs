@@ -763,7 +763,8 @@ impl<'g> Importer<'g> {
         }
 
         // 3. Names, dtypes, shapes.
-        let mut tensor_names = UniqueNames::reserving(&["new"]);
+        // The arenas' methods and the op views' locals (see `memplan_core`'s name check).
+        let mut tensor_names = UniqueNames::reserving(&["new", "views", "rest"]);
         let mut tensors = Vec::with_capacity(onnx_names.len());
         let mut tensor_shapes = Vec::with_capacity(onnx_names.len());
         for &onnx_name in &onnx_names {

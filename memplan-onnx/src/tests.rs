@@ -769,3 +769,35 @@ fn a_zero_element_weight_is_refused_naming_its_node() {
     );
     assert!(error.contains("= help:"), "{error}");
 }
+
+/// Issue 19, item 5: an ONNX value named like a generated method (`views`, `new`) or an op
+/// view's local (`rest`) is renamed, so the imported model compiles.
+#[test]
+fn values_named_like_generated_items_are_renamed() {
+    let mut model = tiny(Ok(1));
+    let graph = model.graph.as_mut().unwrap();
+    for name in graph
+        .node
+        .iter_mut()
+        .flat_map(|n| n.input.iter_mut().chain(n.output.iter_mut()))
+        .chain(graph.value_info.iter_mut().map(|v| &mut v.name))
+    {
+        if name == "relu:0" {
+            *name = "views".into();
+        } else if name == "/add/Add_output_0" {
+            *name = "rest".into();
+        }
+    }
+    let imported = import_bytes(&model.encode_to_vec(), &ImportOptions::default()).unwrap();
+    let names: Vec<&str> = imported
+        .model
+        .tensors
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect();
+    assert!(
+        names.contains(&"views_2") && names.contains(&"rest_2"),
+        "{names:?}"
+    );
+    memplan_core::parse_model("tiny.toml", &imported.toml).unwrap();
+}

@@ -376,7 +376,7 @@ fn pointer_width_guard(model: &Model, plan: &ModelPlan) -> TokenStream {
 }
 
 /// `sram` -> `Sram`, `fast_mem` -> `FastMem`.
-fn camel(name: &str) -> String {
+pub(crate) fn camel(name: &str) -> String {
     name.split('_')
         .filter(|part| !part.is_empty())
         .map(|part| {

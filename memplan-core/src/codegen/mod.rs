@@ -42,6 +42,7 @@
 mod docs;
 mod extend;
 mod items;
+pub(crate) mod names;
 mod placeholder;
 mod plan;
 mod source;

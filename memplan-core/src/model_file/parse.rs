@@ -181,7 +181,10 @@ type Value<'i> = Spanned<DeValue<'i>>;
 pub fn parse_model(file_name: &str, text: &str) -> Result<Model> {
     let source = SourceText::new(file_name, text);
     let document = DeTable::parse(text).map_err(|e| syntax_error(&source, &e))?;
-    Parser { source }.model(document.get_ref())
+    let model = Parser { source }.model(document.get_ref())?;
+    // Every name the generated code declares, against every other one (one place for all).
+    crate::codegen::names::check(&model)?;
+    Ok(model)
 }
 
 /// The span of top-level key `name` (`0..0` when absent).

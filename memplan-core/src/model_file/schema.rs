@@ -126,7 +126,8 @@ pub struct PoolDecl {
     pub name: String,
     /// `size`: the most bytes its arena may take; `None` for no limit.
     pub capacity: Option<u64>,
-    /// `link_section`: the linker section of the pool's generated `static`, if any.
+    /// `link_section`: the linker section the application places the pool's `Memory` in (the
+    /// generated code places nothing in a section), if any.
     pub link_section: Option<String>,
     /// Where its table starts in the file.
     pub location: Location,
