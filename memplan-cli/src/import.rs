@@ -1,4 +1,5 @@
-//! `memplan import`: ONNX to model TOML (see the `memplan-onnx` crate).
+//! `memplan import`: ONNX or TensorFlow Lite to model TOML (see the `memplan-onnx` and
+//! `memplan-tflite` crates).
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -12,7 +13,8 @@ use memplan_onnx::ImportOptions;
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct ImportArgs {
-    /// The ONNX model (weights may be external; their data is not read).
+    /// The ONNX model (weights may be external; their data is not read), or a TensorFlow Lite
+    /// model (`.tflite`: subgraph 0, NHWC as in the file).
     input: PathBuf,
     /// Where to write the model TOML; default: standard output.
     #[arg(short, long)]
@@ -64,6 +66,14 @@ pub(crate) fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
         .out
         .as_ref()
         .map_or_else(|| "<stdout>".to_string(), |p| p.display().to_string());
+    let tflite = args
+        .input
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("tflite"))
+        || bytes.get(4..8) == Some(b"TFL3");
+    if tflite {
+        return import_tflite(args, &toml_name, &bytes);
+    }
     let imported = memplan_onnx::import(
         &args.input.display().to_string(),
         &toml_name,
@@ -85,6 +95,40 @@ pub(crate) fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
         model.name,
         imported.nodes,
         imported.folded,
+        model.ops.len(),
+        model.tensors.len(),
+        memplan_core::lower_bound(&model.to_problem())
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `memplan import model.tflite`: subgraph 0's activations and operators.
+fn import_tflite(args: &ImportArgs, toml_name: &str, bytes: &[u8]) -> anyhow::Result<ExitCode> {
+    if !args.dims.is_empty() {
+        bail!("`--dim` names ONNX symbolic dimensions; a TFLite file has static shapes");
+    }
+    let options = memplan_tflite::ImportOptions {
+        name: args.name.clone(),
+        alignment: args.alignment,
+        ..memplan_tflite::ImportOptions::default()
+    };
+    let imported = memplan_tflite::import(
+        &args.input.display().to_string(),
+        toml_name,
+        bytes,
+        &options,
+    )?;
+    match &args.out {
+        Some(path) => output::write_atomically(path, &imported.toml)?,
+        None => std::io::stdout()
+            .write_all(imported.toml.as_bytes())
+            .context("cannot write to standard output")?,
+    }
+    let model = &imported.model;
+    eprintln!(
+        "imported `{}`: {} TFLite operators; {} ops, {} tensors, lower bound {} bytes",
+        model.name,
+        imported.graph.operators.len(),
         model.ops.len(),
         model.tensors.len(),
         memplan_core::lower_bound(&model.to_problem())

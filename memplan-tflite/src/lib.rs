@@ -964,7 +964,7 @@ pub fn import(
     let mut op_names = UniqueNames::default();
     let mut ops = Vec::with_capacity(graph.operators.len());
     for op in &graph.operators {
-        let base = snake_case(&format!("{}_{}", op.name, op.index), "op");
+        let base = snake_case(&format!("{}_{}", op.name, op.index).to_lowercase(), "op");
         let mut name = op_names.claim(&base);
         while names.contains(&format!("op_{name}")) {
             name = op_names.claim(&base);
