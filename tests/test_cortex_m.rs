@@ -206,6 +206,12 @@ fn parse(output: &Output) -> Report {
     }
 }
 
+/// LiteRT's output (int8 bytes) for a TFLite model the firmware ran on its reference input.
+fn litert_output(model: &str) -> Vec<u8> {
+    let path = root().join(format!("../shared/bench/tinyml/{model}.output.bin"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 /// ONNX Runtime's output for the model the firmware ran on its reference input.
 fn reference_output(model: &str) -> Vec<f32> {
     let path = if model == "default.onnx" {
@@ -244,6 +250,22 @@ fn the_small_cnn_runs_on_qemu_and_matches_onnx_runtime() {
     firmware(model.to_str().expect("a UTF-8 path"), false);
 }
 
+/// The MLPerf Tiny int8 keyword spotter (`kws_ref_model.tflite`) from flash: its output equals
+/// LiteRT's reference kernels' byte for byte; its arena (16,000 bytes, the lower bound) is a
+/// quarter of the float network's. Skipped with a message without `../shared`.
+#[test]
+fn the_int8_keyword_spotter_runs_on_qemu_and_equals_litert() {
+    let _one = FIRMWARE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let model = root().join("../shared/bench/tinyml/kws_ref_model.tflite");
+    if !model.is_file() {
+        println!("skipped: {} is absent", model.display());
+        return;
+    }
+    firmware(model.to_str().expect("a UTF-8 path"), true);
+}
+
 /// Builds the firmware for `model` (`MEMPLAN_FIRMWARE_MODEL`; empty for its default), runs it on
 /// QEMU and checks it; with `count`, also counts its instructions.
 fn firmware(model: &str, count: bool) {
@@ -263,8 +285,38 @@ fn firmware(model: &str, count: bool) {
         .join(TARGET)
         .join("release/memplan-cortex-m-example");
 
-    // The output against ONNX Runtime's.
     let report = parse(&qemu(&elf, &[]));
+    if report.model.ends_with(".tflite") {
+        // An int8 TFLite network: its bytes against LiteRT's reference kernels'.
+        let want = litert_output(&report.model);
+        let differ = report
+            .output
+            .iter()
+            .zip(&want)
+            .filter(|(a, b)| a != b)
+            .count();
+        assert_eq!(
+            report.output, want,
+            "{}: {differ} elements differ from LiteRT on the Cortex-M4",
+            report.model
+        );
+        println!(
+            "{} on the Cortex-M4F: equals LiteRT byte for byte (0 of {} elements differ) | arena \
+             {} bytes (lower bound {}) | weights {} bytes",
+            report.model,
+            want.len(),
+            report.arena,
+            report.lower_bound,
+            report.weights
+        );
+    } else {
+        check_float(&report);
+    }
+    finish(&crate_dir, &elf, &report, count);
+}
+
+/// A float network's output against ONNX Runtime's.
+fn check_float(report: &Report) {
     let output: Vec<f32> = report
         .output
         .chunks_exact(4)
@@ -287,6 +339,11 @@ fn firmware(model: &str, count: bool) {
          (lower bound {}) | weights {} bytes",
         report.model, report.arena, report.lower_bound, report.weights
     );
+}
+
+/// The checks every network shares: a non-zero output, the stack, the ELF's sections and no
+/// allocator; with `count`, the instruction count.
+fn finish(crate_dir: &Path, elf: &Path, report: &Report, count: bool) {
     assert!(
         report.output.iter().any(|&b| b != 0),
         "an all-zero output proves nothing"
@@ -305,7 +362,7 @@ fn firmware(model: &str, count: bool) {
     );
 
     // The ELF: section sizes, no allocator.
-    let bytes = std::fs::read(&elf).unwrap();
+    let bytes = std::fs::read(elf).unwrap();
     let file = object::File::parse(&*bytes).expect("an ELF file");
     assert_eq!(file.architecture(), object::Architecture::Arm);
     let size = |name| file.section_by_name(name).map_or(0, |s| s.size());
@@ -365,7 +422,7 @@ fn firmware(model: &str, count: bool) {
     }
 
     if count {
-        instruction_count(&crate_dir, &elf, &report);
+        instruction_count(crate_dir, elf, report);
     }
 }
 

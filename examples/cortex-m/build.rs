@@ -1,8 +1,8 @@
 //! Puts `memory.x` where the linker finds it (cortex-m-rt's `link.x` includes it), and generates
 //! the network the firmware runs with `memplan-build`, exactly as a user's crate would:
 //!
-//! - `MEMPLAN_FIRMWARE_MODEL` (an absolute path to an ONNX file with its `<stem>.input.bin`
-//!   beside it), else the MLPerf Tiny keyword spotter `../shared/bench/tinyml/
+//! - `MEMPLAN_FIRMWARE_MODEL` (an absolute path to an ONNX or TFLite file with its
+//!   `<stem>.input.bin` beside it; float32 or int8 input and output), else the MLPerf Tiny keyword spotter `../shared/bench/tinyml/
 //!   kws_ref_model_float32.onnx` when the shared data is there, else the runner's small CNN
 //!   (`memplan-runner/models/default.onnx`);
 //! - `OUT_DIR/net.rs` (the module `net`), `OUT_DIR/input.bin` (the reference input, embedded in
@@ -25,7 +25,7 @@ fn main() -> Result<(), memplan_build::Error> {
         _ if kws.is_file() => kws.to_path_buf(),
         _ => PathBuf::from("../../memplan-runner/models/default.onnx"),
     };
-    let generated = memplan_build::Network::from_onnx(&model)
+    let generated = memplan_build::Network::from_file(&model)
         .name("net")
         .generate()?;
 
@@ -42,19 +42,28 @@ fn main() -> Result<(), memplan_build::Error> {
     let ([first_in], [first_out]) = (&generated.inputs[..], &generated.outputs[..]) else {
         panic!("the firmware runs networks with one input and one output");
     };
-    assert!(
-        first_in.rust_type == "f32" && first_out.rust_type == "f32",
-        "the firmware runs float32 networks"
-    );
+    for io in [first_in, first_out] {
+        assert!(
+            io.rust_type == "f32" || io.rust_type == "i8",
+            "the firmware runs networks with a float32 or int8 input and output"
+        );
+    }
+    let (input_type, output_type) = (first_in.rust_type, first_out.rust_type);
+    let zero = if output_type == "f32" { "0.0" } else { "0" };
     let mut io = String::new();
     let _ = writeln!(
         io,
-        "/// The model the firmware runs.\npub const MODEL: &str = {:?};\n\
+        "/// The input's element type.\npub type InputElem = {input_type};\n\
+         /// The output's element type.\npub type OutputElem = {output_type};\n\
+         /// A zero output element.\npub const OUTPUT_ZERO: OutputElem = {zero};\n\
+         /// The reference input, decoded at compile time: a `static` in flash (`.rodata`), read in\n\
+         /// place like the weights.\npub static INPUT: [InputElem; INPUT_LEN] = decode_{input_type}(INPUT_BYTES);\n\
+         /// The model the firmware runs.\npub const MODEL: &str = {:?};\n\
          /// Elements of the input.\npub const INPUT_LEN: usize = net::len::{};\n\
          /// Elements of the output.\npub const OUTPUT_LEN: usize = net::len::{};\n\
          /// Bytes of the network's constants (the weights, in flash).\npub const WEIGHT_BYTES: usize = {};\n\
          /// The network's `run` on its one input and output.\n\
-         pub fn run(arena: &mut net::Arena, input: &[f32; INPUT_LEN], output: &mut [f32; OUTPUT_LEN]) -> Result<(), memplan::kernels::program::RunError> {{\n    net::run(arena, input, output)\n}}",
+         pub fn run(arena: &mut net::Arena, input: &[InputElem; INPUT_LEN], output: &mut [OutputElem; OUTPUT_LEN]) -> Result<(), memplan::kernels::program::RunError> {{\n    net::run(arena, input, output)\n}}",
         model
             .file_name()
             .and_then(|s| s.to_str())
