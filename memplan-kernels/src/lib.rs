@@ -144,6 +144,7 @@ mod matmul;
 mod normalization;
 mod pad;
 mod pool;
+mod qdq;
 pub mod program;
 mod reduce;
 mod reshape;
@@ -240,6 +241,7 @@ fn dispatch(
         "ConvTranspose" => conv_transpose::conv_transpose(attrs, inputs, outputs),
         "CumSum" => cumsum::cumsum(attrs, inputs, outputs),
         "DepthToSpace" => space_depth::space_depth(attrs, inputs, outputs, true),
+        "DequantizeLinear" => qdq::dequantize(attrs, inputs, outputs),
         "Einsum" => einsum::einsum(attrs, inputs, outputs),
         "Expand" => expand::expand(inputs, outputs),
         "Gather" => gather::gather(attrs, inputs, outputs),
@@ -259,6 +261,7 @@ fn dispatch(
         "MaxPool" => pool::pool(attrs, inputs, outputs, true),
         "OneHot" => topk::one_hot(attrs, inputs, outputs),
         "Pad" => pad::pad(attrs, inputs, outputs),
+        "QuantizeLinear" => qdq::quantize(attrs, inputs, outputs),
         "Range" => generate::range(inputs, outputs),
         "Resize" => resize::resize(attrs, inputs, outputs, scratch),
         "ScatterElements" => scatter::scatter_elements(attrs, inputs, outputs),

@@ -112,3 +112,35 @@ fn the_float_keyword_spotter_matches_litert() {
     assert!(worst < 1e-6, "max abs diff {worst:e}");
     println!("kws float32 (hybrid): max abs diff {worst:.2e} from LiteRT\n{summary}");
 }
+
+/// The same network as ONNX Runtime runs tf2onnx's QDQ conversion of it (float operators between
+/// QuantizeLinear and DequantizeLinear, evaluated in float32 and rounded at each
+/// QuantizeLinear): memplan's int8 output equals ONNX Runtime's byte for byte, and is 2 quanta
+/// from LiteRT's in 2 of 12 elements, as ONNX Runtime's own is.
+#[test]
+fn the_int8_keyword_spotter_as_onnx_qdq_equals_onnx_runtime() {
+    let Some(dir) = tinyml() else {
+        return;
+    };
+    let (arena, heap, summary) = run(
+        &dir.join("kws_ref_model.onnx"),
+        &dir.join("kws_ref_model.input.bin"),
+        true,
+    );
+    assert_eq!(arena, heap, "the arena and heap runs differ");
+    let ort = std::fs::read(dir.join("kws_ref_model.output.bin")).unwrap();
+    let differ = arena.iter().zip(&ort).filter(|(a, b)| a != b).count();
+    assert_eq!(
+        arena, ort,
+        "{differ} of 12 elements differ from ONNX Runtime\n{summary}"
+    );
+    let litert = std::fs::read(dir.join("kws_ref_model.tflite.output.bin")).unwrap();
+    let worst = arena
+        .iter()
+        .zip(&litert)
+        .map(|(&a, &b)| (i32::from(a.cast_signed()) - i32::from(b.cast_signed())).abs())
+        .max()
+        .unwrap_or(0);
+    assert!(worst <= 2, "{worst} quanta from LiteRT");
+    println!("kws int8 ONNX (QDQ): 0 of 12 elements differ from ONNX Runtime\n{summary}");
+}
