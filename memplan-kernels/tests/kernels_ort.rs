@@ -21,6 +21,7 @@ enum Buf {
     I64(Vec<i64>),
     I32(Vec<i32>),
     Bool(Vec<u8>),
+    I8(Vec<i8>),
 }
 
 impl Buf {
@@ -30,6 +31,7 @@ impl Buf {
             Buf::I64(d) => Data::I64(d),
             Buf::I32(d) => Data::I32(d),
             Buf::Bool(d) => Data::Bool(d),
+            Buf::I8(d) => Data::I8(d),
         }
     }
     fn data_mut(&mut self) -> DataMut<'_> {
@@ -38,6 +40,7 @@ impl Buf {
             Buf::I64(d) => DataMut::I64(d),
             Buf::I32(d) => DataMut::I32(d),
             Buf::Bool(d) => DataMut::Bool(d),
+            Buf::I8(d) => DataMut::I8(d),
         }
     }
     fn len(&self) -> usize {
@@ -46,6 +49,7 @@ impl Buf {
             Buf::I64(d) => d.len(),
             Buf::I32(d) => d.len(),
             Buf::Bool(d) => d.len(),
+            Buf::I8(d) => d.len(),
         }
     }
     fn same_type(&self, other: &Buf) -> bool {
@@ -58,6 +62,7 @@ impl Buf {
             Buf::I64(d) => Buf::I64(vec![-12345; d.len()]),
             Buf::I32(d) => Buf::I32(vec![-12345; d.len()]),
             Buf::Bool(d) => Buf::Bool(vec![7; d.len()]),
+            Buf::I8(d) => Buf::I8(vec![-77; d.len()]),
         }
     }
 }
@@ -98,6 +103,11 @@ fn tensor(v: &Value) -> Tensor {
         "bool" => Buf::Bool(
             data.iter()
                 .map(|x| u8::try_from(x.as_i64().unwrap()).unwrap())
+                .collect(),
+        ),
+        "i8" => Buf::I8(
+            data.iter()
+                .map(|x| i8::try_from(x.as_i64().unwrap()).unwrap())
                 .collect(),
         ),
         other => panic!("dtype {other}"),
@@ -381,6 +391,7 @@ fn bits(b: &Buf) -> Vec<u64> {
             .map(|&x| u64::from(u32::from_ne_bytes(x.to_ne_bytes())))
             .collect(),
         Buf::Bool(d) => d.iter().map(|&x| u64::from(x)).collect(),
+        Buf::I8(d) => d.iter().map(|&x| u64::from(x.cast_unsigned())).collect(),
     }
 }
 
@@ -513,6 +524,7 @@ fn resized(buf: &Buf, n: usize) -> Buf {
         Buf::I64(d) => Buf::I64(cycle(d, n)),
         Buf::I32(d) => Buf::I32(cycle(d, n)),
         Buf::Bool(d) => Buf::Bool(cycle(d, n)),
+        Buf::I8(d) => Buf::I8(cycle(d, n)),
     }
 }
 

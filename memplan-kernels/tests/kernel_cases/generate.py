@@ -30,6 +30,7 @@ DTYPES = {
     np.dtype(np.int64): ("i64", TensorProto.INT64),
     np.dtype(np.int32): ("i32", TensorProto.INT32),
     np.dtype(np.bool_): ("bool", TensorProto.BOOL),
+    np.dtype(np.int8): ("i8", TensorProto.INT8),
 }
 
 
@@ -640,6 +641,29 @@ def special_values():
     case("special_resize_linear", "Resize", [ROWS[:4].reshape(1, 1, 4, 6), None, f32([1, 1, 2, 2])], {"mode": "linear"})
 
 
+def quantize():
+    """QuantizeLinear / DequantizeLinear on int8, per tensor and per axis, with ties and
+    saturation (ONNX Runtime rounds half to even and saturates to [-128, 127])."""
+    i8 = lambda values: np.array(values, dtype=np.int8)
+    x = np.concatenate([f(22, lo=-40.0, hi=40.0).reshape(-1), np.float32([0.5, 1.5, -2.5, 1e9, -1e9, 0.0])])
+    scalar = lambda v, t: np.array(v, dtype=t)
+    case("quantize_per_tensor", "QuantizeLinear", [x, scalar(0.25, np.float32), scalar(3, np.int8)])
+    case(
+        "quantize_per_axis",
+        "QuantizeLinear",
+        [f(2, 3, 4, lo=-5.0, hi=5.0), np.float32([0.1, 0.02, 0.5]), i8([0, -10, 7])],
+        {"axis": 1},
+    )
+    q = np.arange(-128, 128, 8, dtype=np.int8)
+    case("dequantize_per_tensor", "DequantizeLinear", [q, scalar(0.125, np.float32), scalar(-5, np.int8)])
+    case(
+        "dequantize_per_axis",
+        "DequantizeLinear",
+        [q.reshape(2, 4, 4), np.float32([0.5, 0.25, 2.0, 0.01]), i8([1, 0, -3, 100])],
+        {"axis": 1},
+    )
+
+
 def main():
     unary()
     binary()
@@ -653,6 +677,7 @@ def main():
     resize()
     more()
     special_values()
+    quantize()
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases.json")
     with open(path, "w") as out:
         out.write("[\n" + ",\n".join(CASES) + "\n]\n")
