@@ -23,6 +23,7 @@
 //! bodies of `WHILE` or `IF`) are not read; an operator that calls one is refused where it is
 //! lowered.
 
+mod builtin_names;
 mod names;
 #[rustfmt::skip]
 #[allow(
@@ -435,24 +436,7 @@ pub fn builtin_name(code: i32) -> Option<&'static str> {
 }
 
 fn builtin_names() -> &'static [(i32, &'static str)] {
-    static NAMES: std::sync::OnceLock<Vec<(i32, &'static str)>> = std::sync::OnceLock::new();
-    NAMES.get_or_init(|| {
-        const SCHEMA: &str = include_str!("../schema/schema.fbs");
-        let body = SCHEMA
-            .split("enum BuiltinOperator : int32 {")
-            .nth(1)
-            .and_then(|rest| rest.split('}').next())
-            .unwrap_or("");
-        body.lines()
-            .filter_map(|line| {
-                let line = line.split("//").next()?.trim();
-                let (name, value) = line.split_once('=')?;
-                let value = value.trim().trim_end_matches(',');
-                let value = value.split_whitespace().next()?;
-                Some((value.parse().ok()?, name.trim()))
-            })
-            .collect()
-    })
+    builtin_names::BUILTIN_NAMES
 }
 
 fn options_name(options: &fb::BuiltinOptionsRef<'_>) -> String {
