@@ -9,6 +9,11 @@
 //! tell that file (a call produced by another macro, some IDE expansions), the path is taken
 //! relative to `CARGO_MANIFEST_DIR` instead.
 //!
+//! Messages name the model file by a path that opens from the crate root: relative to
+//! `CARGO_MANIFEST_DIR` (`src/model.toml:5:1` for `memplan!("model.toml")` in `src/main.rs`),
+//! or absolute when the file is outside the crate. The path as written in the call only says
+//! where to look next to the calling file, which neither a terminal nor an editor knows.
+//!
 //! The output always includes `const _: &[u8] = include_bytes!("<path>");` so that cargo
 //! rebuilds when the model file changes, even when the model has an error. The path is the one
 //! written in the call when it resolved next to the calling file (`include_bytes!` resolves it
@@ -54,11 +59,17 @@ pub(crate) const MAX_MODEL_FILE_BYTES: u64 = memplan_core::model_file::MAX_MODEL
 fn expand(literal: &syn::LitStr) -> proc_macro2::TokenStream {
     let relative = literal.value();
     let (path, next_to_caller) = resolve(&relative);
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
+    let shown = shown_path(&path, manifest_dir.as_deref());
     let text = match read_model(&path) {
         Ok(text) => text,
         Err(reason) => {
-            // The absolute path is left out: it differs between machines (and ui tests).
-            let message = format!("cannot read model file `{relative}`: {reason}");
+            let looked_for = if shown == relative {
+                String::new()
+            } else {
+                format!(" (looked for `{shown}`)")
+            };
+            let message = format!("cannot read model file `{relative}`{looked_for}: {reason}");
             return syn::Error::new(literal.span(), message).into_compile_error();
         }
     };
@@ -77,12 +88,11 @@ fn expand(literal: &syn::LitStr) -> proc_macro2::TokenStream {
     };
     // Bad input never panics (every mistake is an `Err`); a panic here would be a bug in the
     // planner, reported as an error at the call rather than as a crashed macro.
-    let expanded = std::panic::catch_unwind(|| {
-        memplan_core::codegen::expand_model_for_macro(&relative, &text)
-    });
+    let expanded =
+        std::panic::catch_unwind(|| memplan_core::codegen::expand_model_for_macro(&shown, &text));
     let Ok(expanded) = expanded else {
         let message = format!(
-            "memplan internal error while planning `{relative}`: the planner panicked (see the \
+            "memplan internal error while planning `{shown}`: the planner panicked (see the \
              message above); please report this with the model file"
         );
         let compile_error = syn::Error::new(literal.span(), message).into_compile_error();
@@ -93,7 +103,7 @@ fn expand(literal: &syn::LitStr) -> proc_macro2::TokenStream {
     match expanded {
         Ok(items) => quote! { #items #track },
         Err(error) => {
-            // `message\n --> model.toml:LINE:COL\n  = help: ...`
+            // `message\n --> src/model.toml:LINE:COL\n  = help: ...`
             let compile_error =
                 syn::Error::new(literal.span(), error.to_string()).into_compile_error();
             let placeholder = memplan_core::codegen::placeholder(&text);
@@ -122,6 +132,47 @@ fn tracked_path(relative: &str, next_to_caller: bool, resolved: &Path) -> Option
     } else {
         resolved.to_str().map(str::to_owned)
     }
+}
+
+/// The model file's name in messages: `resolved` relative to `manifest_dir` (the crate root)
+/// when it is inside it, else `resolved` itself (absolute, unless the compiler named the calling
+/// file relatively and the working directory is unknown). `.` and `..` are folded away when the
+/// folded path names the same file (a `..` after a symlink may not).
+fn shown_path(resolved: &Path, manifest_dir: Option<&Path>) -> String {
+    let folded = fold_dots(resolved);
+    let same_file = match (resolved.canonicalize(), folded.canonicalize()) {
+        (Ok(original), Ok(folded)) => original == folded,
+        (Err(_), _) => true, // a missing file: nothing to mix up
+        (Ok(_), Err(_)) => false,
+    };
+    let path = if same_file {
+        folded
+    } else {
+        resolved.to_owned()
+    };
+    let inside = manifest_dir
+        .map(fold_dots)
+        .and_then(|root| path.strip_prefix(root).ok().map(Path::to_owned))
+        .filter(|inside| !inside.as_os_str().is_empty());
+    inside.unwrap_or(path).to_string_lossy().into_owned()
+}
+
+/// `path` without `.` components, and with each `..` cancelling the name before it.
+fn fold_dots(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut folded = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir
+                if matches!(folded.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                folded.pop();
+            }
+            other => folded.push(other),
+        }
+    }
+    folded
 }
 
 /// The model file's path: next to the calling source file (`true`), or under
@@ -207,6 +258,46 @@ mod tests {
         handle.set_len(MAX_MODEL_FILE_BYTES).unwrap();
         let at_the_cap = read_model(&file).map(|text| text.len() as u64);
         assert_eq!(at_the_cap, Ok(MAX_MODEL_FILE_BYTES));
+    }
+
+    #[test]
+    fn messages_name_the_file_from_the_crate_root() {
+        let root = Path::new("/home/me/net");
+        let shown = |resolved: &str| shown_path(Path::new(resolved), Some(root));
+        assert_eq!(shown("/home/me/net/src/model.toml"), "src/model.toml");
+        assert_eq!(shown("/home/me/net/src/./model.toml"), "src/model.toml");
+        assert_eq!(shown("/home/me/net/src/../model.toml"), "model.toml");
+        assert_eq!(
+            shown("/home/me/net/src/bin/../../models/a.toml"),
+            "models/a.toml"
+        );
+        // Outside the crate: absolute, which opens from anywhere.
+        assert_eq!(shown("/home/me/models/a.toml"), "/home/me/models/a.toml");
+        assert_eq!(
+            shown("/home/me/net/../models/a.toml"),
+            "/home/me/models/a.toml"
+        );
+        assert_eq!(shown("/home/me/network/a.toml"), "/home/me/network/a.toml");
+        assert_eq!(
+            shown_path(Path::new("/dev/zero"), None),
+            "/dev/zero",
+            "no crate root: as resolved"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlinked_directory_keeps_its_dot_dot() {
+        // `link/..` is the link's target's parent, not `dir`: folding it would name another file.
+        let dir = scratch("symlink");
+        std::fs::create_dir_all(dir.join("elsewhere/deep")).unwrap();
+        std::fs::write(dir.join("elsewhere/m.toml"), "[model]\n").unwrap();
+        std::fs::write(dir.join("m.toml"), "[model]\n").unwrap(); // the folded path's file
+        std::os::unix::fs::symlink(dir.join("elsewhere/deep"), dir.join("link")).unwrap();
+        let resolved = dir.join("link/../m.toml");
+        assert!(resolved.is_file());
+        let shown = shown_path(&resolved, Some(&dir));
+        assert_eq!(shown, "link/../m.toml");
     }
 
     #[cfg(unix)]

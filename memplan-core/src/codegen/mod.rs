@@ -74,6 +74,9 @@ pub const MAX_MACRO_TENSORS: usize = 50_000;
 
 /// [`expand_model`] for the `memplan!` macro: the same, but a model with more than
 /// [`MAX_MACRO_TENSORS`] tensors or ops is a located error that recommends a build script.
+///
+/// The macro passes as `file_name` the model file's path from the crate root
+/// (`src/model.toml`), so that every location in a message opens from there.
 pub fn expand_model_for_macro(file_name: &str, text: &str) -> Result<TokenStream, InputError> {
     let model = parse_model(file_name, text)?;
     let too_many = |what: &str, count: usize, at: crate::model_file::Location| {
@@ -124,7 +127,9 @@ fn per_pointer_width(model: &crate::Model, plan: &ModelPlan, text: &str) -> Toke
 /// Parses, plans and generates in one go: what the `memplan!` macro expands to (without the
 /// `include_bytes!` the macro adds so cargo tracks the file).
 ///
-/// `file_name` is only used in messages. Errors are located in the model file.
+/// `file_name` is only used in messages (and the generated docs): give the path the user can
+/// open, from the crate root for a build script (`model.toml`, `src/model.toml`). Errors are
+/// located in the model file.
 pub fn expand_model(file_name: &str, text: &str) -> Result<TokenStream, InputError> {
     let model = parse_model(file_name, text)?;
     let plan = plan_model(&model)?;
