@@ -76,10 +76,14 @@ fn over_budget_names_the_peak_and_its_largest_tensors() {
     let text = std::fs::read_to_string(golden_dir().join("residual/model.toml")).unwrap();
     let text = text.replace("alignment = 64", "alignment = 64\nbudget = \"16 KiB\"");
     let error = expand_model("model.toml", &text).unwrap_err();
-    assert_eq!((error.line, error.column), (5, 10), "{error}");
+    // No plan fits: the error points at the largest tensor live at the peak (`im2col`).
+    assert_eq!((error.line, error.column), (18, 1), "{error}");
     let message = error.message;
     // 4 KiB per f32 tensor; step 0 holds x, c1 and the 9 KiB im2col: 17 KiB = 17408 bytes.
-    assert!(message.contains("the budget is 16384 bytes"), "{message}");
+    assert!(
+        message.contains("the budget is 16384 bytes (16.00 KiB, model.toml:5:10)"),
+        "{message}"
+    );
     assert!(
         message.contains("the lower bound is 17408 bytes"),
         "{message}"
@@ -89,7 +93,10 @@ fn over_budget_names_the_peak_and_its_largest_tensors() {
         "{message}"
     );
     assert!(
-        message.contains("`im2col` (9216 bytes), `x` (4096 bytes), `c1` (4096 bytes)"),
+        message.contains(
+            "`im2col` (9216 bytes, model.toml:18:1), `x` (4096 bytes, model.toml:12:1), `c1` \
+             (4096 bytes, model.toml:13:1)"
+        ),
         "{message}"
     );
     assert!(
@@ -97,6 +104,28 @@ fn over_budget_names_the_peak_and_its_largest_tensors() {
         "{}",
         error.help
     );
+}
+
+/// A plan over budget although the lower bound fits (here: padding to `alignment = 64`) points
+/// at `budget`: the solver or the alignment is what to change, not the tensors.
+#[test]
+fn over_budget_above_the_lower_bound_points_at_the_budget() {
+    let text = "[model]\nname = \"m\"\nalignment = 64\nbudget = 220\ninputs = [\"x\"]\n\
+                outputs = [\"y\"]\n\n[tensors]\nx = { bytes = 100 }\nh = { bytes = 100 }\n\
+                y = { bytes = 100 }\n\n[[ops]]\nname = \"a\"\ninputs = [\"x\"]\n\
+                outputs = [\"h\"]\n\n[[ops]]\nname = \"b\"\ninputs = [\"h\"]\n\
+                outputs = [\"y\"]\n";
+    let error = expand_model("model.toml", text).unwrap_err();
+    assert_eq!((error.line, error.column), (4, 10), "{error}");
+    assert!(
+        error.message.contains("the lower bound is 200 bytes"),
+        "{error}"
+    );
+    assert!(
+        error.message.contains("`x` (100 bytes, model.toml:9:1)"),
+        "{error}"
+    );
+    assert!(error.help.starts_with("raise `budget` to"), "{error}");
 }
 
 #[test]

@@ -244,6 +244,22 @@ fn errors_are_located_and_say_how_to_fix() {
             with(AB, OP).replace("[model]\nname = \"m\"\n", "[model]\n"),
             "1:1 `[model]` has no `name`",
         ),
+        // Ops are named by their name (and index), not "op 0".
+        (
+            with(AB, OP).replace("name = \"op\"\n", "name = \"op\"\nkidn = \"Relu\"\n"),
+            "10:1 unknown key `kidn` in op `op` (index 0)",
+        ),
+        (
+            with(AB, OP).replace("name = \"op\"\n", ""),
+            "8:1 the op at index 0 (counting `[[ops]]` from 0) has no `name`",
+        ),
+        (
+            with(
+                &format!("{AB}\nc = {{ bytes = 8 }}"),
+                &format!("{OP}\n[[ops]]\nname = \"op\"\ninputs = [\"b\"]\noutputs = [\"c\"]\n"),
+            ),
+            "15:8 duplicate op name `op`: the op at index 0 (model.toml:9:1) has it too",
+        ),
     ];
     let mut wrong = Vec::new();
     for (text, expected) in cases {

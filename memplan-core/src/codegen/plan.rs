@@ -504,35 +504,52 @@ pub fn check(model: &Model, plan: &ModelPlan) -> Vec<String> {
     problems
 }
 
+/// The arena (all pools together) is larger than `budget`. The message names the tensors live at
+/// the busiest step, each with where it is declared. When even the lower bound is over budget,
+/// no plan fits and those tensors are what to change, so the error points at the largest of
+/// them (and names the `budget` line); otherwise the solver left room and the error points at
+/// `budget`.
 fn over_budget(model: &Model, problem: &Problem, arena: u64, budget: u64) -> InputError {
     let bound = lower_bound(problem);
     let (step, live) = peak_step(problem).unwrap_or((0, 0));
-    let largest: Vec<String> = live_at(problem, step)
-        .into_iter()
+    let place =
+        |location: Location| format!("{}:{}:{}", model.file, location.line, location.column);
+    let live_tensors = live_at(problem, step);
+    let largest: Vec<String> = live_tensors
+        .iter()
         .take(NAMED_IN_BUDGET_ERROR)
-        .map(|i| {
+        .map(|&i| {
             let b = &problem.buffers()[i];
-            format!("`{}` ({} bytes)", b.id, b.size)
+            let at = place(tensor_location(model, &b.id));
+            format!("`{}` ({} bytes, {at})", b.id, b.size)
         })
         .collect();
+    let more = live_tensors.len().saturating_sub(NAMED_IN_BUDGET_ERROR);
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
     let op = model
         .ops
         .get(usize::try_from(step).unwrap_or(usize::MAX))
         .map_or(String::new(), |op| format!(" (op `{}`)", op.name));
+    let budget_at = model.locations.budget.unwrap_or(model.locations.model);
     let message = format!(
-        "over budget: the arena needs {arena} bytes ({}), the budget is {budget} bytes ({}); \
+        "over budget: the arena needs {arena} bytes ({}), the budget is {budget} bytes ({}, {}); \
          the lower bound is {bound} bytes ({}). At step {step}{op}, {live} bytes are live; \
-         the largest tensors then: {}",
+         the largest tensors then: {}{more}",
         format_byte_size(arena),
         format_byte_size(budget),
+        place(budget_at),
         format_byte_size(bound),
         largest.join(", "),
     );
     let help = if bound > budget {
         format!(
-            "no plan can fit: even the lower bound is over budget. Raise `budget` to at least \
-             {} bytes, or make the tensors live at step {step} smaller (split the op, use a \
-             smaller dtype or shape)",
+            "no plan can fit: even the lower bound is over budget. Make the tensors live at step \
+             {step} smaller (split the op, use a smaller dtype or shape), or raise `budget` to at \
+             least {} bytes",
             align_up(bound, model.arena_alignment())
         )
     } else {
@@ -541,7 +558,10 @@ fn over_budget(model: &Model, problem: &Problem, arena: u64, budget: u64) -> Inp
              down to the lower bound, or lower `alignment` to cut padding"
         )
     };
-    let location = model.locations.budget.unwrap_or(model.locations.model);
+    let location = match live_tensors.first() {
+        Some(&largest) if bound > budget => tensor_location(model, &problem.buffers()[largest].id),
+        _ => budget_at,
+    };
     at(model, location, message, help)
 }
 

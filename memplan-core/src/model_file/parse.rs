@@ -636,8 +636,13 @@ impl Parser<'_> {
         let mut spans = Vec::with_capacity(items.len());
         let mut names: BTreeMap<&str, usize> = BTreeMap::new();
         for (k, item) in items.iter().enumerate() {
-            let table = self.table(item, &format!("op {k}"), help)?;
-            self.check_keys(table, &OP_KEYS, &format!("in op {k}"), |_| {
+            let table = self.table(item, &format!("the op at index {k} of `ops`"), help)?;
+            // Named when it has a name already, so an unknown key says which op it is in.
+            let named = match table.get("name").map(Spanned::get_ref) {
+                Some(DeValue::String(name)) => format!("op `{name}` (index {k})"),
+                _ => format!("the op at index {k}"),
+            };
+            self.check_keys(table, &OP_KEYS, &format!("in {named}"), |_| {
                 "an op has `name`, `inputs`, `outputs`, and optionally `scratch`, `kind`, `source`, \
                  `inplace` and `attrs`"
                     .into()
@@ -645,7 +650,7 @@ impl Parser<'_> {
             let Some(name_value) = table.get("name") else {
                 return Err(self.source.error(
                     &item.span(),
-                    format!("op {k} has no `name`"),
+                    format!("the op at index {k} (counting `[[ops]]` from 0) has no `name`"),
                     "add `name = \"conv1\"`: it names the op's view method (`op_conv1`)",
                 ));
             };
@@ -657,9 +662,15 @@ impl Parser<'_> {
                 "it names the op's view method",
             )?;
             if let Some(&first) = names.get(name) {
+                let first_at = ops[first].location;
                 return Err(self.source.error(
                     &name_value.span(),
-                    format!("duplicate op name `{name}` (op {first} has it too)"),
+                    format!(
+                        "duplicate op name `{name}`: the op at index {first} ({}:{}:{}) has it too",
+                        self.source.file(),
+                        first_at.line,
+                        first_at.column
+                    ),
                     "give every op a unique name",
                 ));
             }
@@ -1172,14 +1183,18 @@ impl Parser<'_> {
         };
         let mut pools: Vec<PoolDecl> = Vec::with_capacity(items.len());
         for (k, item) in items.iter().enumerate() {
-            let table = self.table(item, &format!("pool {k}"), help)?;
-            self.check_keys(table, &POOL_KEYS, &format!("in pool {k}"), |_| {
+            let table = self.table(item, &format!("the pool at index {k} of `pools`"), help)?;
+            let named = match table.get("name").map(Spanned::get_ref) {
+                Some(DeValue::String(name)) => format!("pool `{name}` (index {k})"),
+                _ => format!("the pool at index {k}"),
+            };
+            self.check_keys(table, &POOL_KEYS, &format!("in {named}"), |_| {
                 "a pool has `name`, and optionally `size` and `link_section`".into()
             })?;
             let Some(name_value) = table.get("name") else {
                 return Err(self.source.error(
                     &item.span(),
-                    format!("pool {k} has no `name`"),
+                    format!("the pool at index {k} (counting `[[pools]]` from 0) has no `name`"),
                     "add `name = \"sram\"`: it names the pool's module and arena type",
                 ));
             };
