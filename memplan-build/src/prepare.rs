@@ -221,11 +221,15 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
     let mut constants = Vec::with_capacity(graph.weights.len());
     let mut files = Vec::new();
     for weight in &graph.weights {
+        // A message with its own help (a folded value too large) keeps it; the others blame
+        // the file.
         let fail = |why: &str| {
-            format!(
-                "weight `{}`: {why}\n  = help: check that the ONNX file (and its external data) is complete; export it again",
-                weight.source
-            )
+            let help = if why.contains("\n  = help:") {
+                ""
+            } else {
+                "\n  = help: check that the ONNX file (and its external data) is complete; export it again"
+            };
+            format!("weight `{}`: {why}{help}", weight.source)
         };
         let value = weight.value.as_ref().map_err(|why| fail(why))?;
         if let memplan_onnx::WeightData::External { path, .. } = &value.data {

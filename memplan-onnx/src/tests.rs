@@ -801,3 +801,105 @@ fn values_named_like_generated_items_are_renamed() {
     );
     memplan_core::parse_model("tiny.toml", &imported.toml).unwrap();
 }
+
+/// Issue 19, item 4: a folded value is a tree (each input copied into the node that reads it),
+/// so a chain of nodes each reading the one before twice would expand to 2^depth nodes, and one
+/// reading a huge constant would copy it per use. Past the budget the weight's value is an error
+/// naming the node, found at once.
+#[test]
+fn folded_values_are_bounded_by_node() {
+    let f32 = 1;
+    let graph_of = |nodes: Vec<NodeProto>, initializer: TensorProto, last: &str, dims: &[i64]| {
+        let mut value_info: Vec<ValueInfoProto> = nodes
+            .iter()
+            .flat_map(|n| n.output.iter())
+            .map(|o| value(o, f32, &dims.iter().map(|&d| Ok(d)).collect::<Vec<_>>()))
+            .collect();
+        value_info.push(value("y", f32, &[Ok(4)]));
+        let mut nodes = nodes;
+        nodes.push(node("/out/Add", "Add", &["x", last], &["y"]));
+        ModelProto {
+            ir_version: 8,
+            opset_import: vec![OperatorSetIdProto {
+                domain: String::new(),
+                version: 17,
+            }],
+            producer_name: "test".into(),
+            graph: Some(GraphProto {
+                node: nodes,
+                name: "bounded".into(),
+                initializer: vec![initializer],
+                sparse_initializer: vec![],
+                input: vec![value("x", f32, &[Ok(4)])],
+                output: vec![value("y", f32, &[Ok(4)])],
+                value_info,
+            }),
+        }
+    };
+    let weight_error = |model: ModelProto, name: &str| {
+        let start = std::time::Instant::now();
+        let imported = import_bytes(&model.encode_to_vec(), &ImportOptions::default()).unwrap();
+        assert!(start.elapsed().as_secs() < 10, "{:?}", start.elapsed());
+        let weight = imported
+            .graph
+            .weights
+            .iter()
+            .find(|w| w.source == name)
+            .unwrap();
+        weight.value.clone().unwrap_err()
+    };
+
+    // 48 `Add(c, c)`: 2^48 nodes as a tree.
+    let c0 = TensorProto {
+        dims: vec![4],
+        data_type: f32,
+        name: "c0".into(),
+        float_data: vec![1.0, 2.0, 3.0, 4.0],
+        ..TensorProto::default()
+    };
+    let doubling = (0..48)
+        .map(|k| {
+            let (a, b) = (format!("c{k}"), format!("c{}", k + 1));
+            node(&format!("/double/Add_{k}"), "Add", &[&a, &a], &[&b])
+        })
+        .collect();
+    let error = weight_error(graph_of(doubling, c0.clone(), "c48", &[4]), "c48");
+    assert!(
+        error.contains("folded node `/double/Add_47` (Add)")
+            && error.contains(&format!("more than {MAX_FOLDED_NODES} folded nodes")),
+        "{error}"
+    );
+    // A few shared uses are fine: 8 doublings are 255 nodes.
+    let small = (0..8)
+        .map(|k| {
+            let (a, b) = (format!("c{k}"), format!("c{}", k + 1));
+            node(&format!("/double/Add_{k}"), "Add", &[&a, &a], &[&b])
+        })
+        .collect();
+    let imported = import_bytes(
+        &graph_of(small, c0, "c8", &[4]).encode_to_vec(),
+        &ImportOptions::default(),
+    )
+    .unwrap();
+    assert!(imported.graph.weights.iter().all(|w| w.value.is_ok()));
+
+    // A folded node reading 4 TiB (an external initializer whose shape says so; nothing is read).
+    let huge = TensorProto {
+        dims: vec![1 << 20, 1 << 20],
+        data_type: f32,
+        name: "c0".into(),
+        external_data: vec![StringStringEntryProto {
+            key: "location".into(),
+            value: "huge.bin".into(),
+        }],
+        data_location: 1,
+        ..TensorProto::default()
+    };
+    let reduce = vec![node("/sum/ReduceSum", "ReduceSum", &["c0"], &["s"])];
+    let error = weight_error(graph_of(reduce, huge, "s", &[4]), "s");
+    assert!(
+        error.contains("folded node `/sum/ReduceSum` (ReduceSum)")
+            && error.contains("more than 1024 MiB of constant inputs"),
+        "{error}"
+    );
+}
