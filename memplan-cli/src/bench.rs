@@ -223,7 +223,9 @@ pub(crate) fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
     if models > 0 {
         console::println(
             "`(compiled)` = a model TOML planned as `memplan!` compiles it (in-place chains, pools, \
-             pins; the macro's node budget): arena = all pools' arenas, lower bound = theirs.",
+             pins; the macro's node budget): arena = all pools' arenas, lower bound = the sum of \
+             theirs (each in-place chain counted once, alignment ignored; the generated \
+             `LOWER_BOUND`s).",
         )?;
     }
     if let Some(capacity) = args.capacity {

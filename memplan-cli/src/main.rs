@@ -29,6 +29,12 @@ struct Cli {
 enum Command {
     /// Plans a problem and prints a summary (buffers, arena, lower bound, ratio, solver, time).
     /// For a model TOML: the plan `memplan!` compiles (pools, pins, in-place chains, budget).
+    ///
+    /// The ratio is the arena over the lower bound: the most bytes live at one step, each
+    /// in-place chain counted once, alignment padding ignored (the generated `LOWER_BOUND`;
+    /// with padding an optimal plan can be above it). For a model, the `in place:` line also
+    /// gives the bound without sharing (every tensor its own bytes), which `memplan import`
+    /// prints.
     Plan(PlanArgs),
     /// Validates a plan made by anyone and prints every violation.
     Check(check::CheckArgs),

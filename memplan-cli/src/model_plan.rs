@@ -107,7 +107,8 @@ impl Compiled {
         self.plan.tensors.iter().flatten().count()
     }
 
-    /// The sum of the pools' lower bounds (each chain counted as one rectangle).
+    /// The sum of the pools' lower bounds (each chain counted as one rectangle, alignment
+    /// ignored): what the arena is measured against.
     pub(crate) fn lower_bound(&self) -> u64 {
         self.plan.pools.iter().map(|p| p.lower_bound).sum()
     }
@@ -145,7 +146,8 @@ impl Compiled {
         let arena = arena_text(&self.plan);
         let lower_bound = self.lower_bound();
         format!(
-            "tensors {} | {arena} | lower bound {lower_bound} | ratio {:.4} | solver {} | {:.2} ms",
+            "tensors {} | {arena} | lower bound {lower_bound} (in-place chains merged, alignment \
+             ignored) | ratio {:.4} | solver {} | {:.2} ms",
             self.arena_tensors(),
             ratio(total, lower_bound),
             self.solver(),
@@ -190,7 +192,7 @@ impl Compiled {
         let members: usize = plan.chains.iter().map(Vec::len).sum();
         let _ = writeln!(
             out,
-            "in place: {} alias chain(s) of {members} tensors | lower bound without sharing {} ({}){}",
+            "in place: {} alias chain(s) of {members} tensors | bound without sharing {} ({}){}",
             plan.chains.len(),
             plan.lower_bound_without_aliasing,
             format_byte_size(plan.lower_bound_without_aliasing),

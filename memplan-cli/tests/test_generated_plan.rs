@@ -1,6 +1,6 @@
 //! `memplan plan` and `memplan render --generated` on model TOMLs show what `memplan!` generates:
 //! pools, pinned tensors, app-owned tensors and in-place chains; and on every bench model imported
-//! from ONNX (with op kinds), in-place sharing brings the arena below the no-sharing lower bound.
+//! from ONNX (with op kinds), in-place sharing brings the arena below the bound without sharing.
 
 mod common;
 
@@ -158,16 +158,28 @@ fn imported_bench_models_shrink_with_inplace_ops() {
             toml.to_str().unwrap(),
         ]);
         assert!(out.status.success(), "{}", text(&out.stderr));
+        let imported = text(&out.stderr);
         let out = memplan(&["plan", toml.to_str().unwrap(), "--solver", "best-fit"]);
         assert!(out.status.success(), "{}", text(&out.stderr));
         let stdout = text(&out.stdout);
         let first = stdout.lines().next().unwrap();
         let inplace = stdout.lines().find(|l| l.starts_with("in place:")).unwrap();
         let arena = number_after(first, "| arena ");
-        let bound = number_after(inplace, "lower bound without sharing ");
+        let bound = number_after(inplace, "bound without sharing ");
+        // The importer names both bounds as `memplan plan` does, with the same numbers.
+        assert_eq!(
+            number_after(&imported, "bound without sharing "),
+            bound,
+            "{name}: {imported}"
+        );
+        assert_eq!(
+            number_after(&imported, ", lower bound "),
+            number_after(first, "| lower bound "),
+            "{name}: {imported}"
+        );
         let chains = number_after(inplace, "in place: ");
         println!(
-            "{name}: arena {arena} bytes with in-place ops, no-sharing lower bound {bound}, {chains} chains"
+            "{name}: arena {arena} bytes with in-place ops, bound without sharing {bound}, {chains} chains"
         );
         assert!(chains > 0, "{name}: {stdout}");
         assert!(arena < bound, "{name}: {stdout}");
@@ -194,7 +206,7 @@ fn bench_of_a_model_reports_the_compiled_arena() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     // 6 arena tensors, the pools' lower bounds 32768 + 16384; best-fit compiles 49152 bytes (the
-    // no-sharing lower bound is 65536, so a plain-problem row could not reach ratio 1).
+    // bound without sharing is 65536, so a plain-problem row could not reach ratio 1).
     let row = stdout
         .lines()
         .find(|l| l.starts_with("| models/two_pools (compiled) |"))

@@ -36,7 +36,7 @@ fn the_int8_keyword_spotter_imports_and_plans_to_its_lower_bound() {
     assert!(result.status.success(), "{}", text(&result.stderr));
     assert!(
         text(&result.stderr)
-            .contains("13 TFLite operators; 13 ops, 14 tensors, lower bound 16000 bytes"),
+            .contains("13 TFLite operators; 13 ops, 14 tensors, bound without sharing 16000 bytes, lower bound 16000 bytes"),
         "{}",
         text(&result.stderr)
     );

@@ -141,7 +141,7 @@ fn run(args: &Args) -> Result<ExitCode, String> {
     let bound = net::network::BOUND_WITHOUT_SHARING as u64;
     println!("model {}", net::network::SOURCE);
     println!(
-        "arena {} bytes ({}) | lower bound without sharing {} bytes ({}) | ratio {:.4} | lower bound {} bytes | in place {} ({} pairs) | all activations {} bytes",
+        "arena {} bytes ({}) | bound without sharing {} bytes ({}) | ratio {:.4} to it | lower bound {} bytes (in-place chains merged, alignment ignored) | in place {} ({} pairs) | all activations {} bytes",
         arena_bytes,
         mib(arena_bytes),
         bound,

@@ -34,7 +34,7 @@ for model in "${models[@]}"; do
     "$bin" "$stem.input.bin" "$heap" --heap >/dev/null
     same=$(cmp -s "$out" "$heap" && echo yes || echo NO)
     arena=$(sed -n 's/^arena \([0-9]*\) bytes.*/\1/p' <<<"$summary")
-    bound=$(sed -n 's/.*lower bound without sharing \([0-9]*\) bytes.*/\1/p' <<<"$summary")
+    bound=$(sed -n 's/.*| bound without sharing \([0-9]*\) bytes.*/\1/p' <<<"$summary")
     lower=$(sed -n 's/.*| lower bound \([0-9]*\) bytes.*/\1/p' <<<"$summary")
     diff=$(sed -n 's/^reference: \([^|]*\)| max abs diff \([^ ]*\).*/\1\2/p' <<<"$summary")
     printf '| %s | %s | %s | %d | %d | %s | %s | %s | %s | %s |\n' "$(basename "$stem")" \

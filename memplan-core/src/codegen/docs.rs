@@ -61,7 +61,8 @@ pub(crate) fn module(model: &Model, plan: &ModelPlan) -> String {
     if several {
         let _ = writeln!(
             doc,
-            "{} tensors, {} ops, {} pools (fastest first):\n",
+            "{} tensors, {} ops, {} pools (fastest first; a pool's lower bound counts each \
+             in-place chain once and ignores alignment):\n",
             model.tensors.len(),
             model.ops.len(),
             plan.pools.len()
@@ -89,8 +90,9 @@ pub(crate) fn module(model: &Model, plan: &ModelPlan) -> String {
         let (arena, bound) = (pool.arena_size, pool.lower_bound);
         let _ = writeln!(
             doc,
-            "{} tensors, {} ops. Arena: **{arena} bytes** ({}); lower bound: {bound} bytes ({}), \
-             so the arena is {} of the bound. Solver: `{}`{}.\n",
+            "{} tensors, {} ops. Arena: **{arena} bytes** ({}); lower bound (in-place chains \
+             merged, alignment ignored): {bound} bytes ({}), so the arena is {} of it. Solver: \
+             `{}`{}.\n",
             model.tensors.len(),
             model.ops.len(),
             format_byte_size(arena),
@@ -121,8 +123,8 @@ pub(crate) fn module(model: &Model, plan: &ModelPlan) -> String {
         }
         let _ = writeln!(
             doc,
-            "In place: {} chain(s) share memory ({}); without them the lower bound would be {} \
-             bytes.\n",
+            "In place: {} chain(s) share memory ({}); the bound without sharing (every tensor \
+             its own bytes) is {} bytes.\n",
             plan.chains.len(),
             chains.join("; "),
             plan.lower_bound_without_aliasing

@@ -212,7 +212,10 @@ fn single_pool(model: &Model, plan: &ModelPlan) -> TokenStream {
             pub const ARENA_SIZE: usize = #size_lit;
             /// Alignment of the arena: the largest alignment any tensor needs.
             pub const ARENA_ALIGN: usize = #align_lit;
-            /// The most bytes live at one step: no plan can be smaller (alignment padding aside).
+            /// The lower bound the arena is measured against: the most bytes live at one step,
+            /// each in-place chain counted once, alignment padding ignored (so an optimal plan
+            /// can be above it by padding). The module docs also give the bound without sharing
+            /// (every tensor its own bytes), which `memplan import` prints.
             pub const LOWER_BOUND: usize = #bound_lit;
             /// Steps of the schedule: one per op.
             pub const STEPS: usize = #steps;
@@ -469,7 +472,8 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
                 pub const ARENA_SIZE: usize = #size_lit;
                 /// Alignment of this pool's arena.
                 pub const ARENA_ALIGN: usize = #align_lit;
-                /// The most bytes live at one step in this pool.
+                /// The lower bound this pool's arena is measured against: the most bytes live at
+                /// one step in it, each in-place chain counted once, alignment padding ignored.
                 pub const LOWER_BOUND: usize = #bound_lit;
                 /// The pool's `size` limit from the model, if any.
                 pub const CAPACITY: ::core::option::Option<usize> = #capacity;

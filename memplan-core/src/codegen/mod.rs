@@ -53,7 +53,10 @@ use proc_macro2::TokenStream;
 pub use extend::append_to_module;
 pub use items::{generate, reported_lifetimes};
 pub use placeholder::placeholder;
-pub use plan::{ModelPlan, PlannedPool, TensorPlace, check, plan_model, single_arena_solution};
+pub use plan::{
+    LowerBounds, ModelPlan, PlannedPool, TensorPlace, check, lower_bounds, plan_model,
+    single_arena_solution,
+};
 pub use source::to_source;
 
 use crate::error::InputError;

@@ -25,9 +25,38 @@ pub struct ModelPlan {
     /// Chains of at least two tensors that share one rectangle (in-place ops), each in tensor
     /// order; every member has the same pool and offset.
     pub chains: Vec<Vec<usize>>,
-    /// The lower bound of the arena tensors with no in-place sharing, over all pools together
-    /// (the most bytes live at one step).
+    /// The *bound without sharing*: the most bytes of arena tensors live at one step when every
+    /// tensor has bytes of its own (no in-place chains), over all pools together. Plans with
+    /// in-place ops go below it; it is not what a plan is measured against (that is
+    /// [`PlannedPool::lower_bound`]). `memplan import` prints it.
     pub lower_bound_without_aliasing: u64,
+}
+
+/// A model's two lower bounds, without planning it (see [`lower_bounds`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LowerBounds {
+    /// The *bound without sharing*: every arena tensor its own bytes, the most bytes live at
+    /// one step ([`ModelPlan::lower_bound_without_aliasing`]).
+    pub without_sharing: u64,
+    /// The *lower bound*: the same with each in-place chain counted once (its largest member,
+    /// live from the chain's first step to its last), alignment padding ignored. For a model
+    /// without `[[pools]]` it is the generated `LOWER_BOUND` and what the arena is measured
+    /// against; with pools, each pool's `LOWER_BOUND` is this bound of its own tensors, and
+    /// their sum is at least this.
+    pub chains_merged: u64,
+}
+
+/// The model's [`LowerBounds`]: the bounds [`plan_model`] reports, without running a solver.
+/// App-owned (`external`) tensors are not in the arena and count in neither.
+///
+/// # Runtime
+/// `O(n log n)` for `n` tensors.
+pub fn lower_bounds(model: &Model) -> Result<LowerBounds, InputError> {
+    let prepared = prepare(model)?;
+    Ok(LowerBounds {
+        without_sharing: lower_bound(&prepared.problem),
+        chains_merged: lower_bound(&prepared.merged),
+    })
 }
 
 /// The plan of one pool.
@@ -47,7 +76,9 @@ pub struct PlannedPool {
     pub arena_size: u64,
     /// Alignment of its arena: the largest alignment of its tensors, at least the model's.
     pub alignment: u64,
-    /// The most bytes live at one step in it, with chains as one rectangle each.
+    /// Its *lower bound*: the most bytes live at one step in it, each in-place chain counted
+    /// once (one rectangle), alignment padding ignored; the generated `LOWER_BOUND`. The arena
+    /// is measured against it; with padding, an optimal plan can be above it.
     pub lower_bound: u64,
     /// The solver whose plan it uses.
     pub solver: Solver,
