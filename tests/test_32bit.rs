@@ -24,9 +24,9 @@ fn model(big: &str) -> String {
 #[test]
 fn a_model_too_big_for_the_target_fails_with_a_clear_message() {
     if !common::target_installed(TARGET) {
-        println!(
-            "skipped: the `{TARGET}` standard library is not installed (rustup target add {TARGET})"
-        );
+        common::skip(&format!(
+            "the `{TARGET}` standard library is not installed (rustup target add {TARGET})"
+        ));
         return;
     }
     // 4 GiB + 16 bytes: every offset past it wraps in a 32-bit `usize`.
@@ -68,9 +68,9 @@ fn a_model_too_big_for_the_target_fails_with_a_clear_message() {
 #[test]
 fn an_arena_past_isize_max_fails_with_memplans_message() {
     if !common::target_installed(TARGET) {
-        println!(
-            "skipped: the `{TARGET}` standard library is not installed (rustup target add {TARGET})"
-        );
+        common::skip(&format!(
+            "the `{TARGET}` standard library is not installed (rustup target add {TARGET})"
+        ));
         return;
     }
     // 2^31 bytes and 3 GiB: both below `u32::MAX`, both above `i32::MAX`.

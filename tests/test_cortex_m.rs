@@ -260,7 +260,7 @@ fn the_int8_keyword_spotter_runs_on_qemu_and_equals_litert() {
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let model = root().join("../shared/bench/tinyml/kws_ref_model.tflite");
     if !model.is_file() {
-        println!("skipped: {} is absent", model.display());
+        common::skip(&format!("{} is absent", model.display()));
         return;
     }
     firmware(model.to_str().expect("a UTF-8 path"), true);
@@ -270,13 +270,15 @@ fn the_int8_keyword_spotter_runs_on_qemu_and_equals_litert() {
 /// QEMU and checks it; with `count`, also counts its instructions.
 fn firmware(model: &str, count: bool) {
     if !common::target_installed(TARGET) {
-        println!(
-            "skipped: the `{TARGET}` standard library is not installed (rustup target add {TARGET})"
-        );
+        common::skip(&format!(
+            "the `{TARGET}` standard library is not installed (rustup target add {TARGET})"
+        ));
         return;
     }
     if !qemu_installed() {
-        println!("skipped: `{QEMU}` is not installed (apt-get install qemu-system-arm)");
+        common::skip(&format!(
+            "`{QEMU}` is not installed (apt-get install qemu-system-arm)"
+        ));
         return;
     }
     let crate_dir = root().join("examples/cortex-m");

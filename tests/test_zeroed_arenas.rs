@@ -69,9 +69,9 @@ const LINKER_SCRIPT: &str = "MEMORY {\n  FLASH : ORIGIN = 0x08000000, LENGTH = 1
 #[test]
 fn no_arena_is_stored_in_data_or_flash() {
     if !common::target_installed(TARGET) {
-        println!(
-            "skipped: the `{TARGET}` standard library is not installed (rustup target add {TARGET})"
-        );
+        common::skip(&format!(
+            "the `{TARGET}` standard library is not installed (rustup target add {TARGET})"
+        ));
         return;
     }
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));

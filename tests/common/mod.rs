@@ -55,6 +55,19 @@ pub(crate) fn cargo(dir: &Path, args: &[&str]) -> Output {
         .expect("cargo runs")
 }
 
+/// Says why a test returns early, where `cargo test` shows it: written to the process's stderr
+/// directly, which the test harness does not capture (`println!` would be shown only with
+/// `--nocapture`, so a skipped test would pass silently).
+pub(crate) fn skip(reason: &str) {
+    use std::io::Write;
+    // The harness names each test's thread after the test.
+    let test = std::thread::current()
+        .name()
+        .filter(|name| *name != "main")
+        .map_or(String::new(), |name| format!("{name}: "));
+    let _ = writeln!(std::io::stderr(), "skipped: {test}{reason}");
+}
+
 /// Whether the standard library for `target` is installed (`rustup target add <target>`).
 pub(crate) fn target_installed(target: &str) -> bool {
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
