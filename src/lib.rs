@@ -254,6 +254,12 @@ pub mod __private {
 ///
 /// Do not put a `StaticArena` in a section that start-up code leaves uninitialised (`NOLOAD`):
 /// its flag must start as `false`. Put a [`Memory`] there instead.
+///
+/// Its value is built by the compiler: `StaticArena::new(net::Arena::new())` for an arena of
+/// `N` bytes makes `rustc` evaluate `N` zero bytes, moved a few times (measured with rustc 1.95:
+/// 15 s and 6.4 GB for 1 GiB). For a large arena in a `static`, give the model one `[[pools]]`
+/// entry: its generated `take()` hands out a [`Memory`], which the compiler does not build (1 GiB
+/// in under a second); or allocate it with `memplan::boxed()` (feature `alloc`).
 pub struct StaticArena<T: 'static> {
     taken: core::sync::atomic::AtomicBool,
     value: core::cell::UnsafeCell<T>,
@@ -312,10 +318,11 @@ impl<T> StaticArena<T> {
     }
 }
 
-/// An arena's bytes alone, in a `static` of their own: for a pool whose model names a
-/// `link_section`, such as an SRAM bank or DTCM. You declare the `static` and place it, since
-/// placing memory in a section is `unsafe` (the section decides whether writing is sound), then
-/// hand it to the model's `take`:
+/// An arena's bytes alone, in a `static` of their own, which costs the compiler almost nothing:
+/// the memory of a pool. The generated code declares one per pool (`<pool>::MEMORY`); for a pool
+/// whose model names a `link_section`, such as an SRAM bank or DTCM, you declare the `static`
+/// and place it, since placing memory in a section is `unsafe` (the section decides whether
+/// writing is sound), then hand it to the model's `take`:
 ///
 /// ```ignore
 /// #[unsafe(link_section = ".sram.kws")]
@@ -323,43 +330,42 @@ impl<T> StaticArena<T> {
 /// let arenas = kws::take(&SRAM).unwrap();
 /// ```
 ///
-/// It holds no flag (an arena is bytes, so any bit pattern is a valid value, and a section that
-/// start-up code leaves uninitialised, `NOLOAD`, is fine); `take` hands it out once, through the
-/// pool's [`PlacedArena`] in ordinary memory.
+/// It holds no flag, and the compiler does not build its bytes: [`Memory::zeroed`] is
+/// uninitialised memory as far as `rustc` is concerned (so a 1 GiB pool is not a 1 GiB value
+/// evaluated at compile time, which took `rustc` minutes and gigabytes), zero bytes in the
+/// image (`.bss`, or a `NOLOAD` section that start-up code leaves as it is), and the pool's
+/// [`PlacedArena`] writes the zeros when it first hands the memory out. So the bytes a `take`
+/// hands out are always zeroed the first time, whatever the section held at start.
 #[repr(transparent)]
-pub struct Memory<T>(core::cell::UnsafeCell<T>);
+pub struct Memory<T>(core::cell::UnsafeCell<core::mem::MaybeUninit<T>>);
 
 // SAFETY: `Memory` has no accessor of its own; its value is reached only through a
 // `PlacedArena<T>`, which hands out a single `&mut` to it (see there), so sharing the `static`
 // shares no access to `T` beyond moving that one `&mut` between threads (hence `T: Send`).
 unsafe impl<T: Send> Sync for Memory<T> {}
 
-impl<T> Memory<T> {
-    /// Wraps `value`; `const`, for `static`s.
-    pub const fn new(value: T) -> Self {
-        Self(core::cell::UnsafeCell::new(value))
-    }
-}
-
 impl<T: bytemuck::Zeroable> Memory<T> {
-    /// A zeroed value (a generated `Arena` is `Zeroable`); `const`, for `static`s.
+    /// The memory of one arena, zeroed when it is first handed out (a generated `Arena` is
+    /// `Zeroable`); `const`, for `static`s, and free to compile whatever its size.
     pub const fn zeroed() -> Self {
-        // SAFETY: `T: Zeroable` promises that all-zero bytes are a valid `T`.
-        Self(core::cell::UnsafeCell::new(unsafe { core::mem::zeroed() }))
+        Self(core::cell::UnsafeCell::new(core::mem::MaybeUninit::uninit()))
     }
 }
 
-/// The hand-out flag of a pool whose bytes are a [`Memory`] the application declares: which
-/// memory is out, if any. A null pointer when free, so it is zero bytes (in `.bss`), apart
-/// from the memory it guards.
+/// The hand-out flag of a pool whose bytes are a [`Memory`]: which memory is out, if any, and
+/// which one was last handed out (its bytes are initialised). Null pointers at start, so it is
+/// zero bytes (in `.bss`), apart from the memory it guards.
 ///
-/// One is generated per pool with a `link_section` (`<pool>::ARENA`); the model's `take` uses it
-/// with the application's memory.
+/// One is generated per pool (`<pool>::ARENA`); the model's `take` uses it with the pool's
+/// memory (`<pool>::MEMORY`, or the application's for a pool with a `link_section`).
 pub struct PlacedArena<T> {
     taken: core::sync::atomic::AtomicPtr<T>,
+    /// The memory last handed out: its bytes are a valid `T` (zeroed, then written through the
+    /// `&mut` handed out), so handing it out again keeps them.
+    initialised: core::sync::atomic::AtomicPtr<T>,
 }
 
-impl<T: Send> PlacedArena<T> {
+impl<T: Send + bytemuck::Zeroable> PlacedArena<T> {
     /// Not public API: the flag of the one pool whose arena type is `T`.
     ///
     /// # Safety
@@ -370,26 +376,42 @@ impl<T: Send> PlacedArena<T> {
     pub const unsafe fn new() -> Self {
         Self {
             taken: core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()),
+            initialised: core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()),
         }
     }
 
     /// The value of `memory`, mutably, if no memory of this pool is out; `None` otherwise.
+    ///
+    /// The first time a memory is handed out (and whenever the one handed out before was
+    /// another), its bytes are zeroed here; given back and taken again, it keeps what was
+    /// written.
     #[cfg(target_has_atomic = "ptr")]
     #[allow(clippy::mut_from_ref)] // the flag makes this the only `&mut` ever handed out
     pub fn take(&'static self, memory: &'static Memory<T>) -> Option<&'static mut T> {
         use core::sync::atomic::Ordering;
-        let value = memory.0.get();
-        let free = self.taken.compare_exchange(
-            core::ptr::null_mut(),
-            value,
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        );
+        let value: *mut T = memory.0.get().cast();
+        self.taken
+            .compare_exchange(
+                core::ptr::null_mut(),
+                value,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .ok()?;
+        // The swap made this call the only one between a `take` and a `put_back`, so nothing
+        // else reads or writes `initialised` or the memory until the `&mut` is given back.
+        if self.initialised.load(Ordering::Relaxed) != value {
+            // SAFETY: no reference into `memory` is live (every one is made here while
+            // `taken` was null, and one given back through `put_back` has ended), and zero
+            // bytes are a valid `T` (`T: Zeroable`).
+            unsafe { value.write_bytes(0, 1) };
+            self.initialised.store(value, Ordering::Relaxed);
+        }
         // SAFETY: every `&mut` into a `Memory<T>` is made here, by the one `PlacedArena<T>`
         // (see `new`), while its pointer was null: so no other `&mut` into any `Memory<T>` is
-        // live (one given back through `put_back` has ended), and the value lives for
-        // `'static`.
-        free.ok().map(|_| unsafe { &mut *value })
+        // live; its bytes are a valid `T` (zeroed above, or by the last `take` of this same
+        // memory, and written only through valid `T`s since); it lives for `'static`.
+        Some(unsafe { &mut *value })
     }
 
     /// Gives back the value [`PlacedArena::take`] handed out, so that a later `take` hands a

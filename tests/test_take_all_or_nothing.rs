@@ -29,7 +29,7 @@ fn take_consumes_nothing_when_one_pool_is_already_taken() {
 
     // A pool placed in memory of its own hands out one of its memories at a time, and takes
     // back only the one that is out.
-    static OTHER: memplan::Memory<m::sram::Arena> = memplan::Memory::new(m::sram::Arena::new());
+    static OTHER: memplan::Memory<m::sram::Arena> = memplan::Memory::zeroed();
     let other = m::sram::ARENA
         .take(&OTHER)
         .expect("a free pool hands out a memory");
@@ -61,4 +61,51 @@ fn put_back_refuses_another_arenas_value() {
     let z = Z.take().expect("first take");
     assert!(Z.put_back(z).is_err());
     assert!(Z.is_taken());
+}
+
+/// A pool's `Memory` is bytes the compiler does not build (issue 19, item 4): the first `take`
+/// zeroes them; given back and taken again, they keep what was written; after another memory of
+/// the pool was out, they are zeroed again (the flag remembers only the last one).
+#[test]
+fn memories_are_zeroed_when_first_handed_out() {
+    // A model of its own, so the other tests' takes do not interleave with these.
+    memplan::memplan!("zeroed/pool_memory.toml");
+    static A: m2::sram::Memory = m2::sram::Memory::zeroed();
+    static B: m2::sram::Memory = m2::sram::Memory::zeroed();
+
+    let arenas = m2::take(&A).expect("first take");
+    assert!(arenas.sram.hidden().iter().all(|&x| x == 0.0));
+    assert!(arenas.dram.out().iter().all(|&x| x == 0.0));
+    arenas.sram.hidden()[3] = 1.5;
+    arenas.dram.out()[1] = 2.5;
+    assert!(m2::sram::ARENA.put_back(arenas.sram).is_ok());
+    assert!(m2::dram::ARENA.put_back(arenas.dram).is_ok());
+
+    let arenas = m2::take(&A).expect("given back");
+    assert_eq!(
+        arenas.sram.hidden()[3],
+        1.5,
+        "the same memory keeps its bytes"
+    );
+    assert_eq!(
+        arenas.dram.out()[1],
+        2.5,
+        "the generated memory keeps its bytes"
+    );
+    assert!(m2::sram::ARENA.put_back(arenas.sram).is_ok());
+
+    let b = m2::sram::ARENA
+        .take(&B)
+        .expect("another memory of the pool");
+    assert!(
+        b.hidden().iter().all(|&x| x == 0.0),
+        "zeroed when first out"
+    );
+    b.hidden()[0] = 4.0;
+    assert!(m2::sram::ARENA.put_back(b).is_ok());
+    let a = m2::sram::ARENA.take(&A).expect("the first memory again");
+    assert!(
+        a.hidden().iter().all(|&x| x == 0.0),
+        "another memory was out since: zeroed again"
+    );
 }

@@ -267,14 +267,14 @@ pub(crate) fn arena(model: &Model, plan: &ModelPlan, pool: usize) -> String {
             "The arena of pool `{}` of model `{}`: {arena} bytes aligned to {align}, every tensor \
              of the pool at a constant offset (lower bound {bound} bytes).\n\n\
              Each of its tensors has a typed accessor here; the op views, which reach across \
-             pools, are on `Arenas`. `Arena::new` is `const`, so a `static` works ({}).",
+             pools, are on `Arenas`. Its memory in a `static` is a `Memory`, which the compiler \
+             does not build ({}).",
             p.name,
             model.name,
             if p.link_section.is_some() {
-                "the application declares it, as a `Memory` in the pool's section, and passes it \
-                 to `take`"
+                "the application declares it in the pool's section and passes it to `take`"
             } else {
-                "one is generated: `ARENA`"
+                "one is generated: `MEMORY`, with its hand-out flag `ARENA`"
             }
         );
     }
@@ -286,7 +286,10 @@ pub(crate) fn arena(model: &Model, plan: &ModelPlan, pool: usize) -> String {
          bytes are reused between tensors whose lifetimes do not overlap: a view shows whatever \
          an earlier tensor left there until the producing op writes it.\n\n\
          `Arena::new` is `const`, so a `static` works; on a small stack prefer a `static` or a \
-         `Box` for large arenas.",
+         `Box` for large arenas. A `static` built with `Arena::new()` is a value the compiler \
+         builds byte by byte (a 1 GiB one takes `rustc` seconds and gigabytes); for a large \
+         arena use `memplan::boxed()`, or a model with one `[[pools]]` entry, whose generated \
+         `static` costs the compiler next to nothing.",
         model.name
     )
 }
@@ -304,9 +307,9 @@ pub(crate) fn pool_memory(model: &Model, pool: &str, section: &str) -> (String, 
          The generated code places nothing in a section: what a section holds decides whether \
          writing to it is sound (a read-only or code section crashes, a loader table runs the \
          bytes), so the `unsafe` is yours to write, and `forbid(unsafe_code)` refuses it. The \
-         `Memory` holds only the bytes (any bit pattern is a valid arena), so a section that \
-         start-up code leaves uninitialised (`NOLOAD`) is fine; the hand-out flag is \
-         [`ARENA`], in ordinary memory."
+         `Memory` holds only the bytes, which the compiler does not build and `take` zeroes when \
+         it first hands them out, so a section that start-up code leaves uninitialised \
+         (`NOLOAD`) is fine; the hand-out flag is [`ARENA`], in ordinary memory."
     );
     (doc, line)
 }

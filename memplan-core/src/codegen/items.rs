@@ -425,14 +425,25 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
         };
         let arena_static = match &pool.link_section {
             None => {
-                let doc = format!(
-                    "The arena of pool `{}` as a `static` (zero bytes: in `.bss`); \
-                     [`super::take`] hands it out once.",
+                // Two statics: the bytes, which the compiler does not build (uninitialised to
+                // `rustc`, so a 1 GiB pool costs it no gigabytes; zeroed by the first `take`),
+                // and the flag beside them, both zero bytes in `.bss`.
+                let memory_doc = format!(
+                    "The memory of pool `{}`'s arena, a `static` (zero bytes: in `.bss`), zeroed \
+                     when [`super::take`] first hands it out.",
+                    pool.name
+                );
+                let flag_doc = format!(
+                    "The hand-out flag of pool `{}`'s arena ([`MEMORY`]); [`super::take`] hands \
+                     it out once.",
                     pool.name
                 );
                 quote! {
-                    #[doc = #doc]
-                    pub static ARENA: ::memplan::StaticArena<Arena> = ::memplan::StaticArena::new(Arena::new());
+                    #[doc = #memory_doc]
+                    pub static MEMORY: ::memplan::Memory<Arena> = ::memplan::Memory::zeroed();
+                    #[doc = #flag_doc]
+                    // SAFETY: the one `PlacedArena` over this module's own `Arena` type.
+                    pub static ARENA: ::memplan::PlacedArena<Arena> = unsafe { ::memplan::PlacedArena::new() };
                 }
             }
             Some(section) => {
@@ -527,7 +538,7 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
         holder_params.push(quote! { #name: &'a mut #name::Arena });
         holder_inits.push(quote! { #name });
         statics_taken.push(match pool.link_section {
-            None => quote! { #name::ARENA.take() },
+            None => quote! { #name::ARENA.take(&#name::MEMORY) },
             Some(_) => quote! { #name::ARENA.take(#name) },
         });
         statics_put_back.push(quote! { #name::ARENA.put_back(arena) });

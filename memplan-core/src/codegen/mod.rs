@@ -29,10 +29,13 @@
 //! ```
 //!
 //! A model with `[[pools]]` gets instead one module per pool (`pub mod sram { ARENA_SIZE, TENSORS,
-//! offset, Arena, static ARENA }`), an alias per pool (`SramArena`), and `Arenas<'a>`, which holds
-//! every pool's arena and has the `op_<name>` views; `take(..)` hands out the pools' arenas once.
-//! A pool with a `link_section` gets no `static`: its `Memory` is the application's to declare
-//! in the section (the `unsafe` is the application's), and `take` takes it.
+//! offset, Arena, static MEMORY, static ARENA }`), an alias per pool (`SramArena`), and
+//! `Arenas<'a>`, which holds every pool's arena and has the `op_<name>` views; `take(..)` hands
+//! out the pools' arenas once. `MEMORY` is a `memplan::Memory`, bytes the compiler does not
+//! build (uninitialised to `rustc`, zero in `.bss`, zeroed by the first `take`), so a pool of
+//! gigabytes costs the compiler next to nothing; `ARENA` is its hand-out flag. A pool with a
+//! `link_section` gets no `MEMORY`: its `Memory` is the application's to declare in the section
+//! (the `unsafe` is the application's), and `take` takes it.
 //! App-owned (`external`) tensors are parameters of the op views; an output written in place over
 //! an input is one `&mut` field (named after the output).
 //!
@@ -53,6 +56,7 @@ use proc_macro2::TokenStream;
 pub use extend::append_to_module;
 pub use items::{generate, reported_lifetimes};
 pub use placeholder::placeholder;
+pub use plan::MAX_ARENA_BYTES;
 pub use plan::{
     LowerBounds, ModelPlan, PlannedPool, TensorPlace, check, lower_bounds, plan_model,
     single_arena_solution,

@@ -276,7 +276,8 @@ fn pool_items(
             }
         } else {
             quote! {
-                pub static ARENA: ::memplan::StaticArena<Arena> = ::memplan::StaticArena::new(Arena::new());
+                pub static MEMORY: ::memplan::Memory<Arena> = ::memplan::Memory::zeroed();
+                pub static ARENA: ::memplan::PlacedArena<Arena> = unsafe { ::memplan::PlacedArena::new() };
             }
         };
         quote! {

@@ -185,6 +185,81 @@ fn model_error(model: &Model, message: String) -> InputError {
     )
 }
 
+/// The largest arena (one pool's, or the model's) memplan generates: 2^40 bytes (1 TiB).
+///
+/// A pool's arena is a `static`, and `rustc` reserves the whole size of a `static` in its own
+/// memory to compile it, even one it does not build (the bytes of a `memplan::Memory` are
+/// uninitialised to it, and cost it about 0.4 s per GiB on Linux, untouched): 2^47
+/// bytes and up are more than any 64-bit host can reserve (`rustc`'s unlocated "tried to
+/// allocate more memory than available to compiler"), and 1 TiB already takes minutes. A
+/// single arena is held to the same limit so that adding a pool never turns an accepted model
+/// into a refused one.
+pub const MAX_ARENA_BYTES: u64 = 1 << 40;
+
+/// `pool`'s arena is above [`MAX_ARENA_BYTES`]: located at a pin that ends past the limit, else
+/// at the pool's largest tensor.
+fn arena_too_large(
+    model: &Model,
+    pool: &PlannedPool,
+    places: &[Option<TensorPlace>],
+) -> InputError {
+    let pin = pool
+        .tensors
+        .iter()
+        .filter_map(|&i| {
+            let offset = model.tensors[i].memory.offset?;
+            let end = places[i].map_or(offset, |p| p.offset) + model.tensors[i].size;
+            (end > MAX_ARENA_BYTES).then_some((end, i))
+        })
+        .max();
+    let largest = pool
+        .tensors
+        .iter()
+        .map(|&i| (model.tensors[i].size, std::cmp::Reverse(i)))
+        .max()
+        .map(|(_, std::cmp::Reverse(i))| i);
+    let arena = if pool.default {
+        "the arena".to_owned()
+    } else {
+        format!("pool `{}`'s arena", pool.name)
+    };
+    let (location, because) = match (pin, largest) {
+        (Some((end, i)), _) => {
+            let t = &model.tensors[i];
+            let offset = end - t.size;
+            (
+                t.location,
+                format!(
+                    " (`{}`, {} bytes pinned at offset {offset}, ends at byte {end})",
+                    t.name, t.size
+                ),
+            )
+        }
+        (None, Some(i)) => {
+            let t = &model.tensors[i];
+            (
+                t.location,
+                format!(" (its largest tensor: `{}`, {} bytes)", t.name, t.size),
+            )
+        }
+        (None, None) => (model.locations.model, String::new()),
+    };
+    at(
+        model,
+        location,
+        format!(
+            "{arena} would be {} bytes ({}){because}, more than the {MAX_ARENA_BYTES} bytes \
+             ({}) memplan generates: the compiler reserves an arena's whole size to compile its \
+             `static`",
+            pool.arena_size,
+            format_byte_size(pool.arena_size),
+            format_byte_size(MAX_ARENA_BYTES),
+        ),
+        "shrink this tensor (or its pin's offset), or split the model's memory into pools of \
+         at most 1 TiB each",
+    )
+}
+
 fn at(
     model: &Model,
     location: Location,
@@ -413,6 +488,12 @@ pub fn plan_model(model: &Model) -> Result<ModelPlan, InputError> {
             if total > budget {
                 return Err(over_budget(model, &prepared.merged, total, budget));
             }
+        }
+    }
+
+    for pool in &pools {
+        if pool.arena_size > MAX_ARENA_BYTES {
+            return Err(arena_too_large(model, pool, &places));
         }
     }
 

@@ -154,7 +154,7 @@ pub mod inplace {
 
 Each tensor has a typed accessor named after it, and each op an `op_<name>` method that hands out all of its views at once (inputs shared, outputs and scratch mutable). The bytes are reused between tensors whose lifetimes do not overlap: a view shows whatever an earlier tensor left there until the producing op writes it.
 
-`Arena::new` is `const`, so a `static` works; on a small stack prefer a `static` or a `Box` for large arenas.*/
+`Arena::new` is `const`, so a `static` works; on a small stack prefer a `static` or a `Box` for large arenas. A `static` built with `Arena::new()` is a value the compiler builds byte by byte (a 1 GiB one takes `rustc` seconds and gigabytes); for a large arena use `memplan::boxed()`, or a model with one `[[pools]]` entry, whose generated `static` costs the compiler next to nothing.*/
     #[repr(C, align(16))]
     pub struct Arena {
         bytes: [::core::primitive::u8; ARENA_SIZE],

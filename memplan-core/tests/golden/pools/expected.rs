@@ -202,7 +202,7 @@ pub mod pools {
         }
         /**The arena of pool `sram` of model `pools`: 3072 bytes aligned to 16, every tensor of the pool at a constant offset (lower bound 3072 bytes).
 
-Each of its tensors has a typed accessor here; the op views, which reach across pools, are on `Arenas`. `Arena::new` is `const`, so a `static` works (the application declares it, as a `Memory` in the pool's section, and passes it to `take`).*/
+Each of its tensors has a typed accessor here; the op views, which reach across pools, are on `Arenas`. Its memory in a `static` is a `Memory`, which the compiler does not build (the application declares it in the pool's section and passes it to `take`).*/
         #[repr(C, align(16))]
         pub struct Arena {
             pub(super) bytes: [::core::primitive::u8; ARENA_SIZE],
@@ -253,7 +253,7 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
 static SRAM: pools::sram::Memory = pools::sram::Memory::zeroed();
 ```
 
-The generated code places nothing in a section: what a section holds decides whether writing to it is sound (a read-only or code section crashes, a loader table runs the bytes), so the `unsafe` is yours to write, and `forbid(unsafe_code)` refuses it. The `Memory` holds only the bytes (any bit pattern is a valid arena), so a section that start-up code leaves uninitialised (`NOLOAD`) is fine; the hand-out flag is [`ARENA`], in ordinary memory.*/
+The generated code places nothing in a section: what a section holds decides whether writing to it is sound (a read-only or code section crashes, a loader table runs the bytes), so the `unsafe` is yours to write, and `forbid(unsafe_code)` refuses it. The `Memory` holds only the bytes, which the compiler does not build and `take` zeroes when it first hands them out, so a section that start-up code leaves uninitialised (`NOLOAD`) is fine; the hand-out flag is [`ARENA`], in ordinary memory.*/
         pub type Memory = ::memplan::Memory<Arena>;
         ///The hand-out flag of pool `sram`'s arena, in ordinary memory (zero bytes: in `.bss`); the bytes are the application's [`Memory`] static, which [`super::take`] takes.
         pub static ARENA: ::memplan::PlacedArena<Arena> = unsafe {
@@ -296,7 +296,7 @@ The generated code places nothing in a section: what a section holds decides whe
         }
         /**The arena of pool `dram` of model `pools`: 16384 bytes aligned to 16, every tensor of the pool at a constant offset (lower bound 16384 bytes).
 
-Each of its tensors has a typed accessor here; the op views, which reach across pools, are on `Arenas`. `Arena::new` is `const`, so a `static` works (one is generated: `ARENA`).*/
+Each of its tensors has a typed accessor here; the op views, which reach across pools, are on `Arenas`. Its memory in a `static` is a `Memory`, which the compiler does not build (one is generated: `MEMORY`, with its hand-out flag `ARENA`).*/
         #[repr(C, align(16))]
         pub struct Arena {
             pub(super) bytes: [::core::primitive::u8; ARENA_SIZE],
@@ -349,10 +349,12 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
             }
         }
         unsafe impl ::memplan::__private::bytemuck::Zeroable for Arena {}
-        ///The arena of pool `dram` as a `static` (zero bytes: in `.bss`); [`super::take`] hands it out once.
-        pub static ARENA: ::memplan::StaticArena<Arena> = ::memplan::StaticArena::new(
-            Arena::new(),
-        );
+        ///The memory of pool `dram`'s arena, a `static` (zero bytes: in `.bss`), zeroed when [`super::take`] first hands it out.
+        pub static MEMORY: ::memplan::Memory<Arena> = ::memplan::Memory::zeroed();
+        ///The hand-out flag of pool `dram`'s arena ([`MEMORY`]); [`super::take`] hands it out once.
+        pub static ARENA: ::memplan::PlacedArena<Arena> = unsafe {
+            ::memplan::PlacedArena::new()
+        };
         const _: () = {
             ::core::assert!(::core::mem::size_of:: < Arena > () == ARENA_SIZE);
             ::core::assert!(::core::mem::align_of:: < Arena > () == ARENA_ALIGN);
@@ -658,7 +660,7 @@ Each of its tensors has a typed accessor here; the op views, which reach across 
     #[cfg(all(target_has_atomic = "8", target_has_atomic = "ptr"))]
     pub fn take(sram: &'static sram::Memory) -> ::core::option::Option<Arenas<'static>> {
         let sram = sram::ARENA.take(sram);
-        let dram = dram::ARENA.take();
+        let dram = dram::ARENA.take(&dram::MEMORY);
         if sram.is_some() && dram.is_some() {
             return ::core::option::Option::Some(Arenas { sram: sram?, dram: dram? });
         }
