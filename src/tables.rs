@@ -9,6 +9,11 @@
 ///
 /// Views expose `f16`/`bf16` as `u16` bits and `bool` as `u8`; a raw `{ bytes = N }` tensor is
 /// described as `U8` with shape `[N]`.
+// The same table as `memplan_core::DType` (memplan-core/src/model_file/dtype.rs), written twice
+// on purpose: a user's binary links this crate and never memplan-core (a dependency of the proc
+// macro only), and memplan-core cannot depend on this crate (it depends on the macro, which
+// depends on memplan-core). The generated code names these variants, and
+// tests/test_dtype_tables.rs checks that both tables have the same dtypes, names and sizes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DType {
     /// 32-bit IEEE float.

@@ -83,12 +83,7 @@ pub(crate) fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
     for note in &imported.notes {
         eprintln!("note: {note}");
     }
-    match &args.out {
-        Some(path) => output::write_atomically(path, &imported.toml)?,
-        None => std::io::stdout()
-            .write_all(imported.toml.as_bytes())
-            .context("cannot write to standard output")?,
-    }
+    write_toml(args, &imported.toml)?;
     let model = &imported.model;
     eprintln!(
         "imported `{}`: {} nodes, {} folded as constants; {} ops, {} tensors, {}",
@@ -118,12 +113,7 @@ fn import_tflite(args: &ImportArgs, toml_name: &str, bytes: &[u8]) -> anyhow::Re
         bytes,
         &options,
     )?;
-    match &args.out {
-        Some(path) => output::write_atomically(path, &imported.toml)?,
-        None => std::io::stdout()
-            .write_all(imported.toml.as_bytes())
-            .context("cannot write to standard output")?,
-    }
+    write_toml(args, &imported.toml)?;
     let model = &imported.model;
     eprintln!(
         "imported `{}`: {} TFLite operators; {} ops, {} tensors, {}",
@@ -134,6 +124,17 @@ fn import_tflite(args: &ImportArgs, toml_name: &str, bytes: &[u8]) -> anyhow::Re
         bounds(model)
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the model file to `--out` (atomically) or to standard output.
+fn write_toml(args: &ImportArgs, toml: &str) -> anyhow::Result<()> {
+    match &args.out {
+        Some(path) => output::write_atomically(path, toml)?,
+        None => std::io::stdout()
+            .write_all(toml.as_bytes())
+            .context("cannot write to standard output")?,
+    }
+    Ok(())
 }
 
 /// The imported model's two bounds, named apart: `bound without sharing N bytes` (every tensor

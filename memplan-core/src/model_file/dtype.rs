@@ -8,6 +8,11 @@ use std::str::FromStr;
 /// Half-precision floats (`f16`, `bf16`) are exposed to Rust as their raw bits in a `u16`, and
 /// `bool` as a `u8` holding 0 or 1: the arena's bytes are reused by other tensors, so a view may
 /// see any bit pattern, which is only sound for types where every pattern is valid.
+// The facade has the same table (`memplan::DType`, src/tables.rs), written twice on purpose: a
+// user's binary links the facade and never this crate, and this crate cannot depend on the
+// facade (the facade depends on the macro, which depends on this crate). The generated code
+// names the facade's variants after these (`codegen::tables`), and the root crate's
+// tests/test_dtype_tables.rs checks that both have the same dtypes, names and sizes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DType {
     /// 32-bit IEEE float.
