@@ -5,8 +5,10 @@
 //! TOML, a plan is valid when the code `memplan!` generates could use it: per pool, the same rules
 //! with the `TENSORS` lifetimes, except that the tensors of one in-place chain share their bytes
 //! by design (they must start at the same offset and stay in one pool); pinned tensors sit at
-//! their `offset`; app-owned (`external`) tensors have no place; a pool's arena stays within its
-//! `size`, and all arenas together within the model's `budget`.
+//! their `offset`; a tensor bound to a pool (`pool = "sram"`) is in that pool; app-owned
+//! (`external`) tensors have no place; a pool's arena stays within its `size`, and all arenas
+//! together within the model's `budget`. The plan's optional columns must agree with the model,
+//! `chain` included (it must group the tensors as the model's in-place chains do).
 //!
 //! Offsets are checked before any arithmetic on them: a buffer that would end past
 //! [`MAX_END`] is a violation, never a wrapped number.
@@ -31,8 +33,8 @@ pub(crate) struct CheckArgs {
     input: PathBuf,
     /// The plan: a CSV with at least the columns `id` and `offset`, one row per buffer; for a
     /// model with several `[[pools]]` also `pool`. The other columns `plan --out` writes may be
-    /// present: `lower`, `upper`, `size` and `alignment` must then agree with the problem;
-    /// `chain` is informative (the model defines the chains).
+    /// present and must then agree with the problem: `lower`, `upper`, `size` and `alignment`,
+    /// and `chain`, which must group the tensors as the model's in-place chains do.
     plan: PathBuf,
 }
 
@@ -334,7 +336,7 @@ pub(crate) fn model_plan_from_csv(
         });
     }
     let pairs: Vec<(usize, usize)> = model.aliases.iter().map(|a| (a.output, a.input)).collect();
-    let chains = AliasGroups::new(model.tensors.len(), &pairs)
+    let chains: Vec<Vec<usize>> = AliasGroups::new(model.tensors.len(), &pairs)
         .map(|groups| {
             groups
                 .groups()
@@ -351,6 +353,7 @@ pub(crate) fn model_plan_from_csv(
                 .collect()
         })
         .unwrap_or_default();
+    check_chain_column(model, plan, &rows, &chains)?;
     for alias in &model.aliases {
         if let (Some(output), Some(input)) = (places[alias.output], places[alias.input])
             && output.pool != input.pool
@@ -398,6 +401,110 @@ pub(crate) fn model_plan_from_csv(
         plan: model_plan,
         violations,
     })
+}
+
+/// An error at the first `chain` cell (if the plan has the column) that groups the tensors
+/// otherwise than the model's in-place chains do: a number on a tensor in no chain, no number on a
+/// chain's member, one number on two chains, or two numbers on one chain. The numbers are labels
+/// (`plan --out` numbers the chains from 0); what must agree is which tensors share bytes.
+fn check_chain_column(
+    model: &Model,
+    plan: &PlanFile,
+    rows: &[Option<&PlanRow>],
+    chains: &[Vec<usize>],
+) -> anyhow::Result<()> {
+    let mut chain_of: Vec<Option<usize>> = vec![None; model.tensors.len()];
+    for (c, members) in chains.iter().enumerate() {
+        for &i in members {
+            chain_of[i] = Some(c);
+        }
+    }
+    let names = |c: usize| {
+        chains[c]
+            .iter()
+            .map(|&i| format!("`{}`", model.tensors[i].name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let wrong = |row: &PlanRow, column: usize, message: String| {
+        plan.error(
+            row.line,
+            column,
+            message,
+            "the model defines the in-place chains: give the members of each chain one number \
+             and the other tensors none (or remove the column)",
+        )
+    };
+    // Per label, the chain and the row that gave it first; per chain, its label and that row.
+    let mut by_label: BTreeMap<u64, (usize, &PlanRow)> = BTreeMap::new();
+    let mut label_of: Vec<Option<(u64, &PlanRow)>> = vec![None; chains.len()];
+    for (i, row) in rows.iter().enumerate() {
+        let Some(row) = row else { continue };
+        let Some((label, column)) = row.chain else {
+            continue;
+        };
+        let name = &model.tensors[i].name;
+        match (label, chain_of[i]) {
+            (None, None) => {}
+            (None, Some(c)) => {
+                return Err(wrong(
+                    row,
+                    column,
+                    format!(
+                        "`chain` of `{name}` is empty, but the model makes it share its bytes in \
+                         place: it is in the chain {}",
+                        names(c)
+                    ),
+                ));
+            }
+            (Some(label), None) => {
+                return Err(wrong(
+                    row,
+                    column,
+                    format!(
+                        "`chain` of `{name}` is {label}, but the model writes no tensor in place \
+                         over `{name}` nor `{name}` over another: it is in no chain"
+                    ),
+                ));
+            }
+            (Some(label), Some(c)) => {
+                if let Some(&(other, first)) = by_label.get(&label)
+                    && other != c
+                {
+                    return Err(wrong(
+                        row,
+                        column,
+                        format!(
+                            "`chain` of `{name}` is {label}, as for `{}` (line {}), but they are \
+                             in different chains ({} and {})",
+                            first.id.0,
+                            first.line,
+                            names(c),
+                            names(other)
+                        ),
+                    ));
+                }
+                if let Some((other, first)) = label_of[c]
+                    && other != label
+                {
+                    return Err(wrong(
+                        row,
+                        column,
+                        format!(
+                            "`chain` of `{name}` is {label}, but `{}` (line {}), in the same \
+                             chain ({}), has {other}",
+                            first.id.0,
+                            first.line,
+                            names(c)
+                        ),
+                    ));
+                }
+                by_label.entry(label).or_insert((c, row));
+                label_of[c].get_or_insert((label, row));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `check` of a plan for a model TOML.

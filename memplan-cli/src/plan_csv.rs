@@ -13,7 +13,7 @@
 //! | `pool` | for a model TOML: the pool whose arena holds it (needed when the model has `[[pools]]`) |
 //! | `lower`, `upper` | its lifetime `[lower, upper)` in steps; for a model, the one `TENSORS` reports |
 //! | `size`, `alignment` | its bytes and alignment |
-//! | `chain` | for a model: the number of the in-place chain it shares bytes with (empty for none); written for reading, the chains come from the model |
+//! | `chain` | for a model: the number of the in-place chain it shares bytes with (empty for none); the chains come from the model, so the column must group the tensors as they do |
 //!
 //! A MiniMalloc plan (`id,lower,upper,size[,alignment],offset`, or with MiniMalloc's later header
 //! `buffer,start,end,size,offset`) is a plan CSV as it is.
@@ -64,6 +64,8 @@ pub(crate) struct PlanRow {
     /// The optional numeric columns present (`lower`, `upper`, `size`, `alignment`): name,
     /// value, column.
     pub(crate) facts: Vec<(&'static str, u64, usize)>,
+    /// The `chain` (`None` when empty) and its column, if the column is present.
+    pub(crate) chain: Option<(Option<u64>, usize)>,
 }
 
 impl PlanFile {
@@ -222,23 +224,28 @@ pub(crate) fn read(path: &Path) -> anyhow::Result<PlanFile> {
                 facts.push((name, value, column));
             }
         }
-        if let Some((value, column)) = field("chain")
-            && !value.is_empty()
-            && value.parse::<u64>().is_err()
-        {
-            return Err(plan.error(
-                line,
-                column,
-                format!("`chain` value `{value}` is not a chain number"),
-                "leave `chain` empty or write the number `plan --out` wrote",
-            ));
-        }
+        let chain = match field("chain") {
+            None => None,
+            Some((value, column)) if value.is_empty() => Some((None, column)),
+            Some((value, column)) => match value.parse::<u64>() {
+                Ok(number) => Some((Some(number), column)),
+                Err(_) => {
+                    return Err(plan.error(
+                        line,
+                        column,
+                        format!("`chain` value `{value}` is not a chain number"),
+                        "leave `chain` empty or write the number `plan --out` wrote",
+                    ));
+                }
+            },
+        };
         plan.rows.push(PlanRow {
             line,
             id,
             offset,
             pool: field("pool").unwrap_or_default(),
             facts,
+            chain,
         });
     }
     Ok(plan)

@@ -525,8 +525,8 @@ pub fn plan_model(model: &Model) -> Result<ModelPlan, InputError> {
 
 /// Every violation of `plan` for `model`, as text: per pool, tensors live at the same step share
 /// no bytes unless they are one in-place chain (then they start at the same offset), every
-/// tensor fits in its pool's arena, pins are kept, and limited pools stay within their size.
-/// Empty for a valid plan.
+/// tensor fits in its pool's arena, pins are kept, tensors bound to a pool (`pool =`) are in
+/// it, and limited pools stay within their size. Empty for a valid plan.
 ///
 /// # Runtime
 /// `O(n log n + k)` per pool for `n` tensors and `k` overlapping pairs (see [`crate::validate`]).
@@ -611,6 +611,19 @@ pub fn check(model: &Model, plan: &ModelPlan) -> Vec<String> {
                 "tensor `{}` is misplaced (external or not)",
                 t.name
             ));
+        }
+        // `pool = "sram"`: the generated code has the tensor's accessor in that pool's module.
+        if let (Some(bound), Some(place)) = (t.memory.pool, plan.tensors[i]) {
+            if place.pool != bound {
+                let name = |p: usize| plan.pools.get(p).map_or("?", |p| p.name.as_str());
+                problems.push(format!(
+                    "tensor `{}` is bound to pool `{}` (`pool =` in the model) but placed in \
+                     pool `{}`",
+                    t.name,
+                    name(bound),
+                    name(place.pool)
+                ));
+            }
         }
     }
     problems
