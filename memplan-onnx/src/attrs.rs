@@ -6,8 +6,6 @@
 //! graph-valued attributes (a `Constant`'s value, an `If`'s branches) are not written there: a
 //! `Constant` is folded into a weight instead.
 
-use std::fmt::Write as _;
-
 use crate::proto;
 
 /// One attribute's value.
@@ -66,26 +64,8 @@ fn float(value: f32) -> String {
     }
 }
 
-/// A TOML basic string.
-pub(crate) fn quote(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04X}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+/// A TOML basic string (memplan-core's, which writes the model files it reads back).
+pub(crate) use memplan_core::model_file::toml_string as quote;
 
 /// A TOML key: bare when it can be, quoted otherwise.
 pub(crate) fn key(name: &str) -> String {

@@ -42,3 +42,4 @@ pub use schema::{
     Op, OpInput, PoolDecl, Tensor, TensorMemory, Weight,
 };
 pub use size::{format_byte_size, parse_byte_size};
+pub use write::quote as toml_string;

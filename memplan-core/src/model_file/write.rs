@@ -177,8 +177,9 @@ fn float(value: f64) -> String {
     format!("{value:?}")
 }
 
-/// A TOML basic string.
-fn quote(text: &str) -> String {
+/// `text` as a TOML basic string: in double quotes, with `"`, `\\` and control characters
+/// escaped. memplan-onnx writes its model files with it too.
+pub fn quote(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
     for c in text.chars() {
