@@ -1,121 +1,733 @@
 //! Conv: N-D convolution (1 to 3 spatial dimensions) with groups (depthwise included), strides,
-//! pads, dilations, `auto_pad` and an optional bias.
+//! pads, dilations, `auto_pad`, an optional bias and an optional fused activation
+//! ([`crate::activation`]).
 //!
-//! Direct convolution, no im2col buffer: for each output channel and each (input channel, tap)
-//! pair, one weight is multiplied into whole output rows, the inner loop running over
-//! consecutive output columns (contiguous memory when the stride is 1). Each output element thus
-//! sums its products in the fixed order (input channel, kd, kh, kw), then adds the bias.
+//! Three methods, by shape:
+//!
+//! - **depthwise** (`group` = input channels > 1, one input channel per group): direct, output
+//!   row by output row; each tap multiplies a whole input row into the output row while it is in
+//!   cache, the inner loop over consecutive output columns. Each element sums its taps in the
+//!   order (kd, kh, kw), skipping the padding, then adds the bias.
+//! - **pointwise** (1x1 kernel, stride 1, no padding): per group, a matrix product
+//!   ([`crate::gemm`]) of the weights (`out channels x in channels`) by the input itself
+//!   (`in channels x pixels`).
+//! - **everything else**: the same product with the input seen through the window (im2col), one
+//!   panel of `k` rows x a few output pixels at a time, copied into the scratch the product packs
+//!   into anyway: no im2col matrix is ever built.
+//!
+//! In the products every output element sums its products in increasing `(input channel, kd,
+//! kh, kw)`, padding included as zeros, then adds the bias and applies the activation.
 
+use crate::activation::Activation;
 use crate::attrs::Attrs;
 use crate::error::{KernelError, bail, error};
+use crate::gemm::{self, A, B, Bias, PANEL, Panel, Product, Row, RowMajor};
+use crate::pack;
+use crate::simd::dispatch;
 use crate::spatial::Window;
-use crate::tensor::{Input, Output, opt_value, output, typed};
+use crate::tensor::{Dims, Input, Output, collect, opt_value, output, typed};
+
+/// The checked geometry of one Conv node.
+struct Geometry {
+    /// Batch, input channels, output channels, groups.
+    n: usize,
+    c: usize,
+    m: usize,
+    group: usize,
+    /// The window in exactly 3 spatial dimensions.
+    win: Window,
+}
+
+impl Geometry {
+    fn new(
+        attrs: &Attrs<'_>,
+        xs: &[usize],
+        ws: &[usize],
+        ys: &[usize],
+    ) -> Result<Self, KernelError> {
+        if xs.len() < 3 || ws.len() != xs.len() || ys.len() != xs.len() {
+            bail!("input {xs:?}, weight {ws:?} and output {ys:?} must have the same rank >= 3");
+        }
+        let (n, c, m) = (xs[0], xs[1], ws[0]);
+        let group = usize::try_from(attrs.int("group", 1)?)
+            .ok()
+            .filter(|&g| g > 0)
+            .ok_or_else(|| error!("group must be positive"))?;
+        if c % group != 0 || m % group != 0 || ws[1] * group != c {
+            bail!("input channels {c}, weight {ws:?} and group {group} do not fit");
+        }
+        if let Some(ks) = attrs.ints("kernel_shape")? {
+            if ks
+                .iter()
+                .zip(&ws[2..])
+                .any(|(&k, &w)| usize::try_from(k) != Ok(w))
+                || ks.len() != ws.len() - 2
+            {
+                bail!("kernel_shape {ks:?} does not match the weight {ws:?}");
+            }
+        }
+        if ys[0] != n || ys[1] != m {
+            bail!("output {ys:?} must be [{n}, {m}, ...]");
+        }
+        let win = Window::new(attrs, &xs[2..], &ws[2..], false, &ys[2..])?.to_3d();
+        Ok(Geometry {
+            n,
+            c,
+            m,
+            group,
+            win,
+        })
+    }
+
+    /// Each group reads one input channel, and there are several groups.
+    fn depthwise(&self) -> bool {
+        self.group > 1 && self.group == self.c
+    }
+
+    /// A 1x1 kernel with stride 1 and no padding: the input is the product's `B` as it is.
+    fn pointwise(&self) -> bool {
+        let w = &self.win;
+        (0..3).all(|i| {
+            w.kernel[i] == 1 && w.strides[i] == 1 && w.pad_begin[i] == 0 && w.pad_end[i] == 0
+        })
+    }
+
+    fn taps(&self) -> usize {
+        self.win.kernel.iter().product()
+    }
+}
+
+/// Scratch words a Conv needs: one panel of each operand the product packs at run time, or for
+/// a depthwise one, one padded input plane.
+pub(crate) fn scratch_len(
+    attrs: &Attrs<'_>,
+    input_shapes: &[Option<&[usize]>],
+    output_shapes: &[&[usize]],
+) -> Result<usize, KernelError> {
+    let (Some(Some(xs)), Some(Some(ws))) = (input_shapes.first(), input_shapes.get(1)) else {
+        return Ok(0);
+    };
+    let (Some(&c), Some(&cg)) = (xs.get(1), ws.get(1)) else {
+        return Ok(0);
+    };
+    let group = usize::try_from(attrs.int("group", 1)?).unwrap_or(1);
+    if group > 1 && group == c {
+        let Some(ys) = output_shapes.first() else {
+            return Ok(0);
+        };
+        let geo = Geometry::new(attrs, xs, ws, ys)?;
+        return Ok(Plane::of(&geo.win).map_or(0, |p| p.len().div_ceil(2)));
+    }
+    if packed(attrs)? {
+        // [group, panels, k, 16]: only B is packed at run time.
+        return Ok(gemm::scratch_words(
+            ws.get(2).copied().unwrap_or(1),
+            false,
+            true,
+        ));
+    }
+    let taps: usize = ws.iter().skip(2).product();
+    Ok(gemm::scratch_words(cg.saturating_mul(taps), true, true))
+}
+
+/// Whether the node's weights are packed (`packed = 16`).
+fn packed(attrs: &Attrs<'_>) -> Result<bool, KernelError> {
+    match attrs.int("packed", 0)? {
+        0 => Ok(false),
+        p if p == PANEL as i64 => Ok(true),
+        p => bail!("packed = {p} is not supported (the panels are {PANEL} wide)"),
+    }
+}
+
+/// The weight's ONNX shape: as given, or `[m, c / group, kernel_shape..]` for packed weights
+/// (whose packed shape is checked).
+fn weight_shape(
+    attrs: &Attrs<'_>,
+    xs: &[usize],
+    ws: &[usize],
+    ys: &[usize],
+) -> Result<Dims, KernelError> {
+    if !packed(attrs)? {
+        return collect(ws.iter().copied());
+    }
+    let Some(ks) = attrs.ints("kernel_shape")? else {
+        bail!("packed weights need the kernel_shape attribute");
+    };
+    let group = usize::try_from(attrs.int("group", 1)?).unwrap_or(0);
+    let (Some(&c), Some(&m)) = (xs.get(1), ys.get(1)) else {
+        bail!("input {xs:?} and output {ys:?} must have channels");
+    };
+    let mut logical: Dims = collect([m, c.checked_div(group).unwrap_or(0)])?;
+    for &k in ks {
+        crate::tensor::push(&mut logical, usize::try_from(k).unwrap_or(0))?;
+    }
+    if pack::conv_weights_shape(&logical, group)
+        .as_ref()
+        .map(|s| &s[..])
+        != Some(ws)
+    {
+        bail!("packed weight {ws:?} does not fit the weight {logical:?} in {group} groups");
+    }
+    Ok(logical)
+}
 
 /// Conv.
 pub(crate) fn conv(
     attrs: &Attrs,
     inputs: &[Input<'_>],
     outputs: &mut [Output<'_>],
+    scratch: &mut [u64],
 ) -> Result<(), KernelError> {
     let (xs, x) = typed::<f32>(inputs, 0)?;
-    let (ws, w) = typed::<f32>(inputs, 1)?;
+    let (packed_shape, w) = typed::<f32>(inputs, 1)?;
     let bias = match opt_value(inputs, 2)? {
         None => None,
         Some(_) => Some(typed::<f32>(inputs, 2)?),
     };
+    let act = Activation::from_attrs(attrs)?;
     let (ys, y) = output::<f32>(outputs, 0)?;
-    if xs.len() < 3 || ws.len() != xs.len() || ys.len() != xs.len() {
-        bail!("input {xs:?}, weight {ws:?} and output {ys:?} must have the same rank >= 3");
-    }
-    let (n, c, m) = (xs[0], xs[1], ws[0]);
-    let group = usize::try_from(attrs.int("group", 1)?)
-        .ok()
-        .filter(|&g| g > 0)
-        .ok_or_else(|| error!("group must be positive"))?;
-    if c % group != 0 || m % group != 0 || ws[1] * group != c {
-        bail!("input channels {c}, weight {ws:?} and group {group} do not fit");
-    }
-    if ys[0] != n || ys[1] != m {
-        bail!("output {ys:?} must be [{n}, {m}, ...]");
-    }
-    if let Some(ks) = attrs.ints("kernel_shape")? {
-        if ks
-            .iter()
-            .zip(&ws[2..])
-            .any(|(&k, &w)| usize::try_from(k) != Ok(w))
-            || ks.len() != ws.len() - 2
-        {
-            bail!("kernel_shape {ks:?} does not match the weight {ws:?}");
-        }
-    }
+    let ws = weight_shape(attrs, xs, packed_shape, ys)?;
+    let is_packed = packed(attrs)?;
+    let geo = Geometry::new(attrs, xs, &ws, ys)?;
+    let m = geo.m;
     if let Some((bs, _)) = bias {
         if bs != [m] {
             bail!("bias {bs:?} must be [{m}]");
         }
     }
-    let win = Window::new(attrs, &xs[2..], &ws[2..], false, &ys[2..])?.to_3d();
+    let bias = bias.map(|(_, b)| b);
+    if geo.depthwise() {
+        if is_packed {
+            bail!("a depthwise Conv reads its weights unpacked");
+        }
+        let args = Depthwise {
+            geo: &geo,
+            x,
+            w,
+            bias,
+            act,
+        };
+        let floats: &mut [f32] = bytemuck::cast_slice_mut(scratch);
+        if let Some(plane) = Plane::of(&geo.win).filter(|p| p.len() <= floats.len()) {
+            let pad = &mut floats[..plane.len()];
+            return dispatch!(
+                padded_portable,
+                padded_avx2,
+                padded_avx512,
+                (&args, &plane, pad, y)
+            );
+        }
+        return dispatch!(
+            depthwise_portable,
+            depthwise_avx2,
+            depthwise_avx512,
+            (&args, y)
+        );
+    }
+    let win = &geo.win;
+    let (c, group) = (geo.c, geo.group);
     let (cg, mg) = (c / group, m / group);
     let in_plane: usize = win.input.iter().product();
     let out_plane: usize = win.output.iter().product();
-    let taps: usize = win.kernel.iter().product();
-    let [kd, kh, kw] = [win.kernel[0], win.kernel[1], win.kernel[2]];
+    let k = cg * geo.taps();
+    let panels = mg.div_ceil(PANEL);
+    let packed_rows: &[Row] = w.as_chunks::<PANEL>().0;
+    let buf = gemm::panel_buffer(scratch);
+    for b in 0..geo.n {
+        for g in 0..group {
+            let xg = &x[(b * c + g * cg) * in_plane..][..cg * in_plane];
+            let mut p = Product {
+                m: mg,
+                n: out_plane,
+                k,
+                c: &mut y[(b * m + g * mg) * out_plane..][..mg * out_plane],
+                ldc: out_plane,
+                bias: bias.map_or(Bias::None, |bias| Bias::Row(&bias[g * mg..][..mg])),
+                act,
+            };
+            let a = if is_packed {
+                A::Packed(&packed_rows[g * panels * k..][..panels * k])
+            } else {
+                A::Rows {
+                    a: &w[g * mg * k..][..mg * k],
+                    lda: k,
+                }
+            };
+            if geo.pointwise() {
+                let rm = RowMajor {
+                    b: xg,
+                    ld: in_plane,
+                };
+                gemm::product(&mut p, a, B::Pack(&rm), buf)?;
+            } else {
+                gemm::product(&mut p, a, B::Pack(&Im2col { x: xg, win }), buf)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `B` of a Conv as a product: row `(input channel, kd, kh, kw)`, column = output pixel, the
+/// input element that tap reads for that pixel (zero in the padding).
+struct Im2col<'a> {
+    /// The group's input channels, one plane after the other.
+    x: &'a [f32],
+    win: &'a Window,
+}
+
+impl Panel for Im2col<'_> {
+    fn pack(&self, k0: usize, n0: usize, w: usize, nr: usize, dst: &mut [Row]) {
+        let win = self.win;
+        let [kd, kh, kw] = [win.kernel[0], win.kernel[1], win.kernel[2]];
+        let [ih, iw] = [win.input[1], win.input[2]];
+        let [oh, ow] = [win.output[1], win.output[2]];
+        let in_plane = win.input[0] * ih * iw;
+        let sw = win.strides[2];
+        let taps = kd * kh * kw;
+        // The panel's columns as runs along output rows: (first column, depth, row, first x, length).
+        let mut runs = [(0usize, 0usize, 0usize, 0usize, 0usize); PANEL];
+        let mut count = 0;
+        let mut j = 0;
+        while j < w && count < PANEL {
+            let pos = n0 + j;
+            let (xo, yo, zo) = (pos % ow, (pos / ow) % oh, pos / (ow * oh));
+            let len = (ow - xo).min(w - j);
+            runs[count] = (j, zo, yo, xo, len);
+            count += 1;
+            j += len;
+        }
+        let runs = &runs[..count];
+        // The first row's input channel and tap, then counted up row by row.
+        let (mut ci, t) = (k0 / taps, k0 % taps);
+        let (mut td, mut th, mut tw) = (t / (kh * kw), (t / kw) % kh, t % kw);
+        for row in dst.iter_mut() {
+            let plane = &self.x[ci * in_plane..][..in_plane];
+            row[w..nr].fill(0.0);
+            // Output columns whose tap `tw` is inside the input.
+            let cols = win.valid_outputs(2, tw);
+            for &(j, zo, yo, xo, len) in runs {
+                let seg = &mut row[j..j + len];
+                match (win.source(0, zo, td), win.source(1, yo, th)) {
+                    (Some(zi), Some(yi)) => {
+                        let src = &plane[(zi * ih + yi) * iw..][..iw];
+                        let lo = cols.start.clamp(xo, xo + len);
+                        let hi = cols.end.clamp(lo, xo + len);
+                        seg[..lo - xo].fill(0.0);
+                        seg[hi - xo..].fill(0.0);
+                        if let (true, Some(first)) = (hi > lo, win.source(2, lo, tw)) {
+                            let out = &mut seg[lo - xo..hi - xo];
+                            if sw == 1 {
+                                out.copy_from_slice(&src[first..first + out.len()]);
+                            } else {
+                                for (t, o) in out.iter_mut().enumerate() {
+                                    *o = src[first + t * sw];
+                                }
+                            }
+                        }
+                    }
+                    _ => seg.fill(0.0),
+                }
+            }
+            tw += 1;
+            if tw == kw {
+                tw = 0;
+                th += 1;
+                if th == kh {
+                    th = 0;
+                    td += 1;
+                    if td == kd {
+                        td = 0;
+                        ci += 1;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A depthwise Conv's operands.
+struct Depthwise<'a> {
+    geo: &'a Geometry,
+    x: &'a [f32],
+    w: &'a [f32],
+    bias: Option<&'a [f32]>,
+    act: Activation,
+}
+
+/// A depthwise Conv's input plane with its padding, in the node's scratch: each padded row split
+/// by column into `stride` phases (column `x` in phase `x % stride` at `x / stride`), so that
+/// every tap reads consecutive elements for consecutive output columns whatever the stride.
+struct Plane {
+    /// Padded rows and the phases' length.
+    rows: usize,
+    phase: usize,
+    stride: usize,
+    /// Zeros before the first input row and column.
+    top: usize,
+    left: usize,
+}
+
+impl Plane {
+    /// The plane of a 1-D or 2-D window (a 3-D one computes directly).
+    fn of(win: &Window) -> Option<Plane> {
+        if win.input[0] != 1 || win.kernel[0] != 1 || win.output[0] != 1 {
+            return None;
+        }
+        let rows = win.input[1] + win.pad_begin[1] + win.pad_end[1];
+        let cols = win.input[2] + win.pad_begin[2] + win.pad_end[2];
+        let stride = win.strides[2];
+        let plane = Plane {
+            rows,
+            phase: cols.div_ceil(stride),
+            stride,
+            top: win.pad_begin[1],
+            left: win.pad_begin[2],
+        };
+        // At most 4 Mi floats (16 MiB): a larger plane computes directly.
+        (plane.len() <= 1 << 22).then_some(plane)
+    }
+
+    fn row_len(&self) -> usize {
+        self.phase * self.stride
+    }
+
+    fn len(&self) -> usize {
+        self.rows * self.row_len()
+    }
+
+    /// Copies `plane` (`ih x iw`) into `pad`, zeros around it.
+    fn fill(&self, plane: &[f32], ih: usize, iw: usize, pad: &mut [f32]) {
+        let rl = self.row_len();
+        for (r, row) in pad.chunks_exact_mut(rl).enumerate() {
+            row.fill(0.0);
+            let Some(yi) = r.checked_sub(self.top).filter(|&y| y < ih) else {
+                continue;
+            };
+            let src = &plane[yi * iw..][..iw];
+            if self.stride == 1 {
+                row[self.left..self.left + iw].copy_from_slice(src);
+            } else {
+                // Column `left + x` goes to phase `(left + x) % stride`, at `(left + x) / stride`:
+                // per phase, every `stride`-th input column.
+                let st = self.stride;
+                for ph in 0..st {
+                    let x0 = (ph + st - self.left % st) % st;
+                    if x0 >= iw {
+                        continue;
+                    }
+                    let at = (self.left + x0) / st;
+                    let dst = &mut row[ph * self.phase + at..(ph + 1) * self.phase];
+                    for (d, &v) in dst.iter_mut().zip(src[x0..].iter().step_by(st)) {
+                        *d = v;
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn padded_portable(
+    d: &Depthwise<'_>,
+    plane: &Plane,
+    pad: &mut [f32],
+    y: &mut [f32],
+) -> Result<(), KernelError> {
+    padded(d, plane, pad, y)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn padded_avx2(
+    d: &Depthwise<'_>,
+    plane: &Plane,
+    pad: &mut [f32],
+    y: &mut [f32],
+) -> Result<(), KernelError> {
+    padded(d, plane, pad, y)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn padded_avx512(
+    d: &Depthwise<'_>,
+    plane: &Plane,
+    pad: &mut [f32],
+    y: &mut [f32],
+) -> Result<(), KernelError> {
+    padded(d, plane, pad, y)
+}
+
+/// The depthwise method on a padded plane: output row by output row (in cache), every tap (in
+/// the order (kh, kw), the padding's zeros included) adds its products to the whole row with no
+/// edge to test; then the bias and the activation.
+#[inline(always)]
+fn padded(
+    d: &Depthwise<'_>,
+    plane: &Plane,
+    pad: &mut [f32],
+    y: &mut [f32],
+) -> Result<(), KernelError> {
+    let geo = d.geo;
+    let win = &geo.win;
+    let (c, m) = (geo.c, geo.m);
+    let mg = m / geo.group;
+    let [ih, iw] = [win.input[1], win.input[2]];
+    let [kh, kw] = [win.kernel[1], win.kernel[2]];
     let [oh, ow] = [win.output[1], win.output[2]];
+    let (sh, dh, dw) = (win.strides[1], win.dilations[1], win.dilations[2]);
+    let (s, phase, rl) = (plane.stride, plane.phase, plane.row_len());
+    let taps = kh * kw;
+    let (in_plane, out_plane) = (ih * iw, oh * ow);
+    // Where tap `tw` reads output column 0 in a padded row (for the first 32 taps; a wider
+    // kernel computes the rest as it goes).
+    let offset = |tw: usize| ((tw * dw) % s) * phase + (tw * dw) / s;
+    let mut offsets = [0usize; 32];
+    for (tw, o) in offsets.iter_mut().enumerate().take(kw) {
+        *o = offset(tw);
+    }
+    let offset = |tw: usize| offsets.get(tw).copied().unwrap_or_else(|| offset(tw));
+    for b in 0..geo.n {
+        for oc in 0..m {
+            let ic = oc / mg;
+            let filled = oc % mg == 0;
+            if filled {
+                plane.fill(&d.x[(b * c + ic) * in_plane..][..in_plane], ih, iw, pad);
+            }
+            let pad: &[f32] = pad;
+            let weights = &d.w[oc * taps..][..taps];
+            let bv = d.bias.map_or(0.0, |bias| bias[oc]);
+            let out = &mut y[(b * m + oc) * out_plane..][..out_plane];
+            for (yo, row_out) in out.chunks_exact_mut(ow).enumerate() {
+                row_out.fill(0.0);
+                for th in 0..kh {
+                    let row = &pad[(yo * sh + th * dh) * rl..][..rl];
+                    for tw in 0..kw {
+                        let wv = weights[th * kw + tw];
+                        let src = &row[offset(tw)..][..ow];
+                        for (o, &v) in row_out.iter_mut().zip(src) {
+                            *o += wv * v;
+                        }
+                    }
+                }
+                if d.bias.is_some() {
+                    row_out.iter_mut().for_each(|v| *v += bv);
+                }
+                d.act.apply(row_out);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn depthwise_portable(d: &Depthwise<'_>, y: &mut [f32]) -> Result<(), KernelError> {
+    depthwise(d, y)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn depthwise_avx2(d: &Depthwise<'_>, y: &mut [f32]) -> Result<(), KernelError> {
+    depthwise(d, y)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn depthwise_avx512(d: &Depthwise<'_>, y: &mut [f32]) -> Result<(), KernelError> {
+    depthwise(d, y)
+}
+
+/// The depthwise method: output row by output row, each tap in order over the whole row.
+#[inline(always)]
+fn depthwise(d: &Depthwise<'_>, y: &mut [f32]) -> Result<(), KernelError> {
+    let geo = d.geo;
+    let win = &geo.win;
+    let (c, m) = (geo.c, geo.m);
+    let mg = m / geo.group;
+    let in_plane: usize = win.input.iter().product();
+    let out_plane: usize = win.output.iter().product();
+    let taps = geo.taps();
+    let [kd, kh, kw] = [win.kernel[0], win.kernel[1], win.kernel[2]];
+    let [od, oh, ow] = [win.output[0], win.output[1], win.output[2]];
     let [ih, iw] = [win.input[1], win.input[2]];
     let sw = win.strides[2];
-    for b in 0..n {
+    for b in 0..geo.n {
         for oc in 0..m {
-            let g = oc / mg;
+            let ic = oc / mg;
+            let plane = &d.x[(b * c + ic) * in_plane..][..in_plane];
+            let weights = &d.w[oc * taps..][..taps];
             let out = &mut y[(b * m + oc) * out_plane..][..out_plane];
-            out.fill(0.0);
-            for ci in 0..cg {
-                let ic = g * cg + ci;
-                let plane = &x[(b * c + ic) * in_plane..][..in_plane];
-                let weights = &w[(oc * cg + ci) * taps..][..taps];
-                for td in 0..kd {
-                    for th in 0..kh {
-                        for tw in 0..kw {
-                            let wv = weights[(td * kh + th) * kw + tw];
-                            let cols = win.valid_outputs(2, tw);
-                            if cols.is_empty() {
+            for zo in 0..od {
+                for yo in 0..oh {
+                    let row_out = &mut out[(zo * oh + yo) * ow..][..ow];
+                    row_out.fill(0.0);
+                    for td in 0..kd {
+                        let Some(zi) = win.source(0, zo, td) else {
+                            continue;
+                        };
+                        for th in 0..kh {
+                            let Some(yi) = win.source(1, yo, th) else {
                                 continue;
-                            }
-                            // First input column read by output column `cols.start`.
-                            let Some(first) = win.source(2, cols.start, tw) else {
-                                bail!("output column {} reads outside the input", cols.start);
                             };
-                            for zo in win.valid_outputs(0, td) {
-                                let Some(zi) = win.source(0, zo, td) else {
-                                    bail!("output depth {zo} reads outside the input");
+                            let row_in = &plane[(zi * ih + yi) * iw..][..iw];
+                            for tw in 0..kw {
+                                let wv = weights[(td * kh + th) * kw + tw];
+                                let cols = win.valid_outputs(2, tw);
+                                if cols.is_empty() {
+                                    continue;
+                                }
+                                let Some(first) = win.source(2, cols.start, tw) else {
+                                    bail!("output column {} reads outside the input", cols.start);
                                 };
-                                for yo in win.valid_outputs(1, th) {
-                                    let Some(yi) = win.source(1, yo, th) else {
-                                        bail!("output row {yo} reads outside the input");
-                                    };
-                                    let row_in = &plane[(zi * ih + yi) * iw..][..iw];
-                                    let row_out = &mut out[(zo * oh + yo) * ow..][..ow];
-                                    let dst = &mut row_out[cols.clone()];
-                                    if sw == 1 {
-                                        let src = &row_in[first..first + dst.len()];
-                                        for (o, &v) in dst.iter_mut().zip(src) {
-                                            *o += wv * v;
-                                        }
-                                    } else {
-                                        for (k, o) in dst.iter_mut().enumerate() {
-                                            *o += wv * row_in[first + k * sw];
-                                        }
+                                let dst = &mut row_out[cols];
+                                if sw == 1 {
+                                    let src = &row_in[first..first + dst.len()];
+                                    for (o, &v) in dst.iter_mut().zip(src) {
+                                        *o += wv * v;
+                                    }
+                                } else {
+                                    for (k, o) in dst.iter_mut().enumerate() {
+                                        *o += wv * row_in[first + k * sw];
                                     }
                                 }
                             }
                         }
                     }
-                }
-            }
-            if let Some((_, bv)) = bias {
-                for o in out.iter_mut() {
-                    *o += bv[oc];
+                    if let Some(bias) = d.bias {
+                        let bv = bias[oc];
+                        row_out.iter_mut().for_each(|o| *o += bv);
+                    }
+                    d.act.apply(row_out);
                 }
             }
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::simd::{Level, detected, limit};
+    use crate::{Attr, Attrs, Data, DataMut, Input, Output, run, scratch_len};
+    use std::vec;
+    use std::vec::Vec;
+
+    fn values(n: usize, seed: u32) -> Vec<f32> {
+        let mut s = seed.wrapping_mul(2_654_435_761).max(1);
+        (0..n)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 17;
+                s ^= s << 5;
+                (s >> 8) as f32 / (1u32 << 23) as f32 - 1.0
+            })
+            .collect()
+    }
+
+    /// Runs a Conv with `words` of scratch (`None`: what `scratch_len` says).
+    fn conv(
+        attrs: &Attrs<'_>,
+        xs: &[usize],
+        ws: &[usize],
+        ys: &[usize],
+        words: Option<usize>,
+    ) -> Vec<f32> {
+        let x = values(xs.iter().product(), 1);
+        let w = values(ws.iter().product(), 2);
+        let b = values(ws[0], 3);
+        let bs = [ws[0]];
+        let inputs = [
+            Input::Value {
+                shape: xs,
+                data: Data::F32(&x),
+            },
+            Input::Value {
+                shape: ws,
+                data: Data::F32(&w),
+            },
+            Input::Value {
+                shape: &bs,
+                data: Data::F32(&b),
+            },
+        ];
+        let words = words.unwrap_or_else(|| {
+            scratch_len("Conv", attrs, &[Some(xs), Some(ws), Some(&bs)], &[ys]).unwrap()
+        });
+        let mut scratch = vec![0u64; words];
+        let mut y = vec![f32::NAN; ys.iter().product()];
+        let mut outputs = [Output {
+            shape: ys,
+            data: DataMut::F32(&mut y),
+        }];
+        run("Conv", attrs, &inputs, &mut outputs, &mut scratch).unwrap();
+        y
+    }
+
+    /// The padded-plane depthwise method gives the bits of the direct one (finite weights: the
+    /// padding's zero products change no sum), at every level.
+    #[test]
+    #[allow(clippy::type_complexity)]
+    fn depthwise_methods_agree() {
+        let cases: [(&[(&str, Attr<'_>)], [usize; 4], [usize; 4], [usize; 4]); 5] = [
+            (
+                &[("group", Attr::Int(8)), ("pads", Attr::Ints(&[1, 1, 1, 1]))],
+                [1, 8, 19, 21],
+                [8, 1, 3, 3],
+                [1, 8, 19, 21],
+            ),
+            (
+                &[
+                    ("group", Attr::Int(4)),
+                    ("pads", Attr::Ints(&[0, 1, 2, 1])),
+                    ("strides", Attr::Ints(&[2, 2])),
+                ],
+                [2, 4, 17, 33],
+                [4, 1, 3, 3],
+                [2, 4, 9, 17],
+            ),
+            (
+                &[
+                    ("group", Attr::Int(3)),
+                    ("pads", Attr::Ints(&[2, 2, 2, 2])),
+                    ("dilations", Attr::Ints(&[2, 2])),
+                    ("activation", Attr::Str("Relu")),
+                ],
+                [1, 3, 9, 40],
+                [6, 1, 3, 3],
+                [1, 6, 9, 40],
+            ),
+            (
+                &[
+                    ("group", Attr::Int(5)),
+                    ("pads", Attr::Ints(&[2, 2, 2, 2])),
+                    ("strides", Attr::Ints(&[3, 3])),
+                ],
+                [1, 5, 14, 50],
+                [5, 1, 5, 5],
+                [1, 5, 5, 17],
+            ),
+            (
+                &[
+                    ("group", Attr::Int(2)),
+                    ("auto_pad", Attr::Str("SAME_UPPER")),
+                ],
+                [1, 2, 6, 16],
+                [2, 1, 4, 4],
+                [1, 2, 6, 16],
+            ),
+        ];
+        for (attrs, xs, ws, ys) in cases {
+            let attrs = Attrs::new(attrs);
+            let direct = conv(&attrs, &xs, &ws, &ys, Some(0));
+            for level in [Level::Portable, Level::Avx2, Level::Avx512] {
+                if level > detected() {
+                    continue;
+                }
+                limit(level);
+                let padded = conv(&attrs, &xs, &ws, &ys, None);
+                for (a, b) in padded.iter().zip(&direct) {
+                    assert_eq!(a.to_bits(), b.to_bits(), "{xs:?} {ws:?} at {level:?}");
+                }
+            }
+            limit(Level::Avx512);
+        }
+    }
 }

@@ -9,7 +9,9 @@
 //! temporary as large as a tensor (TopK's sort order, Resize's interpolation taps) is *scratch*
 //! memory the caller provides, sized at build time by [`scratch_len`] and planned by memplan
 //! into the arena like any tensor. Float math comes from `libm`, so a network computes the same
-//! bits on the host and on a microcontroller. The crate forbids `unsafe` code.
+//! bits on the host and on a microcontroller. The only `unsafe` code is the CPU check and the
+//! calls of the AVX2 and AVX-512 builds of the heavy kernels in [`simd`] (which compute the same
+//! bits as the portable build).
 //!
 //! ## Stack
 //!
@@ -121,11 +123,13 @@
 //!   `as`), the same on every target.
 
 #![no_std]
-#![forbid(unsafe_code)]
+// `unsafe` only in `simd`: calls of `#[target_feature]` builds after the CPU was asked.
+#![deny(unsafe_code)]
 
 #[cfg(test)]
 extern crate std;
 
+mod activation;
 mod attrs;
 mod binary;
 mod broadcast;
@@ -139,9 +143,11 @@ mod erf;
 mod error;
 mod expand;
 mod gather;
+mod gemm;
 mod generate;
 mod matmul;
 mod normalization;
+pub mod pack;
 mod pad;
 mod pool;
 pub mod program;
@@ -150,6 +156,7 @@ mod reduce;
 mod reshape;
 mod resize;
 mod scatter;
+pub mod simd;
 mod slice;
 mod space_depth;
 mod spatial;
@@ -202,6 +209,9 @@ pub fn scratch_len(
 ) -> Result<usize, KernelError> {
     match op_type {
         "TopK" => topk::scratch_len(attrs, input_shapes, output_shapes),
+        "Conv" => conv::scratch_len(attrs, input_shapes, output_shapes),
+        "Gemm" => matmul::gemm_scratch_len(attrs, input_shapes),
+        "MatMul" => matmul::matmul_scratch_len(attrs, input_shapes),
         "Resize" | "Upsample" => resize::scratch_len(attrs, input_shapes, output_shapes),
         _ => Ok(0),
     }
@@ -237,7 +247,7 @@ fn dispatch(
         "Cast" => cast::cast(attrs, inputs, outputs),
         "Concat" => concat_split::concat(attrs, inputs, outputs),
         "ConstantOfShape" => generate::constant_of_shape(attrs, inputs, outputs),
-        "Conv" => conv::conv(attrs, inputs, outputs),
+        "Conv" => conv::conv(attrs, inputs, outputs, scratch),
         "ConvTranspose" => conv_transpose::conv_transpose(attrs, inputs, outputs),
         "CumSum" => cumsum::cumsum(attrs, inputs, outputs),
         "DepthToSpace" => space_depth::space_depth(attrs, inputs, outputs, true),
@@ -246,7 +256,7 @@ fn dispatch(
         "Expand" => expand::expand(inputs, outputs),
         "Gather" => gather::gather(attrs, inputs, outputs),
         "GatherElements" => gather::gather_elements(attrs, inputs, outputs),
-        "Gemm" => matmul::gemm(attrs, inputs, outputs),
+        "Gemm" => matmul::gemm(attrs, inputs, outputs, scratch),
         "GlobalAveragePool" => pool::global(inputs, outputs, false),
         "GlobalMaxPool" => pool::global(inputs, outputs, true),
         "Hardmax" => topk::hardmax(attrs, inputs, outputs),
@@ -257,7 +267,7 @@ fn dispatch(
         "LayerNormalization" => normalization::layer_norm(attrs, inputs, outputs),
         "LogSoftmax" => normalization::softmax(attrs, inputs, outputs, true),
         "LpNormalization" => normalization::lp_norm(attrs, inputs, outputs),
-        "MatMul" => matmul::matmul(inputs, outputs),
+        "MatMul" => matmul::matmul(attrs, inputs, outputs, scratch),
         "MaxPool" => pool::pool(attrs, inputs, outputs, true),
         "OneHot" => topk::one_hot(attrs, inputs, outputs),
         "Pad" => pad::pad(attrs, inputs, outputs),

@@ -1,30 +1,83 @@
 //! MatMul (numpy `matmul`: batch broadcasting, 1-D operands) and Gemm
-//! (`alpha * op(A) * op(B) + beta * C`, C broadcast to the result).
+//! (`alpha * op(A) * op(B) + beta * C`, C broadcast to the result), with an optional fused
+//! activation on Gemm ([`crate::activation`]).
 //!
-//! Every output element sums its products in increasing `k`, starting from zero. MatMul walks
-//! `i, k, j` so that the inner loop streams a row of B into a row of the output.
+//! Both are matrix products of [`crate::gemm`]. A constant right operand is usually packed at
+//! build time (attribute `packed = 16`, see [`crate::pack`]) and read in place; otherwise it is
+//! packed a panel at a time into the node's scratch. A single row times an unpacked matrix (`m =
+//! 1`) adds a row of B at a time into the output, with no packing. Every output element sums its
+//! products in increasing `k`, starting from zero, then Gemm scales by `alpha` and adds `beta *
+//! C`.
 
+use crate::activation::Activation;
 use crate::attrs::Attrs;
 use crate::broadcast::{broadcast_shapes, broadcast_strides, for_each};
 use crate::error::{KernelError, bail};
+use crate::gemm::{self, A, B, Bias, PANEL, Product, Row, RowMajor, Transposed};
+use crate::pack;
 use crate::tensor::{Dims, Input, Output, collect, expect_shape, opt_value, output, push, typed};
 
-/// `c[m x n] = a[m x k] * b[k x n]`, summing over `k` in increasing order.
-fn matmul_block(a: &[f32], b: &[f32], c: &mut [f32], m: usize, k: usize, n: usize) {
-    for i in 0..m {
-        let row = &mut c[i * n..][..n];
-        row.fill(0.0);
-        for (kk, &av) in a[i * k..][..k].iter().enumerate() {
-            let brow = &b[kk * n..][..n];
-            for (o, &bv) in row.iter_mut().zip(brow) {
-                *o += av * bv;
-            }
+/// `c = a b` for one row `a` (`k`) and a row-major `b` (`k x n`, row stride `ld`): every element
+/// `((0 + a0 b0) + a1 b1) + ...`, as the product computes it.
+fn row_times(a: &[f32], b: &[f32], ld: usize, c: &mut [f32]) {
+    let n = c.len();
+    c.fill(0.0);
+    for (p, &av) in a.iter().enumerate() {
+        let row = &b[p * ld..][..n];
+        for (o, &bv) in c.iter_mut().zip(row) {
+            *o += av * bv;
         }
     }
 }
 
+/// Whether the node's right operand is packed (`packed = 16`).
+fn packed(attrs: &Attrs<'_>) -> Result<bool, KernelError> {
+    match attrs.int("packed", 0)? {
+        0 => Ok(false),
+        p if p == PANEL as i64 => Ok(true),
+        p => bail!("packed = {p} is not supported (the panels are {PANEL} wide)"),
+    }
+}
+
+/// A packed operand's elements as panel rows.
+fn rows(data: &[f32]) -> &[Row] {
+    data.as_chunks::<PANEL>().0
+}
+
+/// Scratch words of MatMul: a panel of A, and one of B unless it is packed.
+pub(crate) fn matmul_scratch_len(
+    attrs: &Attrs<'_>,
+    input_shapes: &[Option<&[usize]>],
+) -> Result<usize, KernelError> {
+    let packed = packed(attrs)?;
+    Ok(match input_shapes.first() {
+        Some(Some(sa)) if !sa.is_empty() => gemm::scratch_words(sa[sa.len() - 1], true, !packed),
+        _ => 0,
+    })
+}
+
+/// Scratch words of Gemm: a panel of A, and one of B unless it is packed.
+pub(crate) fn gemm_scratch_len(
+    attrs: &Attrs<'_>,
+    input_shapes: &[Option<&[usize]>],
+) -> Result<usize, KernelError> {
+    let trans_a = attrs.int("transA", 0)? != 0;
+    let packed = packed(attrs)?;
+    Ok(match input_shapes.first() {
+        Some(Some(sa)) if sa.len() == 2 => {
+            gemm::scratch_words(sa[usize::from(!trans_a)], true, !packed)
+        }
+        _ => 0,
+    })
+}
+
 /// MatMul.
-pub(crate) fn matmul(inputs: &[Input<'_>], outputs: &mut [Output<'_>]) -> Result<(), KernelError> {
+pub(crate) fn matmul(
+    attrs: &Attrs<'_>,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+    scratch: &mut [u64],
+) -> Result<(), KernelError> {
     let (sa, a) = typed::<f32>(inputs, 0)?;
     let (sb, b) = typed::<f32>(inputs, 1)?;
     let (sy, y) = output::<f32>(outputs, 0)?;
@@ -37,17 +90,49 @@ pub(crate) fn matmul(inputs: &[Input<'_>], outputs: &mut [Output<'_>]) -> Result
     } else {
         collect(sa.iter().copied())?
     };
+    let (m, k) = (ma[ma.len() - 2], ma[ma.len() - 1]);
+    let batch_a = &ma[..ma.len() - 2];
+    let buf = gemm::panel_buffer(scratch);
+    if packed(attrs)? {
+        // B is a packed k x n matrix, n the output's last dimension.
+        let n = sy.last().copied().unwrap_or(0);
+        if pack::matrix_shape(k, n).as_ref().map(|s| &s[..]) != Some(sb) {
+            bail!("packed operand {sb:?} does not fit {sa:?} and the output {sy:?}");
+        }
+        let mut want: Dims = collect(batch_a.iter().copied())?;
+        if sa.len() > 1 {
+            push(&mut want, m)?;
+        }
+        push(&mut want, n)?;
+        expect_shape(0, sy, &want)?;
+        let batches: usize = batch_a.iter().product();
+        for i in 0..batches {
+            let mut p = Product {
+                m,
+                n,
+                k,
+                c: &mut y[i * m * n..][..m * n],
+                ldc: n,
+                bias: Bias::None,
+                act: Activation::None,
+            };
+            let a = A::Rows {
+                a: &a[i * m * k..][..m * k],
+                lda: k,
+            };
+            gemm::product::<RowMajor<'_>>(&mut p, a, B::Packed(rows(b)), buf)?;
+        }
+        return Ok(());
+    }
     let mb: Dims = if sb.len() == 1 {
         collect([sb[0], 1])?
     } else {
         collect(sb.iter().copied())?
     };
-    let (m, k) = (ma[ma.len() - 2], ma[ma.len() - 1]);
     let (k2, n) = (mb[mb.len() - 2], mb[mb.len() - 1]);
     if k != k2 {
         bail!("cannot multiply {sa:?} by {sb:?}: inner dimensions {k} and {k2} differ");
     }
-    let batch_a = &ma[..ma.len() - 2];
     let batch_b = &mb[..mb.len() - 2];
     let batch = broadcast_shapes(&[batch_a, batch_b])?;
     let mut want = batch.clone();
@@ -62,17 +147,31 @@ pub(crate) fn matmul(inputs: &[Input<'_>], outputs: &mut [Output<'_>]) -> Result
         broadcast_strides(batch_a, &batch)?,
         broadcast_strides(batch_b, &batch)?,
     ];
+    let mut result = Ok(());
     for_each(&batch, &strides, |i, o| {
-        matmul_block(
-            &a[o[0] * m * k..][..m * k],
-            &b[o[1] * k * n..][..k * n],
-            &mut y[i * m * n..][..m * n],
+        if result.is_err() {
+            return;
+        }
+        let a = &a[o[0] * m * k..][..m * k];
+        let b = &b[o[1] * k * n..][..k * n];
+        let c = &mut y[i * m * n..][..m * n];
+        if m == 1 {
+            row_times(a, b, n, c);
+            return;
+        }
+        let mut p = Product {
             m,
-            k,
             n,
-        );
+            k,
+            c,
+            ldc: n,
+            bias: Bias::None,
+            act: Activation::None,
+        };
+        let rm = RowMajor { b, ld: n };
+        result = gemm::product(&mut p, A::Rows { a, lda: k }, B::Pack(&rm), buf);
     })?;
-    Ok(())
+    result
 }
 
 /// Gemm.
@@ -80,14 +179,18 @@ pub(crate) fn gemm(
     attrs: &Attrs,
     inputs: &[Input<'_>],
     outputs: &mut [Output<'_>],
+    scratch: &mut [u64],
 ) -> Result<(), KernelError> {
     let alpha = attrs.float("alpha", 1.0)?;
     let beta = attrs.float("beta", 1.0)?;
     let trans_a = attrs.int("transA", 0)? != 0;
     let trans_b = attrs.int("transB", 0)? != 0;
+    let packed = packed(attrs)?;
+    let act = Activation::from_attrs(attrs)?;
     let (sa, a) = typed::<f32>(inputs, 0)?;
     let (sb, b) = typed::<f32>(inputs, 1)?;
-    if sa.len() != 2 || sb.len() != 2 {
+    let (sy, y) = output::<f32>(outputs, 0)?;
+    if sa.len() != 2 || sy.len() != 2 || (sb.len() != 2 && !packed) {
         bail!("Gemm operands must be matrices, found {sa:?} and {sb:?}");
     }
     let (m, k) = if trans_a {
@@ -95,14 +198,26 @@ pub(crate) fn gemm(
     } else {
         (sa[0], sa[1])
     };
-    let (k2, n) = if trans_b {
-        (sb[1], sb[0])
+    let n = if packed {
+        if trans_a || trans_b {
+            bail!("a packed Gemm has transA = 0 and transB = 0");
+        }
+        let n = sy[1];
+        if pack::matrix_shape(k, n).as_ref().map(|s| &s[..]) != Some(sb) {
+            bail!("packed operand {sb:?} does not fit {sa:?} and the output {sy:?}");
+        }
+        n
     } else {
-        (sb[0], sb[1])
+        let (k2, n) = if trans_b {
+            (sb[1], sb[0])
+        } else {
+            (sb[0], sb[1])
+        };
+        if k != k2 {
+            bail!("cannot multiply {sa:?} by {sb:?} (transA {trans_a}, transB {trans_b})");
+        }
+        n
     };
-    if k != k2 {
-        bail!("cannot multiply {sa:?} by {sb:?} (transA {trans_a}, transB {trans_b})");
-    }
     let c = match opt_value(inputs, 2)? {
         None => None,
         Some(_) => {
@@ -111,8 +226,37 @@ pub(crate) fn gemm(
             Some((c, cs))
         }
     };
-    let (sy, y) = output::<f32>(outputs, 0)?;
     expect_shape(0, sy, &[m, n])?;
+    if !trans_a {
+        let bias = Bias::Gemm {
+            alpha,
+            beta,
+            c: c.as_ref().map(|(c, cs)| (*c, cs[0], cs[1])),
+        };
+        let mut p = Product {
+            m,
+            n,
+            k,
+            c: y,
+            ldc: n,
+            bias,
+            act,
+        };
+        let a = A::Rows { a, lda: k };
+        let buf = gemm::panel_buffer(scratch);
+        return if packed {
+            gemm::product::<RowMajor<'_>>(&mut p, a, B::Packed(rows(b)), buf)
+        } else if trans_b {
+            gemm::product(&mut p, a, B::Pack(&Transposed { b, ld: k }), buf)
+        } else if m == 1 {
+            row_times(&p_a(a)[..k], b, n, &mut p.c[..n]);
+            p.finish_all();
+            Ok(())
+        } else {
+            gemm::product(&mut p, a, B::Pack(&RowMajor { b, ld: n }), buf)
+        };
+    }
+    // transA: A column by column, the plain loop (exported networks do not use it).
     let (a_row, a_col) = if trans_a { (1, m) } else { (k, 1) };
     let (b_row, b_col) = if trans_b { (1, k) } else { (n, 1) };
     for i in 0..m {
@@ -127,6 +271,15 @@ pub(crate) fn gemm(
             }
             y[i * n + j] = v;
         }
+        act.apply(&mut y[i * n..][..n]);
     }
     Ok(())
+}
+
+/// The elements of a row-major `A`.
+fn p_a<'a>(a: A<'a>) -> &'a [f32] {
+    match a {
+        A::Rows { a, .. } => a,
+        A::Packed(_) => &[],
+    }
 }

@@ -1,0 +1,206 @@
+//! A fused activation: the elementwise operator that followed a Conv or a Gemm, applied to each
+//! output element as it is finished (while it is still in cache) instead of by a node of its
+//! own. `memplan-build` fuses `Relu`, `Clip` (constant bounds), `HardSigmoid`, `HardSwish` and
+//! `LeakyRelu` into the node that produces their input, and says so with two attributes (the
+//! names ONNX Runtime's `FusedConv` uses):
+//!
+//! - `activation`: the operator's name (`"Relu"`, `"Clip"`, `"HardSigmoid"`, `"HardSwish"`,
+//!   `"LeakyRelu"`);
+//! - `activation_params`: its parameters as floats (`Clip`: `[min, max]`; `HardSigmoid`:
+//!   `[alpha, beta]`; `LeakyRelu`: `[alpha]`; none for the others).
+//!
+//! Each function is exactly the one of the standalone operator (`unary.rs`), so a fused node
+//! computes the same bits as the two nodes it replaces.
+
+use crate::attrs::Attrs;
+use crate::error::{KernelError, bail};
+
+/// The activation applied to every output element (after the bias).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Activation {
+    /// None: the identity.
+    None,
+    /// `max(x, 0)` (NaN stays NaN, as the Relu kernel).
+    Relu,
+    /// `min(max(x, lo), hi)`.
+    Clip(f32, f32),
+    /// `clamp(alpha x + beta, 0, 1)`.
+    HardSigmoid(f32, f32),
+    /// `x clamp(x / 6 + 1/2, 0, 1)`.
+    HardSwish,
+    /// `x < 0 ? alpha x : x`.
+    LeakyRelu(f32),
+}
+
+impl Activation {
+    /// The activation a node's `activation` and `activation_params` attributes name.
+    pub(crate) fn from_attrs(attrs: &Attrs<'_>) -> Result<Self, KernelError> {
+        let name = attrs.str("activation", "")?;
+        let params = attrs.floats("activation_params")?.unwrap_or(&[]);
+        let want = |n: usize| -> Result<(), KernelError> {
+            if params.len() != n {
+                bail!(
+                    "activation {name:?} takes {n} activation_params, found {}",
+                    params.len()
+                );
+            }
+            Ok(())
+        };
+        Ok(match name {
+            "" => {
+                want(0)?;
+                Activation::None
+            }
+            "Relu" => {
+                want(0)?;
+                Activation::Relu
+            }
+            "Clip" => {
+                want(2)?;
+                Activation::Clip(params[0], params[1])
+            }
+            "HardSigmoid" => {
+                want(2)?;
+                Activation::HardSigmoid(params[0], params[1])
+            }
+            "HardSwish" => {
+                want(0)?;
+                Activation::HardSwish
+            }
+            "LeakyRelu" => {
+                want(1)?;
+                Activation::LeakyRelu(params[0])
+            }
+            other => bail!(
+                "fused activation {other:?} is not supported (Relu, Clip, HardSigmoid, HardSwish, LeakyRelu are)"
+            ),
+        })
+    }
+
+    /// Applies the activation to every element of `xs`.
+    #[inline(always)]
+    pub(crate) fn apply(self, xs: &mut [f32]) {
+        match self {
+            Activation::None => {}
+            Activation::Relu => xs.iter_mut().for_each(|x| *x = relu(*x)),
+            Activation::Clip(lo, hi) => xs.iter_mut().for_each(|x| *x = clip(*x, lo, hi)),
+            Activation::HardSigmoid(alpha, beta) => xs
+                .iter_mut()
+                .for_each(|x| *x = hard_sigmoid(*x, alpha, beta)),
+            Activation::HardSwish => xs.iter_mut().for_each(|x| *x = hard_swish(*x)),
+            Activation::LeakyRelu(alpha) => xs.iter_mut().for_each(|x| *x = leaky_relu(*x, alpha)),
+        }
+    }
+}
+
+/// Relu, as the `Relu` kernel.
+#[inline(always)]
+pub(crate) fn relu(x: f32) -> f32 {
+    if x < 0.0 { 0.0 } else { x }
+}
+
+/// Clip, as the `Clip` kernel: max then min (when min > max every element becomes max).
+#[inline(always)]
+pub(crate) fn clip(x: f32, lo: f32, hi: f32) -> f32 {
+    let y = if x < lo { lo } else { x };
+    if y > hi { hi } else { y }
+}
+
+/// HardSigmoid, as the `HardSigmoid` kernel.
+#[inline(always)]
+pub(crate) fn hard_sigmoid(x: f32, alpha: f32, beta: f32) -> f32 {
+    (alpha * x + beta).clamp(0.0, 1.0)
+}
+
+/// HardSwish, as the `HardSwish` kernel (alpha 1/6, beta 1/2).
+#[inline(always)]
+pub(crate) fn hard_swish(x: f32) -> f32 {
+    x * (1.0f32 / 6.0 * x + 0.5).clamp(0.0, 1.0)
+}
+
+/// LeakyRelu, as the `LeakyRelu` kernel.
+#[inline(always)]
+pub(crate) fn leaky_relu(x: f32, alpha: f32) -> f32 {
+    if x < 0.0 { alpha * x } else { x }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Attr, Data, DataMut, Input, Output, run};
+
+    /// Every fused activation computes the bits of its standalone kernel, special values
+    /// included.
+    #[test]
+    #[allow(clippy::type_complexity)]
+    fn fused_activations_match_the_standalone_kernels() {
+        let mut xs: std::vec::Vec<f32> = (-2000..2000).map(|i| i as f32 * 0.00731).collect();
+        xs.extend([
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            0.0,
+            -0.0,
+            f32::MIN_POSITIVE,
+            -3.0,
+            3.0,
+        ]);
+        let cases: [(&str, &[(&str, Attr<'_>)], Activation); 5] = [
+            ("Relu", &[], Activation::Relu),
+            (
+                "HardSigmoid",
+                &[("alpha", Attr::Float(0.3)), ("beta", Attr::Float(0.4))],
+                Activation::HardSigmoid(0.3, 0.4),
+            ),
+            ("HardSwish", &[], Activation::HardSwish),
+            (
+                "LeakyRelu",
+                &[("alpha", Attr::Float(0.1))],
+                Activation::LeakyRelu(0.1),
+            ),
+            (
+                "Clip",
+                &[("min", Attr::Float(-1.5)), ("max", Attr::Float(6.0))],
+                Activation::Clip(-1.5, 6.0),
+            ),
+        ];
+        let shape = [xs.len()];
+        for (op, attrs, act) in cases {
+            let mut want = std::vec![0.0f32; xs.len()];
+            let inputs = [Input::Value {
+                shape: &shape,
+                data: Data::F32(&xs),
+            }];
+            let mut outputs = [Output {
+                shape: &shape,
+                data: DataMut::F32(&mut want),
+            }];
+            run(op, &Attrs::new(attrs), &inputs, &mut outputs, &mut []).unwrap();
+            let mut got = xs.clone();
+            act.apply(&mut got);
+            for (g, w) in got.iter().zip(&want) {
+                assert_eq!(g.to_bits(), w.to_bits(), "{op}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_attributes_name_the_activation() {
+        let attrs = [
+            ("activation", Attr::Str("Clip")),
+            ("activation_params", Attr::Floats(&[0.0, 6.0])),
+        ];
+        assert_eq!(
+            Activation::from_attrs(&Attrs::new(&attrs)).unwrap(),
+            Activation::Clip(0.0, 6.0)
+        );
+        assert_eq!(
+            Activation::from_attrs(&Attrs::default()).unwrap(),
+            Activation::None
+        );
+        let bad = [("activation", Attr::Str("Clip"))];
+        assert!(Activation::from_attrs(&Attrs::new(&bad)).is_err());
+        let unknown = [("activation", Attr::Str("Gelu"))];
+        assert!(Activation::from_attrs(&Attrs::new(&unknown)).is_err());
+    }
+}

@@ -1,0 +1,760 @@
+//! The matrix product behind Conv, Gemm and MatMul: `C = epilogue(A B)`, cache-blocked, with a
+//! register-tiled micro-kernel the compiler vectorises.
+//!
+//! Both operands are read as *panels*: 16 rows of `A` (or 16 columns of `B`) interleaved, one
+//! row of 16 floats per step of `k`. A constant operand (a Conv's weights, a MatMul's right
+//! matrix) is packed so at build time ([`crate::pack`]) and read in place; the other is packed
+//! at run time into the node's scratch, `kc <= 256` steps at a time: a row-major or transposed
+//! matrix, or a Conv's input seen through its window (im2col one panel at a time, never the
+//! whole matrix). The micro-kernel computes a tile of `H` rows by `W` columns (each dividing
+//! 16, so a tile lies inside its panels) with the tile's sums in registers: per step one vector
+//! of `B`'s panel row, `H` broadcasts of `A`'s, `H x W` multiplies and adds. Each row's sums are
+//! a variable of their own (`micro_fn!`), so the compiler keeps each in a vector register.
+//!
+//! Every output element is `((0 + a0 b0) + a1 b1) + ...` in increasing `k`, one panel's partial
+//! sums stored in `C` and picked up by the next: the same bits for any tile size, vector width or
+//! blocking (see [`crate::simd`]). When an element's last panel is done, the epilogue adds the
+//! bias (per row for Conv, `alpha` and `beta` for Gemm) and applies the fused activation while
+//! the tile is in registers.
+//!
+//! The packing buffers are the node's scratch ([`scratch_words`], planned in the arena); a tile
+//! is at most 16 x 16 floats (1 KiB) of stack.
+
+use crate::activation::Activation;
+use crate::error::{KernelError, bail};
+use crate::simd::dispatch;
+
+/// The width of a packed panel: 16 rows of `A` or 16 columns of `B` per row of `k`. Every
+/// micro-kernel's tile (`R` rows, `NR` columns, at most 16 each, dividing 16) is a part of one.
+pub const PANEL: usize = 16;
+/// The most rows of `k` in a panel: 256 x 16 floats is 16 KiB, well inside an L1 cache.
+pub(crate) const KC_MAX: usize = 256;
+
+/// One row of a packed panel.
+pub(crate) type Row = [f32; PANEL];
+
+/// Scratch words (`u64`) for a product with inner dimension `k` that packs `A` at run time
+/// (`pack_a`) and `B` (`pack_b`): a panel of `min(k, 256)` rows for each.
+pub(crate) fn scratch_words(k: usize, pack_a: bool, pack_b: bool) -> usize {
+    let panels = usize::from(pack_a) + usize::from(pack_b);
+    (k.clamp(1, KC_MAX) * PANEL * panels).div_ceil(2)
+}
+
+/// Scratch words as the rows of packed panels.
+pub(crate) fn panel_buffer(scratch: &mut [u64]) -> &mut [Row] {
+    let floats: &mut [f32] = bytemuck::cast_slice_mut(scratch);
+    floats.as_chunks_mut::<PANEL>().0
+}
+
+/// Writes `B` a panel at a time.
+pub(crate) trait Panel {
+    /// Writes rows `k0..k0 + dst.len()`, columns `n0..n0 + w` of `B` to columns `0..w` of
+    /// `dst`'s rows, zeros in columns `w..nr` (`w <= nr <= 16`). The caller keeps every index
+    /// inside `B`.
+    fn pack(&self, k0: usize, n0: usize, w: usize, nr: usize, dst: &mut [Row]);
+}
+
+/// `B` row-major: `B[k][j] = b[k * ld + j]`.
+pub(crate) struct RowMajor<'a> {
+    pub(crate) b: &'a [f32],
+    pub(crate) ld: usize,
+}
+
+impl Panel for RowMajor<'_> {
+    fn pack(&self, k0: usize, n0: usize, w: usize, nr: usize, dst: &mut [Row]) {
+        for (p, row) in dst.iter_mut().enumerate() {
+            let src = &self.b[(k0 + p) * self.ld + n0..][..w];
+            row[..w].copy_from_slice(src);
+            row[w..nr].fill(0.0);
+        }
+    }
+}
+
+/// `B` stored transposed: `B[k][j] = b[j * ld + k]` (Gemm's `transB`).
+pub(crate) struct Transposed<'a> {
+    pub(crate) b: &'a [f32],
+    pub(crate) ld: usize,
+}
+
+impl Panel for Transposed<'_> {
+    fn pack(&self, k0: usize, n0: usize, w: usize, nr: usize, dst: &mut [Row]) {
+        let kc = dst.len();
+        for row in dst.iter_mut() {
+            row[w..nr].fill(0.0);
+        }
+        for j in 0..w {
+            let src = &self.b[(n0 + j) * self.ld + k0..][..kc];
+            for (row, &v) in dst.iter_mut().zip(src) {
+                row[j] = v;
+            }
+        }
+    }
+}
+
+/// Where `A` (`m x k`) is.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum A<'a> {
+    /// Row-major with row stride `lda`: each tile is packed at run time.
+    Rows { a: &'a [f32], lda: usize },
+    /// Packed at build time ([`crate::pack`]): `ceil(m / 16)` panels of `k` rows of 16, the
+    /// rows past `m` zero.
+    Packed(&'a [Row]),
+}
+
+/// Where `B` (`k x n`) is.
+pub(crate) enum B<'a, P> {
+    /// Packed a panel at a time at run time by `P`.
+    Pack(&'a P),
+    /// Packed at build time ([`crate::pack`]): `ceil(n / 16)` panels of `k` rows of 16, the
+    /// columns past `n` zero.
+    Packed(&'a [Row]),
+}
+
+/// What is added to a finished element before the activation.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Bias<'a> {
+    /// Nothing.
+    None,
+    /// `bias[i]` on row `i` (a Conv's bias).
+    Row(&'a [f32]),
+    /// Gemm: `alpha * sum + beta * c[i * rs + j * cs]` (or `alpha * sum` without `c`).
+    Gemm {
+        alpha: f32,
+        beta: f32,
+        c: Option<(&'a [f32], usize, usize)>,
+    },
+}
+
+/// One product `C = act(bias(A B))` into `C` (`m x n`, row stride `ldc`).
+pub(crate) struct Product<'c, 'a> {
+    pub(crate) m: usize,
+    pub(crate) n: usize,
+    pub(crate) k: usize,
+    pub(crate) c: &'c mut [f32],
+    pub(crate) ldc: usize,
+    pub(crate) bias: Bias<'a>,
+    pub(crate) act: Activation,
+}
+
+impl Product<'_, '_> {
+    /// The epilogue on sums already in `c` (every row).
+    pub(crate) fn finish_all(&mut self) {
+        for i in 0..self.m {
+            let row = &mut self.c[i * self.ldc..][..self.n];
+            finish(self.bias, self.act, i, 0, row);
+        }
+    }
+}
+
+/// The epilogue of row `i`, columns `j0..j0 + row.len()`, on the finished sums in `row`.
+#[inline(always)]
+fn finish(bias: Bias<'_>, act: Activation, i: usize, j0: usize, row: &mut [f32]) {
+    match bias {
+        Bias::None => {}
+        Bias::Row(bias) => {
+            let b = bias[i];
+            row.iter_mut().for_each(|x| *x += b);
+        }
+        Bias::Gemm { alpha, beta, c } => match c {
+            None => row.iter_mut().for_each(|x| *x *= alpha),
+            Some((c, rs, cs)) => {
+                for (j, x) in row.iter_mut().enumerate() {
+                    *x = alpha * *x + beta * c[i * rs + (j0 + j) * cs];
+                }
+            }
+        },
+    }
+    act.apply(row);
+}
+
+/// Computes `p` from `a` and `b`, packing into `buf` (the node's scratch: a panel of `B` first
+/// when `b` is packed at run time, then one of `A` when `a` is).
+///
+/// # Errors
+/// Operands too short for the shapes, or a buffer too small for one row of each panel.
+pub(crate) fn product<P: Panel>(
+    p: &mut Product<'_, '_>,
+    a: A<'_>,
+    b: B<'_, P>,
+    buf: &mut [Row],
+) -> Result<(), KernelError> {
+    let (m, n, k) = (p.m, p.n, p.k);
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    let fits = |len: usize, rows: usize, ld: usize, cols: usize| {
+        (rows - 1)
+            .checked_mul(ld)
+            .and_then(|x| x.checked_add(cols))
+            .is_some_and(|need| need <= len)
+    };
+    let packed = |len: usize, rows: usize| {
+        rows.div_ceil(PANEL)
+            .checked_mul(k)
+            .is_some_and(|need| need <= len)
+    };
+    let a_fits = match a {
+        A::Rows { a, lda } => k == 0 || fits(a.len(), m, lda, k),
+        A::Packed(a) => packed(a.len(), m),
+    };
+    let b_fits = match b {
+        B::Pack(_) => true,
+        B::Packed(b) => packed(b.len(), n),
+    };
+    if !fits(p.c.len(), m, p.ldc, n) || !a_fits || !b_fits {
+        bail!("internal error: a matrix product's operands are shorter than its shape");
+    }
+    if let Bias::Row(bias) = p.bias {
+        if bias.len() < m {
+            bail!("internal error: the bias is shorter than the rows");
+        }
+    }
+    if k == 0 {
+        for i in 0..m {
+            p.c[i * p.ldc..][..n].fill(0.0);
+        }
+        p.finish_all();
+        return Ok(());
+    }
+    let panels = usize::from(matches!(a, A::Rows { .. })) + usize::from(matches!(b, B::Pack(_)));
+    if buf.len() < panels {
+        bail!(
+            "the scratch holds {} panel rows, the product needs at least {panels}",
+            buf.len()
+        );
+    }
+    dispatch!(
+        drive_portable::<P>,
+        drive_avx2::<P>,
+        drive_avx512::<P>,
+        (p, a, b, buf)
+    );
+    Ok(())
+}
+
+/// The portable build's tiles.
+#[cfg(target_arch = "arm")]
+fn drive_portable<P: Panel>(p: &mut Product<'_, '_>, a: A<'_>, b: B<'_, P>, buf: &mut [Row]) {
+    // 4 x 4 sums in 16 of the Cortex-M4F's 32 single-precision registers, 4 + 4 operands.
+    drive::<P, 4, 4, 1, 4, 4, 1>(p, a, b, buf);
+}
+
+/// The portable build's tiles.
+#[cfg(not(target_arch = "arm"))]
+fn drive_portable<P: Panel>(p: &mut Product<'_, '_>, a: A<'_>, b: B<'_, P>, buf: &mut [Row]) {
+    // SSE2: 4 rows x 8 columns (2 xmm registers), 8 of the 16 registers.
+    drive::<P, 4, 2, 1, 8, 4, 1>(p, a, b, buf);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn drive_avx2<P: Panel>(p: &mut Product<'_, '_>, a: A<'_>, b: B<'_, P>, buf: &mut [Row]) {
+    // 4 rows x 16 columns (2 ymm registers), 8 of the 16 registers.
+    drive::<P, 4, 2, 1, 16, 8, 4>(p, a, b, buf);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn drive_avx512<P: Panel>(p: &mut Product<'_, '_>, a: A<'_>, b: B<'_, P>, buf: &mut [Row]) {
+    // 16 rows x 16 columns (a zmm register), 16 of the 32 registers.
+    drive::<P, 16, 8, 4, 16, 8, 4>(p, a, b, buf);
+}
+
+/// The smallest of `X >= XH >= XQ >= 1` that is at least `count`.
+#[inline(always)]
+fn pick<const X: usize, const XH: usize, const XQ: usize>(count: usize) -> usize {
+    if count <= 1 {
+        1
+    } else if count <= XQ {
+        XQ
+    } else if count <= XH {
+        XH
+    } else {
+        X
+    }
+}
+
+/// The rows of `A`'s tile at `m0` (`rows` of them, `height` with the zero rows) for `k0..k0 +
+/// kc`: a part of a packed panel, or packed into `buf` now. Returns the panel rows and the
+/// tile's first column in them.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn a_tile<'x>(
+    a: &A<'x>,
+    k: usize,
+    m0: usize,
+    rows: usize,
+    height: usize,
+    k0: usize,
+    kc: usize,
+    buf: &'x mut [Row],
+) -> (&'x [Row], usize) {
+    match *a {
+        A::Packed(panels) => (&panels[(m0 / PANEL) * k + k0..][..kc], m0 % PANEL),
+        A::Rows { a, lda } => {
+            let buf = &mut buf[..kc];
+            for (p, row) in buf.iter_mut().enumerate() {
+                for i in 0..height {
+                    row[i] = if i < rows {
+                        a[(m0 + i) * lda + k0 + p]
+                    } else {
+                        0.0
+                    };
+                }
+            }
+            (buf, 0)
+        }
+    }
+}
+
+/// The blocked loops. With `B` packed at run time, each panel of `B` (`NR` columns, `kc` rows)
+/// meets every tile of rows; with `B` packed at build time, each tile of rows meets every panel.
+/// Tiles are `R` rows by `NR` columns; the last rows and columns take the smallest of the
+/// heights `R, RH, RQ, 1` and widths `NR, NH, NQ, 1` that covers them (each divides 16, so a
+/// tile stays inside its panels).
+#[inline(always)]
+fn drive<
+    P: Panel,
+    const R: usize,
+    const RH: usize,
+    const RQ: usize,
+    const NR: usize,
+    const NH: usize,
+    const NQ: usize,
+>(
+    p: &mut Product<'_, '_>,
+    a: A<'_>,
+    b: B<'_, P>,
+    buf: &mut [Row],
+) {
+    let (m, n, k) = (p.m, p.n, p.k);
+    let pack_a = matches!(a, A::Rows { .. });
+    let pack_b = matches!(b, B::Pack(_));
+    let panels = usize::from(pack_a) + usize::from(pack_b);
+    let kc_max = buf
+        .len()
+        .checked_div(panels)
+        .unwrap_or(KC_MAX)
+        .clamp(1, KC_MAX)
+        .min(k);
+    let (b_buf, rest) = buf.split_at_mut(if pack_b { kc_max } else { 0 });
+    let a_buf = &mut rest[..if pack_a { kc_max } else { 0 }];
+    let tiles = |m0: usize| {
+        let rows = (m - m0).min(R);
+        (rows, pick::<R, RH, RQ>(rows))
+    };
+    match b {
+        B::Pack(packer) => {
+            let mut n0 = 0;
+            while n0 < n {
+                let w = NR.min(n - n0);
+                let width = pick::<NR, NH, NQ>(w);
+                let mut k0 = 0;
+                while k0 < k {
+                    let kc = kc_max.min(k - k0);
+                    let panel = &mut b_buf[..kc];
+                    packer.pack(k0, n0, w, width, panel);
+                    let step = Step {
+                        n0,
+                        w,
+                        first: k0 == 0,
+                        last: k0 + kc == k,
+                    };
+                    let mut m0 = 0;
+                    while m0 < m {
+                        let (rows, height) = tiles(m0);
+                        let (at, r0) = a_tile(&a, k, m0, rows, height, k0, kc, a_buf);
+                        let t = Tile {
+                            a: at,
+                            r0,
+                            b: panel,
+                            c0: 0,
+                            m0,
+                            rows,
+                        };
+                        tile_of::<R, RH, RQ, NR, NH, NQ>(p, &t, &step, height, width);
+                        m0 += height;
+                    }
+                    k0 += kc;
+                }
+                n0 += NR;
+            }
+        }
+        B::Packed(b_panels) => {
+            let mut m0 = 0;
+            while m0 < m {
+                let (rows, height) = tiles(m0);
+                let mut k0 = 0;
+                while k0 < k {
+                    let kc = kc_max.min(k - k0);
+                    let (at, r0) = a_tile(&a, k, m0, rows, height, k0, kc, a_buf);
+                    let mut n0 = 0;
+                    while n0 < n {
+                        let w = NR.min(n - n0);
+                        let step = Step {
+                            n0,
+                            w,
+                            first: k0 == 0,
+                            last: k0 + kc == k,
+                        };
+                        let t = Tile {
+                            a: at,
+                            r0,
+                            b: &b_panels[(n0 / PANEL) * k + k0..][..kc],
+                            c0: n0 % PANEL,
+                            m0,
+                            rows,
+                        };
+                        let width = pick::<NR, NH, NQ>(w);
+                        tile_of::<R, RH, RQ, NR, NH, NQ>(p, &t, &step, height, width);
+                        n0 += NR;
+                    }
+                    k0 += kc;
+                }
+                m0 += height;
+            }
+        }
+    }
+}
+
+/// The tile of `height` rows and `width` columns (each one of the tile sizes).
+#[inline(always)]
+fn tile_of<
+    const R: usize,
+    const RH: usize,
+    const RQ: usize,
+    const NR: usize,
+    const NH: usize,
+    const NQ: usize,
+>(
+    p: &mut Product<'_, '_>,
+    t: &Tile<'_>,
+    step: &Step,
+    height: usize,
+    width: usize,
+) {
+    if height == R {
+        columns::<R, NR, NH, NQ>(p, t, step, width);
+    } else if height == RH {
+        columns::<RH, NR, NH, NQ>(p, t, step, width);
+    } else if height == RQ {
+        columns::<RQ, NR, NH, NQ>(p, t, step, width);
+    } else {
+        columns::<1, NR, NH, NQ>(p, t, step, width);
+    }
+}
+
+#[inline(always)]
+fn columns<const H: usize, const NR: usize, const NH: usize, const NQ: usize>(
+    p: &mut Product<'_, '_>,
+    t: &Tile<'_>,
+    step: &Step,
+    width: usize,
+) {
+    if width == NR {
+        tile::<H, NR>(p, t, step);
+    } else if width == NH {
+        tile::<H, NH>(p, t, step);
+    } else if width == NQ {
+        tile::<H, NQ>(p, t, step);
+    } else {
+        tile::<H, 1>(p, t, step);
+    }
+}
+
+/// Where a tile's columns are: the first, how many are inside `C`, and whether this panel of
+/// `k` is the first and the last of its columns.
+struct Step {
+    n0: usize,
+    w: usize,
+    first: bool,
+    last: bool,
+}
+
+/// A tile's operands: the rows of its `A` panel (its rows from column `r0`) and of its `B`
+/// panel (its columns from column `c0`), and its rows of `C` (`m0..m0 + rows`).
+struct Tile<'x> {
+    a: &'x [Row],
+    r0: usize,
+    b: &'x [Row],
+    c0: usize,
+    m0: usize,
+    rows: usize,
+}
+
+/// `H` rows by `W` columns of `C` (`rows <= H` and `step.w <= W` of them inside `C`).
+#[inline(always)]
+fn tile<const H: usize, const W: usize>(p: &mut Product<'_, '_>, t: &Tile<'_>, step: &Step) {
+    let (ldc, w, n0, m0) = (p.ldc, step.w, step.n0, t.m0);
+    let rows = t.rows.min(H);
+    // `sums[i]` is row `i` of the tile, a vector over its columns.
+    let mut sums = [[0.0f32; W]; H];
+    if !step.first {
+        for (i, s) in sums.iter_mut().enumerate().take(rows) {
+            s[..w].copy_from_slice(&p.c[(m0 + i) * ldc + n0..][..w]);
+        }
+    }
+    micro::<H, W>(&mut sums, t.a, t.r0, t.b, t.c0);
+    let gemm_c = matches!(p.bias, Bias::Gemm { c: Some(_), .. });
+    for (i, s) in sums.iter_mut().enumerate().take(rows) {
+        if step.last && !gemm_c {
+            // The epilogue on the whole tile row, in registers.
+            finish(p.bias, p.act, m0 + i, n0, s);
+        }
+        let out = &mut p.c[(m0 + i) * ldc + n0..][..w];
+        out.copy_from_slice(&s[..w]);
+        if step.last && gemm_c {
+            finish(p.bias, p.act, m0 + i, n0, out);
+        }
+    }
+}
+
+/// The micro-kernel: `sums[i][j] += a[p][r0 + i] * b[p][c0 + j]` for every `p` in order: per
+/// step one vector of `B` (`W` columns), `H` elements of `A`, `H x W` multiplies and adds.
+#[inline(always)]
+fn micro<const H: usize, const W: usize>(
+    sums: &mut [[f32; W]; H],
+    a: &[Row],
+    r0: usize,
+    b: &[Row],
+    c0: usize,
+) {
+    match H {
+        16 => micro16::<W>(sums, a, r0, b, c0),
+        8 => micro8::<W>(sums, a, r0, b, c0),
+        4 => micro4::<W>(sums, a, r0, b, c0),
+        2 => micro2::<W>(sums, a, r0, b, c0),
+        _ => micro1::<W>(sums, a, r0, b, c0),
+    }
+}
+
+/// A micro-kernel of `$h` rows, each row's sums a variable of its own (so that each is a vector
+/// register, whatever the compiler's unrolling limits).
+macro_rules! micro_fn {
+    ($name:ident, $h:literal, [$($s:ident $i:literal),+]) => {
+        #[inline(always)]
+        fn $name<const W: usize>(sums: &mut [[f32; W]], a: &[Row], r0: usize, b: &[Row], c0: usize) {
+            let Ok(rows) = <&mut [[f32; W]; $h]>::try_from(sums) else {
+                return;
+            };
+            let [$(mut $s),+] = *rows;
+            for (ar, br) in a.iter().zip(b) {
+                let av = part::<$h>(ar, r0);
+                let bv = part::<W>(br, c0);
+                $(
+                    let ai = av[$i];
+                    for j in 0..W {
+                        $s[j] += ai * bv[j];
+                    }
+                )+
+            }
+            *rows = [$($s),+];
+        }
+    };
+}
+micro_fn!(micro16, 16, [s0 0, s1 1, s2 2, s3 3, s4 4, s5 5, s6 6, s7 7, s8 8, s9 9, s10 10, s11 11, s12 12, s13 13, s14 14, s15 15]);
+micro_fn!(micro8, 8, [s0 0, s1 1, s2 2, s3 3, s4 4, s5 5, s6 6, s7 7]);
+micro_fn!(micro4, 4, [s0 0, s1 1, s2 2, s3 3]);
+micro_fn!(micro2, 2, [s0 0, s1 1]);
+micro_fn!(micro1, 1, [s0 0]);
+
+/// `row[at..at + N]` (zeros should it not fit, which a tile inside its panel never does).
+#[inline(always)]
+fn part<const N: usize>(row: &Row, at: usize) -> &[f32; N] {
+    const ZEROS: Row = [0.0; PANEL];
+    row.get(at..)
+        .and_then(|r| r.first_chunk::<N>())
+        .unwrap_or_else(|| ZEROS.first_chunk::<N>().unwrap_or(&[0.0; N]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::simd::{Level, detected, limit};
+    use std::vec;
+    use std::vec::Vec;
+
+    fn values(n: usize, seed: u32) -> Vec<f32> {
+        let mut s = seed.wrapping_mul(2_654_435_761).max(1);
+        (0..n)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 17;
+                s ^= s << 5;
+                (s >> 8) as f32 / (1u32 << 23) as f32 - 1.0
+            })
+            .collect()
+    }
+
+    /// The plain triple loop, summing in increasing k from zero: the bits every level must give.
+    fn reference(m: usize, n: usize, k: usize, a: &[f32], b: &[f32]) -> Vec<f32> {
+        let mut c = vec![0.0f32; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                let mut s = 0.0f32;
+                for p in 0..k {
+                    s += a[i * k + p] * b[p * n + j];
+                }
+                c[i * n + j] = s;
+            }
+        }
+        c
+    }
+
+    fn levels() -> Vec<Level> {
+        [Level::Portable, Level::Avx2, Level::Avx512]
+            .into_iter()
+            .filter(|&l| l <= detected())
+            .collect()
+    }
+
+    /// `A B` with `A` given as rows or packed, `B` packed now or ahead.
+    #[allow(clippy::too_many_arguments)]
+    fn compute(
+        m: usize,
+        n: usize,
+        k: usize,
+        a: &[f32],
+        bm: &[f32],
+        pack_a: bool,
+        pack_b: bool,
+        words: usize,
+        bias: Bias<'_>,
+        act: Activation,
+    ) -> Vec<f32> {
+        let mut c = vec![f32::NAN; m * n];
+        let mut scratch = vec![0u64; words];
+        let mut packed_a = vec![
+            0.0f32;
+            crate::pack::conv_weights_shape(&[m, k], 1)
+                .unwrap()
+                .iter()
+                .product()
+        ];
+        crate::pack::conv_weights(a, &[m, k], 1, &mut packed_a).unwrap();
+        let mut packed_b = vec![0.0f32; crate::pack::matrix_shape(k, n).unwrap().iter().product()];
+        crate::pack::matrix(bm, k, n, false, &mut packed_b).unwrap();
+        let mut prod = Product {
+            m,
+            n,
+            k,
+            c: &mut c,
+            ldc: n,
+            bias,
+            act,
+        };
+        let a = if pack_a {
+            A::Packed(packed_a.as_chunks::<PANEL>().0)
+        } else {
+            A::Rows { a, lda: k }
+        };
+        let rm = RowMajor { b: bm, ld: n };
+        let b = if pack_b {
+            B::Packed(packed_b.as_chunks::<PANEL>().0)
+        } else {
+            B::Pack(&rm)
+        };
+        product(&mut prod, a, b, panel_buffer(&mut scratch)).unwrap();
+        c
+    }
+
+    #[test]
+    fn every_shape_layout_and_level_gives_the_bits_of_the_triple_loop() {
+        let shapes = [
+            (1, 1, 1),
+            (1, 1000, 37),
+            (3, 5, 7),
+            (16, 16, 16),
+            (17, 33, 300),
+            (24, 49, 96),
+            (6, 17, 513),
+            (40, 8, 2),
+        ];
+        for (m, n, k) in shapes {
+            let a = values(m * k, 1);
+            let bm = values(k * n, 2);
+            let want = reference(m, n, k, &a, &bm);
+            for level in levels() {
+                limit(level);
+                for (pack_a, pack_b) in [(false, false), (true, false), (false, true), (true, true)]
+                {
+                    let full = scratch_words(k, !pack_a, !pack_b);
+                    for words in [full, PANEL, 3 * PANEL] {
+                        let c = compute(
+                            m,
+                            n,
+                            k,
+                            &a,
+                            &bm,
+                            pack_a,
+                            pack_b,
+                            words,
+                            Bias::None,
+                            Activation::None,
+                        );
+                        for (x, y) in c.iter().zip(&want) {
+                            assert_eq!(
+                                x.to_bits(),
+                                y.to_bits(),
+                                "{m}x{n}x{k} at {level:?}, packed {pack_a} {pack_b}, {words} words"
+                            );
+                        }
+                    }
+                }
+            }
+            limit(Level::Avx512);
+        }
+    }
+
+    #[test]
+    fn transposed_panels_and_the_epilogue() {
+        let (m, n, k) = (5, 21, 19);
+        let a = values(m * k, 3);
+        let bm = values(k * n, 4);
+        let mut bt = vec![0.0f32; n * k];
+        for p in 0..k {
+            for j in 0..n {
+                bt[j * k + p] = bm[p * n + j];
+            }
+        }
+        let bias = values(m, 5);
+        let want: Vec<f32> = reference(m, n, k, &a, &bm)
+            .iter()
+            .enumerate()
+            .map(|(idx, &s)| crate::activation::relu(s + bias[idx / n]))
+            .collect();
+        let mut c = vec![0.0f32; m * n];
+        let mut scratch = vec![0u64; scratch_words(k, true, true)];
+        let mut prod = Product {
+            m,
+            n,
+            k,
+            c: &mut c,
+            ldc: n,
+            bias: Bias::Row(&bias),
+            act: Activation::Relu,
+        };
+        let t = Transposed { b: &bt, ld: k };
+        product(
+            &mut prod,
+            A::Rows { a: &a, lda: k },
+            B::Pack(&t),
+            panel_buffer(&mut scratch),
+        )
+        .unwrap();
+        assert_eq!(c, want);
+        let packed = compute(
+            m,
+            n,
+            k,
+            &a,
+            &bm,
+            true,
+            true,
+            0,
+            Bias::Row(&bias),
+            Activation::Relu,
+        );
+        assert_eq!(packed, want);
+    }
+}

@@ -1,0 +1,114 @@
+//! Weights packed ahead of time in the layout the matrix product reads (`gemm.rs`), so
+//! that it reads them in place instead of copying them at run time. `memplan-build` packs a
+//! Conv's weights and a MatMul's or Gemm's constant right operand when it generates a network,
+//! and marks the node with the attribute `packed = 16` ([`PANEL`]); the constant is then stored
+//! packed (in `.rodata`, flash on a microcontroller) and the node reads it as it is.
+//!
+//! The layout does not depend on the target or its vector width: panels of [`PANEL`] (16)
+//! rows of `A` or columns of `B`, one after the other, each panel `k` rows of 16 floats, the
+//! rows or columns past the matrix zero. Every micro-kernel tile (1 to 16 rows, 4 to 16
+//! columns) is a part of one panel.
+//!
+//! - A Conv's weights `[m, c/group, k1, ..]` become `[group, ceil(mg / 16), k, 16]` with
+//!   `mg = m / group` and `k = c/group x k1 x ..`: element `[g][q][p][i]` is output channel
+//!   `g mg + 16 q + i` at position `p` of its `k` weights. The node must also have its
+//!   `kernel_shape` attribute (the packed shape no longer says it).
+//! - A matrix `B` (`k x n`, or `n x k` for Gemm's `transB`) becomes `[ceil(n / 16), k, 16]`:
+//!   element `[q][p][j]` is `B[p][16 q + j]`. A packed Gemm has `transB = 0`.
+
+use crate::error::{KernelError, bail};
+pub use crate::gemm::PANEL;
+
+/// The packed shape of a Conv weight of `shape` (`[m, c/group, k1, ..]`) in `group` groups,
+/// or `None` when the shape does not split into the groups.
+pub fn conv_weights_shape(shape: &[usize], group: usize) -> Option<[usize; 4]> {
+    let (&m, rest) = shape.split_first()?;
+    if rest.is_empty() || group == 0 || m % group != 0 {
+        return None;
+    }
+    let k = rest.iter().try_fold(1usize, |a, &d| a.checked_mul(d))?;
+    let panels = (m / group).div_ceil(PANEL);
+    group
+        .checked_mul(panels)?
+        .checked_mul(k)?
+        .checked_mul(PANEL)?;
+    Some([group, panels, k, PANEL])
+}
+
+/// Packs the Conv weight `w` of `shape` in `group` groups into `out`, which holds the elements
+/// of [`conv_weights_shape`].
+///
+/// # Errors
+/// Lengths that do not fit the shape.
+pub fn conv_weights(
+    w: &[f32],
+    shape: &[usize],
+    group: usize,
+    out: &mut [f32],
+) -> Result<(), KernelError> {
+    let Some([_, panels, k, _]) = conv_weights_shape(shape, group) else {
+        bail!("weight {shape:?} does not split into {group} groups");
+    };
+    let m = shape[0];
+    if w.len() != m * k || out.len() != group * panels * k * PANEL {
+        bail!("the weight or the packed buffer does not fit {shape:?}");
+    }
+    let mg = m / group;
+    for g in 0..group {
+        for q in 0..panels {
+            let panel = &mut out[(g * panels + q) * k * PANEL..][..k * PANEL];
+            for i in 0..PANEL {
+                let row = q * PANEL + i;
+                for p in 0..k {
+                    panel[p * PANEL + i] = if row < mg {
+                        w[(g * mg + row) * k + p]
+                    } else {
+                        0.0
+                    };
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The packed shape of a matrix `B` of `k x n`.
+pub fn matrix_shape(k: usize, n: usize) -> Option<[usize; 3]> {
+    let panels = n.div_ceil(PANEL);
+    panels.checked_mul(k)?.checked_mul(PANEL)?;
+    Some([panels, k, PANEL])
+}
+
+/// Packs the matrix `B` (`k x n` row-major, or stored `n x k` when `transposed`) into `out`,
+/// which holds the elements of [`matrix_shape`].
+///
+/// # Errors
+/// Lengths that do not fit the shape.
+pub fn matrix(
+    b: &[f32],
+    k: usize,
+    n: usize,
+    transposed: bool,
+    out: &mut [f32],
+) -> Result<(), KernelError> {
+    let Some([panels, _, _]) = matrix_shape(k, n) else {
+        bail!("a {k} x {n} matrix is too large");
+    };
+    if b.len() != k * n || out.len() != panels * k * PANEL {
+        bail!("the matrix or the packed buffer does not fit {k} x {n}");
+    }
+    for q in 0..panels {
+        let panel = &mut out[q * k * PANEL..][..k * PANEL];
+        for p in 0..k {
+            for j in 0..PANEL {
+                let col = q * PANEL + j;
+                panel[p * PANEL + j] = match (col < n, transposed) {
+                    (false, _) => 0.0,
+                    (true, false) => b[p * n + col],
+                    (true, true) => b[col * k + p],
+                };
+            }
+        }
+    }
+    Ok(())
+}
