@@ -161,7 +161,10 @@ fn field<'a>(stdout: &'a str, key: &str) -> &'a str {
 
 /// Decodes lowercase or uppercase hex, two digits a byte.
 fn from_hex(hex: &str) -> Vec<u8> {
-    assert!(hex.len() % 2 == 0, "odd number of hex digits: {hex}");
+    assert!(
+        hex.len().is_multiple_of(2),
+        "odd number of hex digits: {hex}"
+    );
     (0..hex.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex digits"))

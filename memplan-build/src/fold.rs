@@ -283,10 +283,10 @@ fn dequantize(
         return fail("only a float32 output is supported");
     }
     let attr = |name: &str| folded.attrs.iter().find(|(n, _)| n == name).map(|(_, v)| v);
-    if let Some(AttrValue::Int(b)) = attr("block_size") {
-        if *b != 0 {
-            return fail("blocked quantization (`block_size`) is not supported");
-        }
+    if let Some(AttrValue::Int(b)) = attr("block_size")
+        && *b != 0
+    {
+        return fail("blocked quantization (`block_size`) is not supported");
     }
     let (Some(Some((x_shape, x_dtype, x))), Some(Some((s_shape, s_dtype, s)))) =
         (inputs.first(), inputs.get(1))

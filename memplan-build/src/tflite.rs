@@ -724,13 +724,13 @@ impl Lower<'_> {
                         fq.scale.len()
                     ));
                 }
-                if let Some(b) = bias {
-                    if self.element(b) != ElementType::I32 {
-                        return Err(format!(
-                            "an int8 convolution's bias must be INT32, found {}",
-                            self.element(b).name()
-                        ));
-                    }
+                if let Some(b) = bias
+                    && self.element(b) != ElementType::I32
+                {
+                    return Err(format!(
+                        "an int8 convolution's bias must be INT32, found {}",
+                        self.element(b).name()
+                    ));
                 }
                 let (mult, shift) = per_channel(qi.scale, &fq.scale, qo.scale, oc);
                 inputs.push(self.i32s(&format!("{} multipliers", self.name(f)), &mult));

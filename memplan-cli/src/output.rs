@@ -232,10 +232,10 @@ fn resolve_links(path: &Path) -> std::io::Result<std::path::PathBuf> {
 #[cfg(unix)]
 fn keep_owner(file: &std::fs::File, old: &std::fs::Metadata) {
     use std::os::unix::fs::MetadataExt;
-    if let Ok(new) = file.metadata() {
-        if (new.uid(), new.gid()) != (old.uid(), old.gid()) {
-            let _ = std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid()));
-        }
+    if let Ok(new) = file.metadata()
+        && (new.uid(), new.gid()) != (old.uid(), old.gid())
+    {
+        let _ = std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid()));
     }
 }
 

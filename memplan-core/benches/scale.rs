@@ -77,7 +77,7 @@ fn random_problem(n: usize) -> Problem {
                 start,
                 start + 1 + next() % 40,
             );
-            if next() % 8 == 0 {
+            if next().is_multiple_of(8) {
                 buffer.with_alignment(64)
             } else {
                 buffer
@@ -92,7 +92,7 @@ fn trace_problem(n: usize) -> Problem {
     let widths = [64u64, 128, 256, 512, 1024];
     let buffers = (0..n as u64)
         .map(|t| {
-            let len = if next() % 16 == 0 {
+            let len = if next().is_multiple_of(16) {
                 50 + next() % 451
             } else {
                 1 + next() % 2

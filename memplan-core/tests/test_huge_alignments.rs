@@ -92,8 +92,8 @@ proptest! {
                 if pinned { buffer.with_fixed_offset(alignment) } else { buffer }
             })
             .collect();
-        if let Ok(problem) = Problem::new(buffers) {
-            if !matches!(
+        if let Ok(problem) = Problem::new(buffers)
+            && !matches!(
                 memplan_core::solve(&problem, &memplan_core::SolveOptions {
                     solver: Solver::Naive,
                     ..Default::default()
@@ -102,6 +102,5 @@ proptest! {
             ) {
                 assert_every_solver_is_sound(&problem);
             }
-        }
     }
 }

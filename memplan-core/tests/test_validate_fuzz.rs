@@ -17,7 +17,7 @@ fn brute_force_accepts(problem: &Problem, plan: &Plan) -> bool {
     let end = |i: usize| u128::from(plan.offsets[i]) + u128::from(buffers[i].size);
     for (i, b) in buffers.iter().enumerate() {
         let offset = plan.offsets[i];
-        if offset % b.alignment != 0
+        if !offset.is_multiple_of(b.alignment)
             || b.fixed_offset.is_some_and(|pin| pin != offset)
             || end(i) > u128::from(u64::MAX)
         {

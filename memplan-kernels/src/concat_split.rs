@@ -83,12 +83,11 @@ pub(crate) fn split(
             Some(s) => Some(&s[..]),
             None => attrs.ints("split")?,
         };
-        if explicit.is_none() {
-            if let Some(k) = attrs.opt_int("num_outputs")? {
-                if usize::try_from(k) != Ok(n) {
-                    bail!("num_outputs {k} but {n} outputs");
-                }
-            }
+        if explicit.is_none()
+            && let Some(k) = attrs.opt_int("num_outputs")?
+            && usize::try_from(k) != Ok(n)
+        {
+            bail!("num_outputs {k} but {n} outputs");
         }
         // Equal parts, the last one smaller if the size does not divide.
         let part = xs[ax].div_ceil(n);

@@ -56,15 +56,14 @@ impl Geometry {
         if c % group != 0 || m % group != 0 || ws[1] * group != c {
             bail!("input channels {c}, weight {ws:?} and group {group} do not fit");
         }
-        if let Some(ks) = attrs.ints("kernel_shape")? {
-            if ks
+        if let Some(ks) = attrs.ints("kernel_shape")?
+            && (ks
                 .iter()
                 .zip(&ws[2..])
                 .any(|(&k, &w)| usize::try_from(k) != Ok(w))
-                || ks.len() != ws.len() - 2
-            {
-                bail!("kernel_shape {ks:?} does not match the weight {ws:?}");
-            }
+                || ks.len() != ws.len() - 2)
+        {
+            bail!("kernel_shape {ks:?} does not match the weight {ws:?}");
         }
         if ys[0] != n || ys[1] != m {
             bail!("output {ys:?} must be [{n}, {m}, ...]");
@@ -190,10 +189,10 @@ pub(crate) fn conv(
     let is_packed = packed(attrs)?;
     let geo = Geometry::new(attrs, xs, &ws, ys)?;
     let m = geo.m;
-    if let Some((bs, _)) = bias {
-        if bs != [m] {
-            bail!("bias {bs:?} must be [{m}]");
-        }
+    if let Some((bs, _)) = bias
+        && bs != [m]
+    {
+        bail!("bias {bs:?} must be [{m}]");
     }
     let bias = bias.map(|(_, b)| b);
     if geo.depthwise() {

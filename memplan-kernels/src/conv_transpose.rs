@@ -41,10 +41,10 @@ pub(crate) fn conv_transpose(
     if ys[0] != n || ys[1] != m {
         bail!("output {ys:?} must be [{n}, {m}, ...]");
     }
-    if let Some((bs, _)) = bias {
-        if bs != [m] {
-            bail!("bias {bs:?} must be [{m}]");
-        }
+    if let Some((bs, _)) = bias
+        && bs != [m]
+    {
+        bail!("bias {bs:?} must be [{m}]");
     }
     let kernel = &ws[2..];
     let strides = attrs.usizes("strides", r, 1)?;

@@ -204,10 +204,10 @@ pub(crate) fn product<P: Panel>(
     if !fits(p.c.len(), m, p.ldc, n) || !a_fits || !b_fits {
         bail!("internal error: a matrix product's operands are shorter than its shape");
     }
-    if let Bias::Row(bias) = p.bias {
-        if bias.len() < m {
-            bail!("internal error: the bias is shorter than the rows");
-        }
+    if let Bias::Row(bias) = p.bias
+        && bias.len() < m
+    {
+        bail!("internal error: the bias is shorter than the rows");
     }
     if k == 0 {
         for i in 0..m {

@@ -187,10 +187,10 @@ fn unsqueeze_shape(attrs: &Attrs<'_>, inputs: &[Input<'_>]) -> Result<Dims, Kern
 
 /// Dropout at inference: output 0 is the input, the optional mask output 1 all true.
 fn dropout(inputs: &[Input<'_>], outputs: &mut [Output<'_>]) -> Result<(), KernelError> {
-    if let Some((_, Data::Bool(t))) = opt_value(inputs, 2)? {
-        if t.iter().any(|&b| b != 0) {
-            bail!("training mode is not supported");
-        }
+    if let Some((_, Data::Bool(t))) = opt_value(inputs, 2)?
+        && t.iter().any(|&b| b != 0)
+    {
+        bail!("training mode is not supported");
     }
     let shape = input_shape(inputs, 0)?;
     reshaped(inputs, outputs, shape)?;

@@ -185,10 +185,10 @@ pub fn check_node(
             if op_type == "MaxPool" {
                 must_be("storage_order", &[0])?;
             }
-            if let Some(g) = int("group") {
-                if g < 1 {
-                    bail!("{op_type}: group {g} must be positive");
-                }
+            if let Some(g) = int("group")
+                && g < 1
+            {
+                bail!("{op_type}: group {g} must be positive");
             }
         }
         "Resize" => {

@@ -555,11 +555,11 @@ fn perturb(case: &Case, rng: &mut Lcg) -> (Case, Option<usize>) {
             }
         }
         2 => {
-            if let Some(Some(t)) = inputs.get_mut(rng.below(case.inputs.len().max(1))) {
-                if let Buf::I64(d) = &mut t.buf {
-                    for v in d.iter_mut() {
-                        *v = odd_ints[rng.below(odd_ints.len())];
-                    }
+            if let Some(Some(t)) = inputs.get_mut(rng.below(case.inputs.len().max(1)))
+                && let Buf::I64(d) = &mut t.buf
+            {
+                for v in d.iter_mut() {
+                    *v = odd_ints[rng.below(odd_ints.len())];
                 }
             }
         }
@@ -592,10 +592,11 @@ fn perturb(case: &Case, rng: &mut Lcg) -> (Case, Option<usize>) {
             // In place on an input of the same size and type, whatever the operator.
             let out0 = &case.outputs[0].buf;
             let k = rng.below(inputs.len().max(1));
-            if let Some(Some(t)) = inputs.get(k) {
-                if t.buf.same_type(out0) && t.buf.len() == out0.len() {
-                    in_place = Some(k);
-                }
+            if let Some(Some(t)) = inputs.get(k)
+                && t.buf.same_type(out0)
+                && t.buf.len() == out0.len()
+            {
+                in_place = Some(k);
             }
         }
     }

@@ -371,15 +371,15 @@ impl<'g> Importer<'g> {
                 .iter()
                 .find(|e| e.key == "location")
                 .map(|e| e.value.as_str());
-            if let Some(location) = location {
-                if let Err(reason) = weights::external_path(&self.base_dir, location) {
-                    return fail(format!(
-                        "`{}`: {what}: {reason}\n  = help: keep external data files in the ONNX \
+            if let Some(location) = location
+                && let Err(reason) = weights::external_path(&self.base_dir, location)
+            {
+                return fail(format!(
+                    "`{}`: {what}: {reason}\n  = help: keep external data files in the ONNX \
                          file's folder (or a subfolder of it) and write `location` relative to \
                          it, as `onnx.save(..., save_as_external_data=True)` does",
-                        self.file
-                    ));
-                }
+                    self.file
+                ));
             }
         }
         Ok(())
@@ -481,18 +481,17 @@ impl<'g> Importer<'g> {
                 memplan_core::model_file::MAX_ALIGNMENT
             ));
         }
-        if let Some(name) = &self.options.name {
-            if let Some(problem) =
+        if let Some(name) = &self.options.name
+            && let Some(problem) =
                 memplan_core::model_file::identifier_problem(name).or_else(|| {
                     (name.as_str() == "memplan")
                         .then_some("is the name of the crate the generated code uses")
                 })
-            {
-                return fail(format!(
-                    "model name `{name}` {problem}\n  = help: pass a Rust identifier, for example `--name {}`",
-                    snake_case(name, "model").replace("memplan", "my_model")
-                ));
-            }
+        {
+            return fail(format!(
+                "model name `{name}` {problem}\n  = help: pass a Rust identifier, for example `--name {}`",
+                snake_case(name, "model").replace("memplan", "my_model")
+            ));
         }
         Ok(())
     }
@@ -652,10 +651,10 @@ impl<'g> Importer<'g> {
                         })
                     })
                     .collect();
-                if std::ptr::eq(budget, &own) {
-                    if let Some(why) = own.exhausted(node) {
-                        return Err(why);
-                    }
+                if std::ptr::eq(budget, &own)
+                    && let Some(why) = own.exhausted(node)
+                {
+                    return Err(why);
                 }
                 let outputs = node
                     .output

@@ -177,16 +177,16 @@ pub(crate) fn external_path(base_dir: &Path, location: &str) -> Result<PathBuf, 
     } else {
         base_dir
     };
-    if let (Ok(real), Ok(base)) = (std::fs::canonicalize(&path), std::fs::canonicalize(folder)) {
-        if !real.starts_with(&base) {
-            return Err(format!(
-                "its external data `location` {location:?} resolves (through a symlink) to `{}`, \
+    if let (Ok(real), Ok(base)) = (std::fs::canonicalize(&path), std::fs::canonicalize(folder))
+        && !real.starts_with(&base)
+    {
+        return Err(format!(
+            "its external data `location` {location:?} resolves (through a symlink) to `{}`, \
                  outside the model's folder `{}`; a model may only read data files in its own \
                  folder",
-                real.display(),
-                base.display()
-            ));
-        }
+            real.display(),
+            base.display()
+        ));
     }
     Ok(path)
 }

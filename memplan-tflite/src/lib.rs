@@ -955,10 +955,10 @@ pub fn import(
         }
         let mut inputs = Vec::new();
         for &t in op.inputs.iter().flatten() {
-            if let Some(m) = tensor_of[t] {
-                if !inputs.contains(&m) {
-                    inputs.push(m);
-                }
+            if let Some(m) = tensor_of[t]
+                && !inputs.contains(&m)
+            {
+                inputs.push(m);
             }
         }
         let outputs: Vec<usize> = op.outputs.iter().filter_map(|&t| tensor_of[t]).collect();

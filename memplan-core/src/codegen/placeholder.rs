@@ -236,11 +236,11 @@ fn pool_items(
                 .filter(|n| identifier_problem(n).is_none())
                 .filter(|n| !["offset", "len", "op"].contains(n));
             let section = pool.get_ref().get("link_section").is_some();
-            if let Some(name) = name {
-                if !names.contains(&name) {
-                    names.push(name);
-                    sectioned.push(section);
-                }
+            if let Some(name) = name
+                && !names.contains(&name)
+            {
+                names.push(name);
+                sectioned.push(section);
             }
         }
     }

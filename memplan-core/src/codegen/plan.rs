@@ -391,10 +391,10 @@ pub fn plan_model(model: &Model) -> Result<ModelPlan, InputError> {
         let plan = prepared.groups.expand(&prepared.problem, &solution.plan);
         let alignment = model.arena_alignment();
         let arena_size = align_up(plan.arena_size, alignment);
-        if let Some(budget) = model.budget {
-            if arena_size > budget {
-                return Err(over_budget(model, &prepared.merged, arena_size, budget));
-            }
+        if let Some(budget) = model.budget
+            && arena_size > budget
+        {
+            return Err(over_budget(model, &prepared.merged, arena_size, budget));
         }
         for (k, &i) in prepared.arena.iter().enumerate() {
             places[i] = Some(TensorPlace {
@@ -463,24 +463,24 @@ pub fn plan_model(model: &Model) -> Result<ModelPlan, InputError> {
         // A limited pool's arena rounded up to its alignment still fits (sizes are checked
         // against the capacity before rounding; report it rather than emit a too-large arena).
         for pool in &pools {
-            if let Some(capacity) = pool.capacity {
-                if pool.arena_size > capacity {
-                    let decl =
-                        &model.pools[pools.iter().position(|p| p.name == pool.name).unwrap_or(0)];
-                    return Err(at(
-                        model,
-                        decl.size_location.unwrap_or(decl.location),
-                        format!(
-                            "pool `{}` holds {capacity} bytes, but its arena rounded up to its \
+            if let Some(capacity) = pool.capacity
+                && pool.arena_size > capacity
+            {
+                let decl =
+                    &model.pools[pools.iter().position(|p| p.name == pool.name).unwrap_or(0)];
+                return Err(at(
+                    model,
+                    decl.size_location.unwrap_or(decl.location),
+                    format!(
+                        "pool `{}` holds {capacity} bytes, but its arena rounded up to its \
                              alignment {} is {} bytes",
-                            pool.name, pool.alignment, pool.arena_size
-                        ),
-                        format!(
-                            "make its `size` a multiple of {} (at least {})",
-                            pool.alignment, pool.arena_size
-                        ),
-                    ));
-                }
+                        pool.name, pool.alignment, pool.arena_size
+                    ),
+                    format!(
+                        "make its `size` a multiple of {} (at least {})",
+                        pool.alignment, pool.arena_size
+                    ),
+                ));
             }
         }
         if let Some(budget) = model.budget {
@@ -555,14 +555,14 @@ pub fn check(model: &Model, plan: &ModelPlan) -> Vec<String> {
                     model.tensors[i].name, pool.name
                 )),
             }
-            if let Some(pin) = model.tensors[i].memory.offset {
-                if plan.offset(i) != pin {
-                    problems.push(format!(
-                        "tensor `{}` is pinned at {pin} but placed at {}",
-                        model.tensors[i].name,
-                        plan.offset(i)
-                    ));
-                }
+            if let Some(pin) = model.tensors[i].memory.offset
+                && plan.offset(i) != pin
+            {
+                problems.push(format!(
+                    "tensor `{}` is pinned at {pin} but placed at {}",
+                    model.tensors[i].name,
+                    plan.offset(i)
+                ));
             }
         }
         if offsets.len() != pool.tensors.len() {
@@ -599,10 +599,10 @@ pub fn check(model: &Model, plan: &ModelPlan) -> Vec<String> {
         if plan_of_pool.arena_size > pool.arena_size {
             problems.push(format!("pool `{}` is smaller than its plan", pool.name));
         }
-        if let Some(capacity) = pool.capacity {
-            if pool.arena_size > capacity {
-                problems.push(format!("pool `{}` exceeds its size", pool.name));
-            }
+        if let Some(capacity) = pool.capacity
+            && pool.arena_size > capacity
+        {
+            problems.push(format!("pool `{}` exceeds its size", pool.name));
         }
     }
     for (i, t) in model.tensors.iter().enumerate() {
@@ -613,17 +613,17 @@ pub fn check(model: &Model, plan: &ModelPlan) -> Vec<String> {
             ));
         }
         // `pool = "sram"`: the generated code has the tensor's accessor in that pool's module.
-        if let (Some(bound), Some(place)) = (t.memory.pool, plan.tensors[i]) {
-            if place.pool != bound {
-                let name = |p: usize| plan.pools.get(p).map_or("?", |p| p.name.as_str());
-                problems.push(format!(
-                    "tensor `{}` is bound to pool `{}` (`pool =` in the model) but placed in \
+        if let (Some(bound), Some(place)) = (t.memory.pool, plan.tensors[i])
+            && place.pool != bound
+        {
+            let name = |p: usize| plan.pools.get(p).map_or("?", |p| p.name.as_str());
+            problems.push(format!(
+                "tensor `{}` is bound to pool `{}` (`pool =` in the model) but placed in \
                      pool `{}`",
-                    t.name,
-                    name(bound),
-                    name(place.pool)
-                ));
-            }
+                t.name,
+                name(bound),
+                name(place.pool)
+            ));
         }
     }
     problems

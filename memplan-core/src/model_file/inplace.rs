@@ -271,13 +271,13 @@ impl Chains {
             // Cannot happen for a schedule (the output is new at this op); refuse rather than loop.
             return Err(Refusal::OutputTaken);
         }
-        if let (Some(x), Some(y)) = (self.pool[a], self.pool[b]) {
-            if model.tensors[x].memory.pool != model.tensors[y].memory.pool {
-                return Err(Refusal::PoolConflict {
-                    first: x,
-                    second: y,
-                });
-            }
+        if let (Some(x), Some(y)) = (self.pool[a], self.pool[b])
+            && model.tensors[x].memory.pool != model.tensors[y].memory.pool
+        {
+            return Err(Refusal::PoolConflict {
+                first: x,
+                second: y,
+            });
         }
         let alignment = self.alignment[a].max(self.alignment[b]);
         match (self.pin[a], self.pin[b]) {
@@ -290,7 +290,12 @@ impl Chains {
                 });
             }
             (Some(p), _) | (None, Some(p)) => {
-                if model.tensors[p].memory.offset.unwrap_or(0) % alignment != 0 {
+                if !model.tensors[p]
+                    .memory
+                    .offset
+                    .unwrap_or(0)
+                    .is_multiple_of(alignment)
+                {
                     return Err(Refusal::MisalignedPin {
                         pinned: p,
                         alignment,

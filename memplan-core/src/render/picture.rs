@@ -96,7 +96,7 @@ impl Out {
 /// A fill colour for buffer `i`: hues a golden angle apart, so neighbours in input order differ.
 fn colour(i: usize) -> String {
     let hue = (i as f64 * 137.507_764) % 360.0;
-    let (s, l) = (0.55, if i % 2 == 0 { 0.70 } else { 0.60 });
+    let (s, l) = (0.55, if i.is_multiple_of(2) { 0.70 } else { 0.60 });
     let c = (1.0 - (2.0 * l - 1.0f64).abs()) * s;
     let h = hue / 60.0;
     let x = c * (1.0 - (h % 2.0 - 1.0).abs());

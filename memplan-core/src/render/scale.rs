@@ -61,7 +61,7 @@ impl fmt::Display for Px {
         let tenths = (self.0 * 10.0).round() as i64;
         let sign = if tenths < 0 { "-" } else { "" };
         let abs = tenths.unsigned_abs();
-        if abs % 10 == 0 {
+        if abs.is_multiple_of(10) {
             write!(f, "{sign}{}", abs / 10)
         } else {
             write!(f, "{sign}{}.{}", abs / 10, abs % 10)

@@ -142,16 +142,15 @@ pub(crate) fn improve(
             .count()
     };
     let too_large = parts.iter().any(|part| free(part) > MAX_SEARCHED_BUFFERS);
-    if incumbent.arena_size > good_enough && too_large {
-        if let Some(plan) =
+    if incumbent.arena_size > good_enough
+        && too_large
+        && let Some(plan) =
             outward::plan_outward(problem, good_enough, incumbent.arena_size, &mut budget)
-        {
-            // Checked like every seed would be: a wrong plan must never reach the user.
-            if plan.arena_size < incumbent.arena_size && crate::validate(problem, &plan).is_empty()
-            {
-                incumbent = plan;
-                improved = true;
-            }
+    {
+        // Checked like every seed would be: a wrong plan must never reach the user.
+        if plan.arena_size < incumbent.arena_size && crate::validate(problem, &plan).is_empty() {
+            incumbent = plan;
+            improved = true;
         }
     }
     for order in orderings::peak_first_orders(problem) {

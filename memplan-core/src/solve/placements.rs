@@ -78,10 +78,10 @@ impl<'p> Placements<'p> {
         let mut cursor = 0u64;
         for (offset, _, size) in live {
             let start = align_up(cursor, buffer.alignment);
-            if start + buffer.size <= offset {
-                if let ControlFlow::Break(b) = visit(start, Some(offset)) {
-                    return Some(b);
-                }
+            if start + buffer.size <= offset
+                && let ControlFlow::Break(b) = visit(start, Some(offset))
+            {
+                return Some(b);
             }
             cursor = cursor.max(offset + size);
         }
