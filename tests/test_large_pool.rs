@@ -40,7 +40,10 @@ fn a_4_gib_pool_builds_in_seconds() {
         String::from_utf8_lossy(&output.stderr)
     );
     // This crate alone.
-    common::write_if_changed(&dir.join("src/lib.rs"), format!("{LIB}// again\n").as_bytes());
+    common::write_if_changed(
+        &dir.join("src/lib.rs"),
+        format!("{LIB}// again\n").as_bytes(),
+    );
     let start = Instant::now();
     let output = common::cargo(&dir, &["build", "--lib"]);
     let elapsed = start.elapsed();
