@@ -135,24 +135,60 @@ fn a_budget_the_plan_meets_is_accepted() {
     expand_model("model.toml", &text).unwrap();
 }
 
+/// Issue 19, item 8: a broken model's stand-in has a fixed size (plus a few items per pool),
+/// whatever the model's: its `Arena` holds the error, and every name the user's code may use
+/// resolves through it (the ui tests compile such code with the one error).
 #[test]
-fn placeholders_keep_the_names_of_a_broken_model() {
+fn a_broken_models_stand_in_holds_the_error_and_stays_small() {
+    let error = quote::quote! { ::core::compile_error! { "the error" } };
     let text = std::fs::read_to_string(golden_dir().join("tiny/model.toml")).unwrap();
     let broken = text.replace(
         "dtype = \"f32\", shape = [1, 8]",
         "dtype = \"f31\", shape = [1, 8]",
     );
     assert!(expand_model("model.toml", &broken).is_err());
-    let stub = memplan_core::codegen::placeholder(&broken).to_string();
+    let stub = memplan_core::codegen::placeholder(&broken, error.clone()).to_string();
     assert!(stub.contains("pub mod tiny"), "{stub}");
-    assert!(stub.contains("pub fn hidden"), "{stub}");
-    assert!(stub.contains("pub fn op_dense2"), "{stub}");
-    // The misspelt dtype `f31` is taken as the closest one, f32.
     assert!(
-        stub.contains("pub fn hidden (& mut self) -> & mut [:: core :: primitive :: f32]"),
+        stub.contains("pub type Arena = [:: core :: primitive :: u8 ; :: core :: compile_error ! { \"the error\" }]"),
         "{stub}"
     );
-    assert!(memplan_core::codegen::placeholder("not toml [").is_empty());
+    assert_eq!(stub.matches("compile_error").count(), 1, "{stub}");
+    // Without a readable name, the error alone.
+    let alone = memplan_core::codegen::placeholder("not toml [", error.clone()).to_string();
+    assert_eq!(alone, error.to_string());
+
+    // 20,000 tensors and ops with a syntax error in the middle: the stand-in is as small as the
+    // tiny model's, and so is a pooled one's but for its pools.
+    let mut big =
+        String::from("[model]\nname = \"big\"\ninputs = [\"t0\"]\noutputs = [\"t19999\"]\n\n");
+    big.push_str(
+        "[[pools]]\nname = \"sram\"\nsize = \"1 MiB\"\n\n[[pools]]\nname = \"dram\"\n\n[tensors]\n",
+    );
+    for i in 0..20_000 {
+        let comma = if i == 10_000 { "" } else { "," };
+        big.push_str(&format!(
+            "t{i} = {{ dtype = \"f32\"{comma} shape = [1, 64] }}\n"
+        ));
+    }
+    for i in 0..19_999 {
+        big.push_str(&format!(
+            "\n[[ops]]\nname = \"op{i}\"\ninputs = [\"t{i}\"]\noutputs = [\"t{}\"]\n",
+            i + 1
+        ));
+    }
+    assert!(expand_model("model.toml", &big).is_err());
+    let stub = memplan_core::codegen::placeholder(&big, error).to_string();
+    assert!(stub.len() < 4_000, "{} bytes: {stub}", stub.len());
+    for item in [
+        "pub mod big",
+        "pub mod sram",
+        "pub mod dram",
+        "pub type SramArena",
+        "pub type DramArena",
+    ] {
+        assert!(stub.contains(item), "{item}: {stub}");
+    }
 }
 
 /// A build script's file is the macro's tokens, one item, statement or field per line: it reads
@@ -345,8 +381,9 @@ fn generated_code_places_nothing_in_a_linker_section() {
              [[ops]]\nname = \"copy\"\ninputs = [\"x\"]\noutputs = [\"y\"]\n"
         );
         let code = expand_model("model.toml", &text).unwrap();
-        let placeholder = memplan_core::codegen::placeholder(&text);
-        for tokens in [code, placeholder] {
+        let error = quote::quote! { ::core::compile_error! { "the error" } };
+        let placeholder = memplan_core::codegen::placeholder(&text, error);
+        for tokens in [code.clone(), placeholder] {
             // Identifiers only: the docs show the attribute the application writes.
             assert!(
                 !leaves(tokens.clone()).iter().any(|t| t == "link_section"),
@@ -354,10 +391,11 @@ fn generated_code_places_nothing_in_a_linker_section() {
             );
             let code = tokens.to_string();
             assert!(code.contains("pub type Memory"), "{section}: {code}");
-            assert!(
-                code.contains("pub fn take (sram : & 'static sram :: Memory)"),
-                "{section}: {code}"
-            );
         }
+        let code = code.to_string();
+        assert!(
+            code.contains("pub fn take (sram : & 'static sram :: Memory)"),
+            "{section}: {code}"
+        );
     }
 }

@@ -219,7 +219,7 @@ proptest! {
                 prop_assert!(error.line >= 1 && error.line <= lines, "{error} in\n{text}");
                 prop_assert!(error.column >= 1, "{error}");
                 prop_assert!(!error.message.is_empty() && !error.help.is_empty(), "{error}");
-                let _ = codegen::placeholder(&text);
+                let _ = codegen::placeholder(&text, proc_macro2::TokenStream::new());
             }
         }
     }

@@ -96,18 +96,21 @@ fn expand(literal: &syn::LitStr) -> proc_macro2::TokenStream {
              message above); please report this with the model file"
         );
         let compile_error = syn::Error::new(literal.span(), message).into_compile_error();
-        let placeholder = std::panic::catch_unwind(|| memplan_core::codegen::placeholder(&text))
-            .unwrap_or_default();
-        return quote! { #compile_error #placeholder #track };
+        let placeholder = std::panic::catch_unwind(|| {
+            memplan_core::codegen::placeholder(&text, compile_error.clone())
+        })
+        .unwrap_or(compile_error);
+        return quote! { #placeholder #track };
     };
     match expanded {
         Ok(items) => quote! { #items #track },
         Err(error) => {
             // `message\n --> src/model.toml:LINE:COL\n  = help: ...`
+            // The stand-in holds the error, so it is the only one (see `placeholder`).
             let compile_error =
                 syn::Error::new(literal.span(), error.to_string()).into_compile_error();
-            let placeholder = memplan_core::codegen::placeholder(&text);
-            quote! { #compile_error #placeholder #track }
+            let placeholder = memplan_core::codegen::placeholder(&text, compile_error);
+            quote! { #placeholder #track }
         }
     }
 }

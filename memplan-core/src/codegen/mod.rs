@@ -120,12 +120,10 @@ fn per_pointer_width(model: &crate::Model, plan: &ModelPlan, text: &str) -> Toke
         return items;
     };
     let narrow = quote::quote! { any(#(target_pointer_width = #widths),*) };
-    let stand_in = placeholder(text);
+    let stand_in = placeholder(text, quote::quote! { ::core::compile_error! { #message } });
     quote::quote! {
         #[cfg(not(#narrow))]
         #items
-        #[cfg(#narrow)]
-        ::core::compile_error!(#message);
         #[cfg(#narrow)]
         #stand_in
     }

@@ -1,190 +1,105 @@
-//! Stand-in items for a model that has an error, so the user sees that one error and not also a
-//! cascade of "cannot find `Arena`" or "no method `conv1`" wherever the module is used.
+//! The stand-in for a model that has an error, so the user sees that one error and not also a
+//! cascade of "cannot find `Arena`" or "no method `conv1`" wherever the module is used, and so
+//! that an error costs the compiler next to nothing, whatever the model's size.
+//!
+//! The stand-in does not re-emit the model's items (a 20,000-tensor model's stand-in was 10 MB of
+//! tokens, compiled as long as a third of a real build): its `Arena` is a type whose definition
+//! holds the model's error (`[u8; compile_error!(..)]`), so rustc reports that error once and
+//! takes `Arena` for an erroneous type, on which it reports nothing more: no method, field or
+//! associated item is missing from it. The modules of per-name constants (`offset`, `len`, ...)
+//! are aliases of that type, so `net::len::x` is no error either; the fixed constants keep their
+//! types; `take` is a constant of the erroneous type, callable with any arguments. What remains
+//! is the handful of names that must be modules (each pool's, `op`, `attrs`): the pools' names
+//! are read from the model file's `[[pools]]` tables, and only they (and `[model]`) are parsed,
+//! never `[tensors]` or `[[ops]]`.
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 use toml::de::{DeTable, DeValue};
 
-use crate::model_file::source::closest;
-use crate::model_file::{DType, identifier_problem};
+use crate::codegen::items::camel;
+use crate::model_file::identifier_problem;
 
-/// Best-effort items for a model file that failed to parse or plan: the module with every
-/// constant at 0, an empty `Arena`, and each accessor and op view whose name can be read from
-/// the text, returning empty slices. Empty when not even the model's name can be read.
+/// Names the stand-in defines in the model's module itself; a pool named like one is left out.
+const FIXED: [&str; 22] = [
+    "Arena",
+    "Arenas",
+    "offset",
+    "len",
+    "shape",
+    "dtype",
+    "weight_shape",
+    "weight_dtype",
+    "op",
+    "attrs",
+    "take",
+    "ARENA_SIZE",
+    "ARENA_ALIGN",
+    "LOWER_BOUND",
+    "STEPS",
+    "TENSORS",
+    "TENSOR_INFO",
+    "WEIGHTS",
+    "OPS",
+    "MAX_VIEWS",
+    "CAPACITY",
+    "MEMORY",
+];
+
+/// The stand-in module for a model file that failed to parse or plan, holding `error` (a
+/// `compile_error!` invocation, which it places in expression position) as the one error: see
+/// the [module docs](self). When not even the model's name can be read, `error` alone.
 ///
-/// Read leniently: whatever is malformed is skipped (the real error is reported separately).
-pub fn placeholder(text: &str) -> TokenStream {
-    let (document, _errors) = DeTable::parse_recoverable(text);
-    let document = document.get_ref();
-    let name = document
-        .get("model")
-        .and_then(|m| m.get_ref().get("name"))
-        .and_then(|n| n.get_ref().as_str())
-        .filter(|n| identifier_problem(n).is_none());
-    let Some(name) = name else {
-        return TokenStream::new();
+/// Read leniently: whatever is malformed is skipped (the real error is `error`).
+///
+/// # Runtime
+/// Linear in the length of `text` (a scan for table headers), plus parsing the `[model]` and
+/// `[[pools]]` tables: the stand-in has a fixed size plus a few items per pool.
+pub fn placeholder(text: &str, error: TokenStream) -> TokenStream {
+    let names = read_names(text);
+    let Some(name) = names.model else {
+        return quote! { #error };
     };
-    let module = Ident::new(name, Span::call_site());
-
-    // (name, element type) of every tensor whose name is an identifier.
-    let mut tensors: Vec<(String, &'static str)> = Vec::new();
-    // Those that are `external = true`: op views take them as parameters.
-    let mut external: Vec<String> = Vec::new();
-    if let Some(DeValue::Table(table)) = document.get("tensors").map(|t| t.get_ref()) {
-        let mut entries: Vec<_> = table.iter().collect();
-        entries.sort_by_key(|(k, _)| k.span().start);
-        for (key, value) in entries {
-            let name: &str = key.get_ref();
-            if identifier_problem(name).is_some() || name == "new" {
-                continue;
+    let module = Ident::new(&name, Span::call_site());
+    let pools = names.pools.iter().map(|pool| {
+        let pool = Ident::new(pool, Span::call_site());
+        quote! {
+            pub mod #pool {
+                pub type Arena = super::Arena;
+                pub type Memory = super::Arena;
+                pub type offset = super::Arena;
+                pub const ARENA_SIZE: usize = 0;
+                pub const ARENA_ALIGN: usize = 1;
+                pub const LOWER_BOUND: usize = 0;
+                pub const CAPACITY: ::core::option::Option<usize> = ::core::option::Option::None;
+                pub const TENSORS: &[::memplan::Placement] = &[];
+                pub static MEMORY: super::Arena = [];
+                pub static ARENA: super::Arena = [];
             }
-            let element = value
-                .get_ref()
-                .get("dtype")
-                .and_then(|d| d.get_ref().as_str())
-                .and_then(|d| {
-                    // A misspelt dtype most likely meant the closest one: use its type so the
-                    // user's code does not also get type errors.
-                    d.parse::<DType>().ok().or_else(|| {
-                        closest(d, DType::ALL.iter().map(|t| t.name()))?
-                            .parse()
-                            .ok()
-                    })
-                })
-                .map_or("u8", DType::rust_type);
-            if value
-                .get_ref()
-                .get("external")
-                .and_then(|e| e.get_ref().as_bool())
-                == Some(true)
-            {
-                external.push(name.to_owned());
-            }
-            tensors.push((name.to_owned(), element));
         }
-    }
-    // A model past the macro's limit gets only the module: its stand-ins would cost the
-    // compiler as much as the real items.
-    let too_big = tensors.len() > crate::codegen::MAX_MACRO_TENSORS;
-    if too_big {
-        tensors.clear();
-        external.clear();
-    }
-    let elements: std::collections::BTreeMap<&str, &'static str> = tensors
-        .iter()
-        .map(|(name, element)| (name.as_str(), *element))
-        .collect();
-    let element_of = |name: &str| elements.get(name).copied();
-    let names_in = |value: Option<&toml::Spanned<DeValue<'_>>>| -> Vec<String> {
-        match value.map(|v| v.get_ref()) {
-            Some(DeValue::Array(items)) => items
-                .iter()
-                .filter_map(|i| i.get_ref().as_str())
-                .filter(|n| element_of(n).is_some())
-                .map(str::to_owned)
-                .collect(),
-            _ => Vec::new(),
-        }
-    };
-
-    let accessors = tensors.iter().map(|(name, element)| {
-        let name = Ident::new(name, Span::call_site());
-        let element = format_ident!("{}", element);
-        quote! { pub fn #name(&mut self) -> &mut [::core::primitive::#element] { &mut [] } }
     });
-
-    let mut op_methods = Vec::new();
-    let mut op_structs = Vec::new();
-    let mut seen_ops: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
-    let ops = match document.get("ops").map(|o| o.get_ref()) {
-        Some(DeValue::Array(ops)) if !too_big && ops.len() <= crate::codegen::MAX_MACRO_TENSORS => {
-            Some(ops)
-        }
-        _ => None,
-    };
-    if let Some(ops) = ops {
-        for op in ops.iter() {
-            let op = op.get_ref();
-            let Some(op_name) = op.get("name").and_then(|n| n.get_ref().as_str()) else {
-                continue;
-            };
-            if identifier_problem(op_name).is_some() || !seen_ops.insert(op_name.to_owned()) {
-                continue;
-            }
-            let inputs = names_in(op.get("inputs"));
-            let mut fields: Vec<(String, bool)> = Vec::new();
-            for name in inputs {
-                if !fields.iter().any(|(f, _)| *f == name) {
-                    fields.push((name, false));
-                }
-            }
-            for name in names_in(op.get("outputs"))
-                .into_iter()
-                .chain(names_in(op.get("scratch")))
-            {
-                if !fields.iter().any(|(f, _)| *f == name) {
-                    fields.push((name, true));
-                }
-            }
-            let struct_name = Ident::new(op_name, Span::call_site());
-            let method = format_ident!("op_{}", op_name);
-            let decls = fields.iter().map(|(name, mutable)| {
-                let field = Ident::new(name, Span::call_site());
-                let element = format_ident!("{}", element_of(name).unwrap_or("u8"));
-                if *mutable {
-                    quote! { pub #field: &'a mut [::core::primitive::#element] }
-                } else {
-                    quote! { pub #field: &'a [::core::primitive::#element] }
-                }
-            });
-            let values = fields.iter().map(|(name, mutable)| {
-                let field = Ident::new(name, Span::call_site());
-                if external.contains(name) {
-                    quote! { #field }
-                } else if *mutable {
-                    quote! { #field: &mut [] }
-                } else {
-                    quote! { #field: &[] }
-                }
-            });
-            // App-owned tensors are parameters; slices accept the user's arrays of any length.
-            let params = fields
-                .iter()
-                .filter(|(name, _)| external.contains(name))
-                .map(|(name, mutable)| {
-                    let field = Ident::new(name, Span::call_site());
-                    let element = format_ident!("{}", element_of(name).unwrap_or("u8"));
-                    if *mutable {
-                        quote! { #field: &'v mut [::core::primitive::#element] }
-                    } else {
-                        quote! { #field: &'v [::core::primitive::#element] }
-                    }
-                });
-            op_methods.push(quote! {
-                pub fn #method<'v>(&'v mut self, #(#params),*) -> op::#struct_name<'v> {
-                    op::#struct_name { #(#values,)* _arena: ::core::marker::PhantomData }
-                }
-            });
-            // `_arena` uses 'a even when no tensor of the op could be read.
-            op_structs.push(quote! {
-                pub struct #struct_name<'a> { #(#decls,)* _arena: ::core::marker::PhantomData<&'a mut ()> }
-            });
-        }
-    }
-
-    let zeros: Vec<TokenStream> = tensors
-        .iter()
-        .map(|(name, _)| {
-            let name = Ident::new(name, Span::call_site());
-            quote! { pub const #name: usize = 0; }
+    let aliases = names.pools.iter().filter_map(|pool| {
+        let alias = format!("{}Arena", camel(pool));
+        (alias != "Arena" && !names.pools.contains(&alias)).then(|| {
+            let alias = format_ident!("{}", alias);
+            quote! { pub type #alias = Arena; }
         })
-        .collect();
-    let pools = pool_items(document, &tensors, &op_methods, &zeros);
-
+    });
     quote! {
-        #[allow(dead_code, unused, clippy::all, non_upper_case_globals)]
+        #[allow(dead_code, unused, clippy::all, non_upper_case_globals, non_camel_case_types)]
         pub mod #module {
-            #pools
+            /// The model has an error (reported here): every item of the module is a stand-in.
+            pub type Arena = [::core::primitive::u8; #error];
+            pub type Arenas<'a> = Arena;
+            pub type offset = Arena;
+            pub type len = Arena;
+            pub type shape = Arena;
+            pub type dtype = Arena;
+            pub type weight_shape = Arena;
+            pub type weight_dtype = Arena;
+            pub mod op {}
+            pub mod attrs {}
+            pub const take: Arena = [];
             pub const ARENA_SIZE: usize = 0;
             pub const ARENA_ALIGN: usize = 1;
             pub const LOWER_BOUND: usize = 0;
@@ -194,130 +109,144 @@ pub fn placeholder(text: &str) -> TokenStream {
             pub const WEIGHTS: &[::memplan::WeightInfo] = &[];
             pub const OPS: &[::memplan::OpInfo] = &[];
             pub const MAX_VIEWS: usize = 0;
-            pub mod offset { #(#zeros)* }
-            pub mod len { #(#zeros)* }
-            pub struct Arena { bytes: [::core::primitive::u8; 0] }
-            impl Arena {
-                pub const fn new() -> Self { Self { bytes: [] } }
-                pub fn views(&mut self, k: usize) -> ::core::option::Option<::memplan::Views<'_, MAX_VIEWS>> {
-                    ::core::option::Option::None
-                }
-                #(#accessors)*
-                #(#op_methods)*
-            }
-            impl ::core::default::Default for Arena {
-                fn default() -> Self { Self::new() }
-            }
-            #[allow(non_camel_case_types)]
-            pub mod op {
-                #(#op_structs)*
-            }
+            #(#pools)*
+            #(#aliases)*
         }
     }
 }
 
-/// For a model with `[[pools]]`: each pool's module, its `<Pool>Arena` alias, `Arenas` with the op
-/// views, and `take()`, all empty.
-fn pool_items(
-    document: &DeTable<'_>,
-    tensors: &[(String, &'static str)],
-    op_methods: &[TokenStream],
-    zeros: &[TokenStream],
-) -> TokenStream {
-    let mut names: Vec<&str> = Vec::new();
-    // Whether each pool names a `link_section`: its memory is then a `take` parameter.
-    let mut sectioned: Vec<bool> = Vec::new();
-    if let Some(DeValue::Array(pools)) = document.get("pools").map(|p| p.get_ref()) {
-        for pool in pools.iter() {
-            let name = pool
-                .get_ref()
-                .get("name")
+/// The model's name and its pools' names, as far as they can be read.
+#[derive(Debug, Default, PartialEq)]
+struct Names {
+    model: Option<String>,
+    pools: Vec<String>,
+}
+
+/// Reads the model's name and its pools' names from the tables that hold them: the text before
+/// the first table header (dotted keys, inline tables), `[model]` and every `[[pools]]`, each
+/// parsed on its own, so a 60,000-tensor file costs a scan, not a parse.
+fn read_names(text: &str) -> Names {
+    let mut names = Names::default();
+    for chunk in chunks(text) {
+        let (document, _errors) = DeTable::parse_recoverable(chunk);
+        let document = document.get_ref();
+        if names.model.is_none() {
+            names.model = document
+                .get("model")
+                .and_then(|m| m.get_ref().get("name"))
                 .and_then(|n| n.get_ref().as_str())
                 .filter(|n| identifier_problem(n).is_none())
-                .filter(|n| !["offset", "len", "op"].contains(n));
-            let section = pool.get_ref().get("link_section").is_some();
-            if let Some(name) = name
-                && !names.contains(&name)
-            {
-                names.push(name);
-                sectioned.push(section);
+                .map(str::to_owned);
+        }
+        if let Some(DeValue::Array(pools)) = document.get("pools").map(|p| p.get_ref()) {
+            for pool in pools.iter() {
+                let name = pool
+                    .get_ref()
+                    .get("name")
+                    .and_then(|n| n.get_ref().as_str())
+                    .filter(|n| identifier_problem(n).is_none() && !FIXED.contains(n));
+                if let Some(name) = name
+                    && !names.pools.iter().any(|p| p == name)
+                {
+                    names.pools.push(name.to_owned());
+                }
             }
         }
     }
-    if names.is_empty() {
-        return TokenStream::new();
+    names
+}
+
+/// The parts of `text` that can name the model or a pool: the text before the first table header,
+/// and each `[model]` and `[[pools]]` table (its header line included), in order.
+fn chunks(text: &str) -> Vec<&str> {
+    let mut chunks = Vec::new();
+    // (start of the current part, whether it is kept)
+    let mut current = (0, true);
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        if let Some(key) = table_header(line) {
+            if current.1 && current.0 < at {
+                chunks.push(&text[current.0..at]);
+            }
+            current = (at, key == "model" || key == "[pools]");
+        }
+        at += line.len();
     }
-    let accessors: Vec<TokenStream> = tensors
-        .iter()
-        .map(|(name, element)| {
-            let name = Ident::new(name, Span::call_site());
-            let element = format_ident!("{}", element);
-            quote! { pub fn #name(&mut self) -> &mut [::core::primitive::#element] { &mut [] } }
-        })
-        .collect();
-    let idents: Vec<Ident> = names
-        .iter()
-        .map(|n| Ident::new(n, Span::call_site()))
-        .collect();
-    let aliases = names.iter().zip(&idents).map(|(name, ident)| {
-        let camel: String = name
-            .split('_')
-            .filter(|p| !p.is_empty())
-            .map(|p| p[..1].to_ascii_uppercase() + &p[1..])
-            .collect();
-        let alias = format_ident!("{}Arena", camel);
-        quote! { pub type #alias = #ident::Arena; }
-    });
-    let modules = idents.iter().zip(&sectioned).map(|(ident, &section)| {
-        let arena = if section {
-            quote! {
-                pub type Memory = ::memplan::Memory<Arena>;
-                pub static ARENA: ::memplan::PlacedArena<Arena> = unsafe { ::memplan::PlacedArena::new() };
+    if current.1 && current.0 < at {
+        chunks.push(&text[current.0..at]);
+    }
+    chunks
+}
+
+/// The key of a table header line (`[model]` is `model`, `[[pools]]` is `[pools]`, spaces
+/// inside the brackets dropped), or `None` for any other line. Lenient: a line of an array that
+/// looks like a header only splits a table the stand-in does not read anyway.
+fn table_header(line: &str) -> Option<String> {
+    let line = line.trim();
+    let (array, inner) = if let Some(rest) = line.strip_prefix("[[") {
+        (true, rest.split_once("]]")?)
+    } else {
+        (false, line.strip_prefix('[')?.split_once(']')?)
+    };
+    let (key, rest) = inner;
+    let rest = rest.trim_start();
+    let key_chars = |c: char| c.is_ascii_alphanumeric() || "_-.\"' \t".contains(c);
+    if key.trim().is_empty()
+        || !key.chars().all(key_chars)
+        || !(rest.is_empty() || rest.starts_with('#'))
+    {
+        return None;
+    }
+    let key: String = key.chars().filter(|c| !c.is_whitespace()).collect();
+    Some(if array { format!("[{key}]") } else { key })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_come_from_the_model_and_pools_tables_only() {
+        let text = "[model]\nname = \"net\"\n\n[[pools]]\nname = \"sram\"\nsize = 4\n\n\
+                    [tensors]\nx = { dtype = \"f32\" shape = [1] }\n\n[[pools]] # fast\n\
+                    name = \"dram\"\n\n[[ops]]\nname = \"op\"\n";
+        assert_eq!(
+            read_names(text),
+            Names {
+                model: Some("net".to_owned()),
+                pools: vec!["sram".to_owned(), "dram".to_owned()],
             }
-        } else {
-            quote! {
-                pub static MEMORY: ::memplan::Memory<Arena> = ::memplan::Memory::zeroed();
-                pub static ARENA: ::memplan::PlacedArena<Arena> = unsafe { ::memplan::PlacedArena::new() };
+        );
+        let chunks = chunks(text);
+        assert_eq!(chunks.len(), 3, "{chunks:?}");
+        assert!(
+            chunks
+                .iter()
+                .all(|c| !c.contains("[tensors]") && !c.contains("[[ops]]"))
+        );
+        // A name given as a dotted key before any table; pools inline.
+        let dotted = "model.name = \"m\"\npools = [{ name = \"a\" }, { name = \"offset\" }]\n";
+        assert_eq!(
+            read_names(dotted),
+            Names {
+                model: Some("m".to_owned()),
+                pools: vec!["a".to_owned()],
             }
-        };
-        quote! {
-            pub mod #ident {
-                pub const ARENA_SIZE: usize = 0;
-                pub const ARENA_ALIGN: usize = 1;
-                pub const LOWER_BOUND: usize = 0;
-                pub const CAPACITY: ::core::option::Option<usize> = ::core::option::Option::None;
-                pub const TENSORS: &[::memplan::Placement] = &[];
-                pub mod offset { #(#zeros)* }
-                pub struct Arena { bytes: [::core::primitive::u8; 0] }
-                impl Arena {
-                    pub const fn new() -> Self { Self { bytes: [] } }
-                    #(#accessors)*
-                }
-                impl ::core::default::Default for Arena {
-                    fn default() -> Self { Self::new() }
-                }
-                unsafe impl ::memplan::__private::bytemuck::Zeroable for Arena {}
-                #arena
-            }
-        }
-    });
-    let memory_params = idents
-        .iter()
-        .zip(&sectioned)
-        .filter(|(_, section)| **section)
-        .map(|(ident, _)| quote! { #ident: &'static #ident::Memory });
-    quote! {
-        #(#modules)*
-        #(#aliases)*
-        pub struct Arenas<'a> { #(pub #idents: &'a mut #idents::Arena,)* }
-        impl<'a> Arenas<'a> {
-            pub fn new(#(#idents: &'a mut #idents::Arena),*) -> Self { Self { #(#idents),* } }
-            pub fn views(&mut self, k: usize) -> ::core::option::Option<::memplan::Views<'_, MAX_VIEWS>> {
-                ::core::option::Option::None
-            }
-            #(#op_methods)*
-        }
-        #[cfg(all(target_has_atomic = "8", target_has_atomic = "ptr"))]
-        pub fn take(#(#memory_params),*) -> ::core::option::Option<Arenas<'static>> { ::core::option::Option::None }
+        );
+        // An unreadable or invalid name: no stand-in.
+        assert_eq!(read_names("[model]\nname = \"9x\"\n").model, None);
+        assert_eq!(read_names("not toml [").model, None);
+    }
+
+    #[test]
+    fn headers_are_told_from_other_lines() {
+        assert_eq!(table_header("[model]\n").as_deref(), Some("model"));
+        assert_eq!(
+            table_header("  [[ pools ]]  # sram\n").as_deref(),
+            Some("[pools]")
+        );
+        assert_eq!(table_header("[1, 2],\n"), None);
+        assert_eq!(table_header("name = \"[model]\"\n"), None);
+        assert_eq!(table_header("[model] x = 1\n"), None);
     }
 }
