@@ -4,7 +4,7 @@
 //! IN.bin holds the graph's inputs as raw little-endian elements (each its own dtype and static
 //! shape: int8 bytes for an int8 input), concatenated in graph order; OUT.bin receives the
 //! graph's first output as raw little-endian elements of its dtype for float32 and int8 (int8
-//! bytes), float32 for the integer types (converted), written to a temporary file and renamed,
+//! bytes), float32 for the integer types (converted), written whole or not at all,
 //! so a failed run never leaves half an output. `--heap` runs the same kernels with every value in a
 //! heap buffer of its own. `--expect REF.bin` compares the output with a reference (absolute 1e-4
 //! plus relative 1e-3 per element) and fails on a mismatch; `--bench N` times N arena runs
@@ -306,22 +306,15 @@ fn read_f32(path: &Path) -> Result<Vec<f32>, String> {
         .collect())
 }
 
-/// Writes `values` as raw little-endian float32 to a temporary file beside `path`, then renames
-/// it: `path` is either the whole output or untouched.
+/// Writes `values` as raw little-endian float32: `path` is either the whole output or untouched.
 fn write_f32(path: &Path, values: &[f32]) -> Result<(), String> {
     let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
     write_bytes(path, &bytes)
 }
 
-/// Writes `bytes` to a temporary file beside `path`, then renames it.
+/// Writes `bytes` to `path` whole or not at all, never replacing a device, FIFO or symlink
+/// (`memplan_output::write_file`: a random temporary created exclusively, renamed over a regular
+/// file, which keeps its mode).
 fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(".tmp");
-    let temporary = PathBuf::from(temporary);
-    std::fs::write(&temporary, bytes)
-        .and_then(|()| std::fs::rename(&temporary, path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&temporary);
-            format!("cannot write `{}`: {e}", path.display())
-        })
+    memplan_output::write_file(path, bytes).map_err(|e| e.to_string())
 }

@@ -129,3 +129,53 @@ fn a_wrong_sized_input_is_refused_and_writes_nothing() {
     assert!(error.contains("cannot read"), "{error}");
     assert!(!output.exists());
 }
+
+/// OUT.bin is written the way the CLI writes its files (issue 19, item 2): a symlink stays a
+/// link and its target gets the output, a 0600 file stays 0600, a temporary planted at the name
+/// the runner once used (`OUT.bin.tmp`) redirects nothing, and a directory is refused.
+#[cfg(unix)]
+#[test]
+fn the_output_file_is_never_clobbered() {
+    use std::os::unix::fs::PermissionsExt;
+    let runner = Runner::lock();
+    let model = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/default.onnx");
+    runner
+        .build(&model, true)
+        .expect("the default model builds");
+    let dir = scratch("output-file");
+    let input = dir.join("in.bin");
+    std::fs::write(&input, [0u8; 12288]).unwrap();
+
+    let real = dir.join("real.bin");
+    std::fs::write(&real, "old").unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let link = dir.join("out.bin");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink("real.bin", &link).unwrap();
+    let victim = dir.join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let planted = dir.join("real.bin.tmp");
+    let _ = std::fs::remove_file(&planted);
+    std::os::unix::fs::symlink(&victim, &planted).unwrap();
+
+    runner.run(&input, &link, false).expect("the run succeeds");
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let written = std::fs::read(&real).unwrap();
+    assert_eq!(
+        written.len(),
+        10 * 4,
+        "the default model's 10 float32 outputs"
+    );
+    let mode = std::fs::metadata(&real).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+
+    let error = runner.run(&input, &dir, false).unwrap_err();
+    assert!(error.contains("it is a directory"), "{error}");
+    assert!(dir.is_dir());
+}
