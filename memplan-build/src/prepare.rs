@@ -21,8 +21,9 @@ pub(crate) fn kernel_dtype(dtype: DType) -> Result<&'static str, String> {
         DType::I32 => Ok("I32"),
         DType::Bool => Ok("Bool"),
         DType::I8 => Ok("I8"),
+        DType::U8 => Ok("U8"),
         other => Err(format!(
-            "element type {} is not supported by the kernels (float32, int64, int32, bool, int8)",
+            "element type {} is not supported by the kernels (float32, int64, int32, bool, int8, uint8)",
             other.name()
         )),
     }
@@ -148,10 +149,16 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
             op.node.clone()
         };
         let what = format!("node `{label}` ({})", op.op_type);
-        if !(op.domain.is_empty() || op.domain == "ai.onnx") {
+        let microsoft = op.domain == "com.microsoft"
+            && memplan_kernels::supported::SUPPORTED_MICROSOFT_OPS
+                .binary_search(&op.op_type.as_str())
+                .is_ok();
+        if !(op.domain.is_empty() || op.domain == "ai.onnx" || microsoft) {
             return Err(format!(
-                "{what}: operator `{}` of domain `{}` is not supported\n  = help: the kernels implement the default ONNX domain only; export without custom operators",
-                op.op_type, op.domain
+                "{what}: operator `{}` of domain `{}` is not supported\n  = help: the kernels implement the default ONNX domain and, of `com.microsoft`, {}; export without other custom operators",
+                op.op_type,
+                op.domain,
+                memplan_kernels::supported::SUPPORTED_MICROSOFT_OPS.join(" ")
             ));
         }
         if op.outputs.contains(&None) {

@@ -86,8 +86,8 @@ fn arithmetic(
         DType::I64 => fold(inputs, outputs, g, |x| x),
         DType::I32 => fold(inputs, outputs, h, |x| x),
         DType::Bool => bail!("arithmetic on bool tensors is not supported"),
-        DType::I8 => bail!(
-            "ONNX arithmetic on int8 tensors is not supported (quantized networks run the tflite.* kernels)"
+        DType::I8 | DType::U8 => bail!(
+            "ONNX arithmetic on 8-bit integer tensors is not supported (quantized networks run QLinear* or tflite.* kernels)"
         ),
     }
 }
@@ -310,7 +310,7 @@ fn modulo(
             |x| x,
         ),
         (DType::Bool, _) => bail!("Mod on bool tensors is not supported"),
-        (DType::I8, _) => bail!("Mod on int8 tensors is not supported"),
+        (DType::I8 | DType::U8, _) => bail!("Mod on 8-bit integer tensors is not supported"),
     }
 }
 

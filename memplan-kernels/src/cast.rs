@@ -80,6 +80,11 @@ pub(crate) fn cast(
         (Data::I8(s), DataMut::I32(d)) => convert!(s, d, i32::from),
         (Data::I8(s), DataMut::Bool(d)) => convert!(s, d, |x: i8| u8::from(x != 0)),
         (Data::I8(s), DataMut::I8(d)) => d.copy_from_slice(s),
+        (s, d) => bail!(
+            "cast from {} to {} is not supported",
+            s.dtype().name(),
+            d.dtype().name()
+        ),
     }
     Ok(())
 }

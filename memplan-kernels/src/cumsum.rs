@@ -60,6 +60,6 @@ pub(crate) fn cumsum(
         DType::I64 => typed_cumsum::<i64>(attrs, inputs, outputs, i64::wrapping_add, [0, 0]),
         DType::I32 => typed_cumsum::<i32>(attrs, inputs, outputs, i32::wrapping_add, [0, 0]),
         DType::Bool => bail!("CumSum of bools is not supported"),
-        DType::I8 => bail!("CumSum of int8 is not supported"),
+        DType::I8 | DType::U8 => bail!("CumSum of 8-bit integers is not supported"),
     }
 }

@@ -54,6 +54,7 @@ pub(crate) fn constant_of_shape(
             DataMut::I32(d) => d.fill(0),
             DataMut::Bool(d) => d.fill(0),
             DataMut::I8(d) => d.fill(0),
+            DataMut::U8(d) => d.fill(0),
         },
         (Some(Attr::Float(v)), DataMut::F32(d)) => d.fill(*v),
         (Some(Attr::Int(v)), DataMut::I64(d)) => d.fill(*v),

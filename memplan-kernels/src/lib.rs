@@ -152,6 +152,7 @@ mod pad;
 mod pool;
 pub mod program;
 mod qdq;
+mod qlinear;
 mod reduce;
 mod reshape;
 mod resize;
@@ -248,10 +249,12 @@ fn dispatch(
         "Concat" => concat_split::concat(attrs, inputs, outputs),
         "ConstantOfShape" => generate::constant_of_shape(attrs, inputs, outputs),
         "Conv" => conv::conv(attrs, inputs, outputs, scratch),
+        "ConvInteger" => qlinear::conv_integer(attrs, inputs, outputs),
         "ConvTranspose" => conv_transpose::conv_transpose(attrs, inputs, outputs),
         "CumSum" => cumsum::cumsum(attrs, inputs, outputs),
         "DepthToSpace" => space_depth::space_depth(attrs, inputs, outputs, true),
         "DequantizeLinear" => qdq::dequantize(attrs, inputs, outputs),
+        "DynamicQuantizeLinear" => qlinear::dynamic_quantize(inputs, outputs),
         "Einsum" => einsum::einsum(attrs, inputs, outputs),
         "Expand" => expand::expand(inputs, outputs),
         "Gather" => gather::gather(attrs, inputs, outputs),
@@ -268,9 +271,14 @@ fn dispatch(
         "LogSoftmax" => normalization::softmax(attrs, inputs, outputs, true),
         "LpNormalization" => normalization::lp_norm(attrs, inputs, outputs),
         "MatMul" => matmul::matmul(attrs, inputs, outputs, scratch),
+        "MatMulInteger" => qlinear::matmul_integer(inputs, outputs),
         "MaxPool" => pool::pool(attrs, inputs, outputs, true),
         "OneHot" => topk::one_hot(attrs, inputs, outputs),
         "Pad" => pad::pad(attrs, inputs, outputs),
+        "QLinearAdd" => qlinear::qlinear_binary(inputs, outputs, false),
+        "QLinearConv" => qlinear::qlinear_conv(attrs, inputs, outputs),
+        "QLinearMatMul" => qlinear::qlinear_matmul(inputs, outputs),
+        "QLinearMul" => qlinear::qlinear_binary(inputs, outputs, true),
         "QuantizeLinear" => qdq::quantize(attrs, inputs, outputs),
         "Range" => generate::range(inputs, outputs),
         "Resize" => resize::resize(attrs, inputs, outputs, scratch),

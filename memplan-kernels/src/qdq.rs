@@ -7,19 +7,20 @@
 //! - `DequantizeLinear`: `(float)(x - zero_point) * scale`, in float32.
 //! - `QuantizeLinear`: `x / scale` in float32, clamped to `[-128 - zero_point, 127 - zero_point]`,
 //!   rounded half to even (ONNX's rule, `cvtps2dq` in ONNX Runtime's MLAS), plus the zero point;
-//!   NaN becomes -128.
+//!   NaN becomes the type's minimum.
 //!
-//! uint8 tensors are not supported (the kernels hold int8).
+//! Both int8 and uint8 are supported (the clamp range is the output type's: `[0, 255]` for
+//! uint8, and NaN becomes 0); the zero point's type must be the quantized tensor's.
 
 use crate::attrs::Attrs;
 use crate::error::{KernelError, bail};
-use crate::tensor::{Data, Input, Output, axis, numel, opt_value, output, typed, value};
+use crate::tensor::{Data, DataMut, Input, Output, axis, numel, opt_value, output, typed, value};
 
 /// The per-element scale and zero point: `(scales, zero points, inner, channels)`, element `i`
 /// using index `(i / inner) % channels`.
 struct Params<'a> {
     scale: &'a [f32],
-    zero_point: Option<&'a [i8]>,
+    zero_point: Option<Data<'a>>,
     inner: usize,
 }
 
@@ -31,9 +32,11 @@ impl Params<'_> {
         } else {
             (i / self.inner) % self.scale.len()
         };
-        let zp = self
-            .zero_point
-            .map_or(0, |z| i32::from(z[c.min(z.len() - 1)]));
+        let zp = match self.zero_point {
+            Some(Data::I8(z)) => i32::from(z[c.min(z.len() - 1)]),
+            Some(Data::U8(z)) => i32::from(z[c.min(z.len() - 1)]),
+            _ => 0,
+        };
         (self.scale[c], zp)
     }
 }
@@ -46,9 +49,9 @@ fn params<'a>(
     let (_, scale) = typed::<f32>(inputs, 1)?;
     let zero_point = match opt_value(inputs, 2)? {
         None => None,
-        Some((_, Data::I8(z))) => Some(z),
+        Some((_, z @ (Data::I8(_) | Data::U8(_)))) => Some(z),
         Some((_, d)) => bail!(
-            "zero point of type {} is not supported (int8 is)",
+            "zero point of type {} is not supported (int8 and uint8 are)",
             d.dtype().name()
         ),
     };
@@ -70,34 +73,44 @@ fn params<'a>(
     })
 }
 
-/// `DequantizeLinear` of int8.
+/// `DequantizeLinear` of int8 or uint8.
 pub(crate) fn dequantize(
     attrs: &Attrs<'_>,
     inputs: &[Input<'_>],
     outputs: &mut [Output<'_>],
 ) -> Result<(), KernelError> {
     let (shape, x) = value(inputs, 0)?;
-    let Data::I8(x) = x else {
-        bail!(
-            "input of type {} is not supported (int8 is)",
-            x.dtype().name()
-        );
-    };
     let p = params(attrs, inputs, shape)?;
+    if let Some(z) = p.zero_point
+        && z.dtype() != x.dtype()
+    {
+        bail!("the zero point's type differs from the input's");
+    }
     let (_, out) = output::<f32>(outputs, 0)?;
     if out.len() != x.len() {
         bail!("the output does not have the input's size");
     }
-    for (i, (o, &v)) in out.iter_mut().zip(x).enumerate() {
+    let at = |i: usize| match x {
+        Data::I8(x) => i32::from(x[i]),
+        Data::U8(x) => i32::from(x[i]),
+        _ => 0,
+    };
+    if !matches!(x, Data::I8(_) | Data::U8(_)) {
+        bail!(
+            "input of type {} is not supported (int8 and uint8 are)",
+            x.dtype().name()
+        );
+    }
+    for (i, o) in out.iter_mut().enumerate() {
         let (scale, zp) = p.at(i);
-        #[allow(clippy::cast_precision_loss)] // an int8 difference is exact in f32
-        let d = (i32::from(v) - zp) as f32;
+        #[allow(clippy::cast_precision_loss)] // an 8-bit difference is exact in f32
+        let d = (at(i) - zp) as f32;
         *o = d * scale;
     }
     Ok(())
 }
 
-/// `QuantizeLinear` to int8.
+/// `QuantizeLinear` to int8 or uint8 (the output's type).
 pub(crate) fn quantize(
     attrs: &Attrs<'_>,
     inputs: &[Input<'_>],
@@ -105,19 +118,48 @@ pub(crate) fn quantize(
 ) -> Result<(), KernelError> {
     let (shape, x) = typed::<f32>(inputs, 0)?;
     let p = params(attrs, inputs, shape)?;
-    let (_, out) = output::<i8>(outputs, 0)?;
-    if out.len() != x.len() {
+    let Some(out) = outputs.first_mut() else {
+        bail!("output 0 is required");
+    };
+    let (min, max) = match &out.data {
+        DataMut::I8(_) => (-128, 127),
+        DataMut::U8(_) => (0, 255),
+        d => bail!(
+            "output of type {} is not supported (int8 and uint8 are)",
+            d.dtype().name()
+        ),
+    };
+    if let Some(z) = p.zero_point
+        && z.dtype() != out.data.dtype()
+    {
+        bail!("the zero point's type differs from the output's");
+    }
+    if out.data.len() != x.len() {
         bail!("the output does not have the input's size");
     }
-    for (i, (o, &v)) in out.iter_mut().zip(x).enumerate() {
+    let q = |i: usize, v: f32| {
         let (scale, zp) = p.at(i);
-        #[allow(clippy::cast_precision_loss)] // int8 bounds
-        let (lo, hi) = ((-128 - zp) as f32, (127 - zp) as f32);
+        #[allow(clippy::cast_precision_loss)] // 8-bit bounds
+        let (lo, hi) = ((min - zp) as f32, (max - zp) as f32);
         let q = v / scale;
         let q = if q.is_nan() { lo } else { q.clamp(lo, hi) };
-        #[allow(clippy::cast_possible_truncation)] // clamped to the int8 range
+        #[allow(clippy::cast_possible_truncation)] // clamped to the type's range
         let r = libm::rintf(q) as i32 + zp;
-        *o = r.clamp(-128, 127) as i8;
+        r.clamp(min, max)
+    };
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // in range
+    match &mut out.data {
+        DataMut::I8(o) => {
+            for (i, (o, &v)) in o.iter_mut().zip(x).enumerate() {
+                *o = q(i, v) as i8;
+            }
+        }
+        DataMut::U8(o) => {
+            for (i, (o, &v)) in o.iter_mut().zip(x).enumerate() {
+                *o = q(i, v) as u8;
+            }
+        }
+        _ => {}
     }
     Ok(())
 }

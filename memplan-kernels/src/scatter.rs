@@ -142,7 +142,7 @@ pub(crate) fn scatter_nd(
         DType::F32 => typed_scatter::<f32>(attrs, inputs, outputs),
         DType::I64 => typed_scatter::<i64>(attrs, inputs, outputs),
         DType::I32 => typed_scatter::<i32>(attrs, inputs, outputs),
-        DType::Bool => typed_scatter::<u8>(attrs, inputs, outputs),
+        DType::Bool | DType::U8 => typed_scatter::<u8>(attrs, inputs, outputs),
         DType::I8 => typed_scatter::<i8>(attrs, inputs, outputs),
     }
 }
@@ -196,7 +196,7 @@ pub(crate) fn scatter_elements(
         DType::F32 => typed_scatter::<f32>(attrs, inputs, outputs),
         DType::I64 => typed_scatter::<i64>(attrs, inputs, outputs),
         DType::I32 => typed_scatter::<i32>(attrs, inputs, outputs),
-        DType::Bool => typed_scatter::<u8>(attrs, inputs, outputs),
+        DType::Bool | DType::U8 => typed_scatter::<u8>(attrs, inputs, outputs),
         DType::I8 => typed_scatter::<i8>(attrs, inputs, outputs),
     }
 }

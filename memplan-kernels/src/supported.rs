@@ -28,6 +28,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Concat",
     "ConstantOfShape",
     "Conv",
+    "ConvInteger",
     "ConvTranspose",
     "Cos",
     "Cosh",
@@ -36,6 +37,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "DequantizeLinear",
     "Div",
     "Dropout",
+    "DynamicQuantizeLinear",
     "Einsum",
     "Elu",
     "Equal",
@@ -68,6 +70,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "LogSoftmax",
     "LpNormalization",
     "MatMul",
+    "MatMulInteger",
     "Max",
     "MaxPool",
     "Mean",
@@ -82,6 +85,8 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "PRelu",
     "Pad",
     "Pow",
+    "QLinearConv",
+    "QLinearMatMul",
     "QuantizeLinear",
     "Range",
     "Reciprocal",
@@ -131,6 +136,10 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Xor",
 ];
 
+/// The supported `op_type`s of the `com.microsoft` domain (ONNX Runtime's contrib operators that
+/// its quantiser writes), sorted. Their names are not those of any default-domain operator.
+pub const SUPPORTED_MICROSOFT_OPS: &[&str] = &["QLinearAdd", "QLinearMul"];
+
 /// Strings written with `, ` between them.
 struct Joined<'a>(&'a [&'a str]);
 
@@ -161,7 +170,9 @@ pub fn check_node(
         }
         return Ok(());
     }
-    if SUPPORTED_OPS.binary_search(&op_type).is_err() {
+    if SUPPORTED_OPS.binary_search(&op_type).is_err()
+        && SUPPORTED_MICROSOFT_OPS.binary_search(&op_type).is_err()
+    {
         bail!("operator type {op_type:?} is not supported");
     }
     let int = |name: &str| int_attrs.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
@@ -180,7 +191,7 @@ pub fn check_node(
         _ => Ok(()),
     };
     match op_type {
-        "Conv" | "ConvTranspose" | "MaxPool" | "AveragePool" => {
+        "Conv" | "ConvTranspose" | "MaxPool" | "AveragePool" | "QLinearConv" | "ConvInteger" => {
             one_of("auto_pad", &["NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"])?;
             if op_type == "MaxPool" {
                 must_be("storage_order", &[0])?;
@@ -257,6 +268,7 @@ mod tests {
     #[test]
     fn the_list_is_sorted_without_repeats() {
         assert!(SUPPORTED_OPS.windows(2).all(|w| w[0] < w[1]));
+        assert!(SUPPORTED_MICROSOFT_OPS.windows(2).all(|w| w[0] < w[1]));
     }
 
     #[test]

@@ -74,6 +74,8 @@ pub enum DType {
     Bool,
     /// `int8`: quantized values (TFLite's and ONNX's int8 networks).
     I8,
+    /// `uint8`: quantized values (ONNX Runtime's default activation type).
+    U8,
 }
 
 impl DType {
@@ -85,6 +87,7 @@ impl DType {
             DType::I32 => "int32",
             DType::Bool => "bool",
             DType::I8 => "int8",
+            DType::U8 => "uint8",
         }
     }
 
@@ -93,7 +96,7 @@ impl DType {
         match self {
             DType::F32 | DType::I32 => 4,
             DType::I64 => 8,
-            DType::Bool | DType::I8 => 1,
+            DType::Bool | DType::I8 | DType::U8 => 1,
         }
     }
 }
@@ -111,6 +114,8 @@ pub enum Data<'a> {
     Bool(&'a [u8]),
     /// `int8` elements.
     I8(&'a [i8]),
+    /// `uint8` elements.
+    U8(&'a [u8]),
 }
 
 impl Data<'_> {
@@ -122,6 +127,7 @@ impl Data<'_> {
             Data::I32(_) => DType::I32,
             Data::Bool(_) => DType::Bool,
             Data::I8(_) => DType::I8,
+            Data::U8(_) => DType::U8,
         }
     }
 
@@ -133,6 +139,7 @@ impl Data<'_> {
             Data::I32(d) => d.len(),
             Data::Bool(d) => d.len(),
             Data::I8(d) => d.len(),
+            Data::U8(d) => d.len(),
         }
     }
 
@@ -155,6 +162,8 @@ pub enum DataMut<'a> {
     Bool(&'a mut [u8]),
     /// `int8` elements.
     I8(&'a mut [i8]),
+    /// `uint8` elements.
+    U8(&'a mut [u8]),
 }
 
 impl DataMut<'_> {
@@ -166,6 +175,7 @@ impl DataMut<'_> {
             DataMut::I32(_) => DType::I32,
             DataMut::Bool(_) => DType::Bool,
             DataMut::I8(_) => DType::I8,
+            DataMut::U8(_) => DType::U8,
         }
     }
 
@@ -177,6 +187,7 @@ impl DataMut<'_> {
             DataMut::I32(d) => d.len(),
             DataMut::Bool(d) => d.len(),
             DataMut::I8(d) => d.len(),
+            DataMut::U8(d) => d.len(),
         }
     }
 
@@ -193,6 +204,7 @@ impl DataMut<'_> {
             DataMut::I32(d) => Data::I32(d),
             DataMut::Bool(d) => Data::Bool(d),
             DataMut::I8(d) => Data::I8(d),
+            DataMut::U8(d) => Data::U8(d),
         }
     }
 }
@@ -319,7 +331,23 @@ macro_rules! elem {
 elem!(f32, F32);
 elem!(i64, I64);
 elem!(i32, I32);
-elem!(u8, Bool);
+// `u8` is the element of both `bool` and `uint8` tensors: the kernels generic over the element
+// (the ones that move, compare or select elements) take either.
+impl Elem for u8 {
+    const DTYPE: DType = DType::Bool;
+    fn slice(data: Data<'_>) -> Option<&[Self]> {
+        match data {
+            Data::Bool(d) | Data::U8(d) => Some(d),
+            _ => None,
+        }
+    }
+    fn slice_mut<'b>(data: &'b mut DataMut<'_>) -> Option<&'b mut [Self]> {
+        match data {
+            DataMut::Bool(d) | DataMut::U8(d) => Some(d),
+            _ => None,
+        }
+    }
+}
 elem!(i8, I8);
 
 /// Calls `$f::<T>($args)` with `T` the Rust type of dtype `$dtype`.
@@ -331,6 +359,8 @@ macro_rules! dispatch {
             $crate::tensor::DType::I32 => $f::<i32>($($arg),*),
             $crate::tensor::DType::Bool => $f::<u8>($($arg),*),
             $crate::tensor::DType::I8 => $f::<i8>($($arg),*),
+            // uint8 moves through the byte type bool uses (see `Elem for u8`).
+            $crate::tensor::DType::U8 => $f::<u8>($($arg),*),
         }
     };
 }
@@ -439,6 +469,7 @@ pub(crate) fn opt_scalar_f32(inputs: &[Input<'_>], i: usize) -> Result<Option<f3
         Data::I32(d) => d[0] as f32,
         Data::Bool(d) => f32::from(d[0]),
         Data::I8(d) => f32::from(d[0]),
+        Data::U8(d) => f32::from(d[0]),
     }))
 }
 

@@ -158,6 +158,7 @@ pub(crate) fn one_hot(
             Data::F32(d) => d[p] as i64,
             Data::Bool(d) => i64::from(d[p]),
             Data::I8(d) => i64::from(d[p]),
+            Data::U8(d) => i64::from(d[p]),
         };
         let (_, ddata) = value(inputs, 1)?;
         #[allow(clippy::cast_possible_truncation)]

@@ -222,8 +222,10 @@ fn signed(
         DType::I64 => map(inputs, outputs, g),
         DType::I32 => map(inputs, outputs, h),
         DType::Bool => bail!("bool tensors are not supported"),
-        DType::I8 => {
-            bail!("int8 tensors are not supported (quantized networks run the tflite.* kernels)")
+        DType::I8 | DType::U8 => {
+            bail!(
+                "8-bit integer tensors are not supported (quantized networks run QLinear* or tflite.* kernels)"
+            )
         }
     }
 }

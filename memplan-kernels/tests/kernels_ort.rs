@@ -22,6 +22,7 @@ enum Buf {
     I32(Vec<i32>),
     Bool(Vec<u8>),
     I8(Vec<i8>),
+    U8(Vec<u8>),
 }
 
 impl Buf {
@@ -32,6 +33,7 @@ impl Buf {
             Buf::I32(d) => Data::I32(d),
             Buf::Bool(d) => Data::Bool(d),
             Buf::I8(d) => Data::I8(d),
+            Buf::U8(d) => Data::U8(d),
         }
     }
     fn data_mut(&mut self) -> DataMut<'_> {
@@ -41,6 +43,7 @@ impl Buf {
             Buf::I32(d) => DataMut::I32(d),
             Buf::Bool(d) => DataMut::Bool(d),
             Buf::I8(d) => DataMut::I8(d),
+            Buf::U8(d) => DataMut::U8(d),
         }
     }
     fn len(&self) -> usize {
@@ -50,6 +53,7 @@ impl Buf {
             Buf::I32(d) => d.len(),
             Buf::Bool(d) => d.len(),
             Buf::I8(d) => d.len(),
+            Buf::U8(d) => d.len(),
         }
     }
     fn same_type(&self, other: &Buf) -> bool {
@@ -63,6 +67,7 @@ impl Buf {
             Buf::I32(d) => Buf::I32(vec![-12345; d.len()]),
             Buf::Bool(d) => Buf::Bool(vec![7; d.len()]),
             Buf::I8(d) => Buf::I8(vec![-77; d.len()]),
+            Buf::U8(d) => Buf::U8(vec![77; d.len()]),
         }
     }
 }
@@ -108,6 +113,11 @@ fn tensor(v: &Value) -> Tensor {
         "i8" => Buf::I8(
             data.iter()
                 .map(|x| i8::try_from(x.as_i64().unwrap()).unwrap())
+                .collect(),
+        ),
+        "u8" => Buf::U8(
+            data.iter()
+                .map(|x| u8::try_from(x.as_i64().unwrap()).unwrap())
                 .collect(),
         ),
         other => panic!("dtype {other}"),
@@ -392,6 +402,7 @@ fn bits(b: &Buf) -> Vec<u64> {
             .collect(),
         Buf::Bool(d) => d.iter().map(|&x| u64::from(x)).collect(),
         Buf::I8(d) => d.iter().map(|&x| u64::from(x.cast_unsigned())).collect(),
+        Buf::U8(d) => d.iter().map(|&x| u64::from(x)).collect(),
     }
 }
 
@@ -525,6 +536,7 @@ fn resized(buf: &Buf, n: usize) -> Buf {
         Buf::I32(d) => Buf::I32(cycle(d, n)),
         Buf::Bool(d) => Buf::Bool(cycle(d, n)),
         Buf::I8(d) => Buf::I8(cycle(d, n)),
+        Buf::U8(d) => Buf::U8(cycle(d, n)),
     }
 }
 

@@ -12,6 +12,7 @@ pub(crate) enum Buffer {
     I32(Vec<i32>),
     Bool(Vec<u8>),
     I8(Vec<i8>),
+    U8(Vec<u8>),
 }
 
 impl Buffer {
@@ -24,6 +25,7 @@ impl Buffer {
             DType::I32 => Self::I32(vec![0; n]),
             DType::Bool => Self::Bool(vec![0; n]),
             DType::I8 => Self::I8(vec![0; n]),
+            DType::U8 => Self::U8(vec![0; n]),
         }
     }
 
@@ -63,6 +65,7 @@ impl Buffer {
             ),
             DType::Bool => Self::Bool(bytes.to_vec()),
             DType::I8 => Self::I8(bytes.iter().map(|&b| b.cast_signed()).collect()),
+            DType::U8 => Self::U8(bytes.to_vec()),
         })
     }
 
@@ -74,6 +77,7 @@ impl Buffer {
             Self::I32(v) => Data::I32(v),
             Self::Bool(v) => Data::Bool(v),
             Self::I8(v) => Data::I8(v),
+            Self::U8(v) => Data::U8(v),
         }
     }
 
@@ -101,6 +105,7 @@ impl Buffer {
             Self::I32(v) => v.len() * 4,
             Self::Bool(v) => v.len(),
             Self::I8(v) => v.len(),
+            Self::U8(v) => v.len(),
         }
     }
 
@@ -123,6 +128,7 @@ impl Buffer {
             Self::I32(v) => DataMut::I32(v),
             Self::Bool(v) => DataMut::Bool(v),
             Self::I8(v) => DataMut::I8(v),
+            Self::U8(v) => DataMut::U8(v),
         }
     }
 }
@@ -136,5 +142,6 @@ pub(crate) fn to_f32(data: Data<'_>) -> Vec<f32> {
         Data::I32(v) => v.iter().map(|&x| x as f32).collect(),
         Data::Bool(v) => v.iter().map(|&x| f32::from(x)).collect(),
         Data::I8(v) => v.iter().map(|&x| f32::from(x)).collect(),
+        Data::U8(v) => v.iter().map(|&x| f32::from(x)).collect(),
     }
 }

@@ -19,6 +19,7 @@ fn constant(c: usize) -> Result<Input<'static>, KernelError> {
         DType::I32 => Data::I32(kernels::program::constant(bytes, info.offset, n)?),
         DType::Bool => Data::Bool(kernels::program::constant(bytes, info.offset, n)?),
         DType::I8 => Data::I8(kernels::program::constant(bytes, info.offset, n)?),
+        DType::U8 => Data::U8(kernels::program::constant(bytes, info.offset, n)?),
     };
     Ok(Input::Value {
         shape: info.shape,

@@ -3,8 +3,8 @@
 //!
 //! IN.bin holds the graph's inputs as raw little-endian elements (each its own dtype and static
 //! shape: int8 bytes for an int8 input), concatenated in graph order; OUT.bin receives the
-//! graph's first output as raw little-endian elements of its dtype for float32 and int8 (int8
-//! bytes), float32 for the integer types (converted), written whole or not at all,
+//! graph's first output as raw little-endian elements of its dtype for float32, int8 and uint8
+//! (bytes), float32 for the wider integer types (converted), written whole or not at all,
 //! so a failed run never leaves half an output. `--heap` runs the same kernels with every value in a
 //! heap buffer of its own. `--expect REF.bin` compares the output with a reference (absolute 1e-4
 //! plus relative 1e-3 per element) and fails on a mismatch; `--bench N` times N arena runs
@@ -36,16 +36,16 @@ struct Args {
     /// order (a network with inputs `input_ids` and `attention_mask` reads both from this file).
     input: PathBuf,
     /// Where to write the graph's first output, row-major: raw little-endian float32 for a float
-    /// output, int8 bytes for an int8 one (other integer types as float32).
+    /// output, int8 or uint8 bytes for an int8 or uint8 one (other integer types as float32).
     output: PathBuf,
     /// Every value in its own heap buffer instead of the arena.
     #[arg(long)]
     heap: bool,
-    /// A reference output to compare with, in the format OUT.bin is written in (int8 bytes for
-    /// an int8 output: compared exactly, see --quanta).
+    /// A reference output to compare with, in the format OUT.bin is written in (bytes for an
+    /// int8 or uint8 output: compared exactly, see --quanta).
     #[arg(long, value_name = "REF.bin")]
     expect: Option<PathBuf>,
-    /// For an int8 output: how many quanta an element may differ from --expect's (default 0).
+    /// For an 8-bit output: how many quanta an element may differ from --expect's (default 0).
     #[arg(long, value_name = "N", default_value_t = 0)]
     quanta: u32,
     /// Also time N arena runs against N heap runs (interleaved, CPU time), print the medians, the
@@ -130,9 +130,13 @@ fn run(args: &Args) -> Result<ExitCode, String> {
     let bytes = std::fs::read(&args.input)
         .map_err(|e| format!("cannot read `{}`: {e}", args.input.display()))?;
     let inputs = read_inputs(&bytes).map_err(|e| format!("`{}`: {e}", args.input.display()))?;
-    let int8_output = VALUES[OUTPUTS[0]].dtype == memplan_kernels::DType::I8;
+    let out_dtype = VALUES[OUTPUTS[0]].dtype;
+    let int8_output = matches!(
+        out_dtype,
+        memplan_kernels::DType::I8 | memplan_kernels::DType::U8
+    );
     let reference = match &args.expect {
-        Some(path) if int8_output => Some(read_i8(path)?),
+        Some(path) if int8_output => Some(read_bytes(path, out_dtype)?),
         Some(path) => Some(read_f32(path)?),
         None => None,
     };
@@ -161,13 +165,15 @@ fn run(args: &Args) -> Result<ExitCode, String> {
     let seconds = bench::cpu_seconds() - started;
     let output = buffer::to_f32(outputs[0].data());
     match outputs[0].data() {
-        // An int8 output is written as its own bytes; float32 and the others as float32.
+        // An int8 or uint8 output is written as its own bytes; float32 and the others as
+        // float32.
         memplan_kernels::Data::I8(q) => {
             write_bytes(
                 &args.output,
                 &q.iter().map(|&v| v.cast_unsigned()).collect::<Vec<_>>(),
             )?;
         }
+        memplan_kernels::Data::U8(q) => write_bytes(&args.output, q)?,
         _ => write_f32(&args.output, &output)?,
     }
     println!(
@@ -268,7 +274,7 @@ fn compare_quanta(output: &[f32], reference: &[f32], quanta: u32) -> bool {
     #[allow(clippy::cast_precision_loss)] // a count of quanta
     let bad = diffs.iter().filter(|&&d| d > quanta as f32).count();
     println!(
-        "reference: {} | {differ} of {} int8 elements differ (max {worst} quanta)",
+        "reference: {} | {differ} of {} 8-bit elements differ (max {worst} quanta)",
         if bad == 0 {
             if quanta == 0 {
                 "match (bit for bit)".to_owned()
@@ -284,10 +290,15 @@ fn compare_quanta(output: &[f32], reference: &[f32], quanta: u32) -> bool {
 }
 
 /// An int8 reference file: one byte per element.
-fn read_i8(path: &Path) -> Result<Vec<f32>, String> {
+/// An int8 or uint8 reference file's values.
+fn read_bytes(path: &Path, dtype: memplan_kernels::DType) -> Result<Vec<f32>, String> {
     let bytes =
         std::fs::read(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
-    Ok(bytes.iter().map(|&b| f32::from(b.cast_signed())).collect())
+    Ok(if dtype == memplan_kernels::DType::U8 {
+        bytes.iter().map(|&b| f32::from(b)).collect()
+    } else {
+        bytes.iter().map(|&b| f32::from(b.cast_signed())).collect()
+    })
 }
 
 fn read_f32(path: &Path) -> Result<Vec<f32>, String> {

@@ -31,6 +31,7 @@ DTYPES = {
     np.dtype(np.int32): ("i32", TensorProto.INT32),
     np.dtype(np.bool_): ("bool", TensorProto.BOOL),
     np.dtype(np.int8): ("i8", TensorProto.INT8),
+    np.dtype(np.uint8): ("u8", TensorProto.UINT8),
 }
 
 
@@ -78,12 +79,13 @@ def encode_attr(name, value):
     raise ValueError(f"attribute {name}: {value!r}")
 
 
-def case(name, op, inputs, attrs=None, opset=17, outputs=1):
-    """One node `op` over `inputs` (None = an absent optional input)."""
+def case(name, op, inputs, attrs=None, opset=17, outputs=1, domain=""):
+    """One node `op` over `inputs` (None = an absent optional input); `domain` "com.microsoft"
+    for ONNX Runtime's contrib operators."""
     attrs = attrs or {}
     in_names = [("" if x is None else f"in{i}") for i, x in enumerate(inputs)]
     out_names = [f"out{i}" for i in range(outputs)]
-    node = helper.make_node(op, in_names, out_names, **attrs)
+    node = helper.make_node(op, in_names, out_names, domain=domain or None, **attrs)
     graph_inputs = [
         helper.make_tensor_value_info(n, DTYPES[x.dtype][1], list(x.shape))
         for n, x in zip(in_names, inputs)
@@ -91,7 +93,10 @@ def case(name, op, inputs, attrs=None, opset=17, outputs=1):
     ]
     graph_outputs = [onnx.ValueInfoProto(name=n) for n in out_names]
     graph = helper.make_graph([node], name, graph_inputs, graph_outputs)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    opsets = [helper.make_opsetid("", opset)]
+    if domain:
+        opsets.append(helper.make_opsetid(domain, 1))
+    model = helper.make_model(graph, opset_imports=opsets)
     model.ir_version = 8
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
@@ -664,6 +669,69 @@ def quantize():
     )
 
 
+def qlinear():
+    """The QOperator form on int8 and uint8 (QLinearConv, QLinearMatMul, MatMulInteger,
+    ConvInteger, com.microsoft's QLinearAdd and QLinearMul, DynamicQuantizeLinear) and the
+    QDQ pair on uint8. Some scales are ratios of small powers of two, so that requantised values
+    land exactly on ties (rounded half to even)."""
+    i8 = lambda shape: RNG.integers(-128, 128, size=shape).astype(np.int8)
+    u8 = lambda shape: RNG.integers(0, 256, size=shape).astype(np.uint8)
+    s = lambda v: np.array(v, dtype=np.float32)
+    zi = lambda v: np.array(v, dtype=np.int8)
+    zu = lambda v: np.array(v, dtype=np.uint8)
+
+    # QDQ on uint8.
+    x = np.concatenate([f(22, lo=-10.0, hi=60.0).reshape(-1), np.float32([0.5, 1.5, 2.5, -1e9, 1e9, 0.0])])
+    case("quantize_u8_per_tensor", "QuantizeLinear", [x, s(0.25), zu(17)])
+    case("quantize_u8_no_zero_point", "QuantizeLinear", [x, s(0.5)])
+    case("quantize_u8_per_axis", "QuantizeLinear", [f(2, 3, 4, lo=-5.0, hi=5.0), s([0.1, 0.02, 0.5]), zu([128, 0, 255])], {"axis": 1})
+    q = np.arange(0, 256, 8, dtype=np.uint8)
+    case("dequantize_u8_per_tensor", "DequantizeLinear", [q, s(0.125), zu(130)])
+    case("dequantize_u8_per_axis", "DequantizeLinear", [q.reshape(2, 4, 4), s([0.5, 0.25, 2.0, 0.01]), zu([1, 0, 200, 100])], {"axis": 1})
+
+    # QLinearMatMul: (a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp).
+    case("qlinear_matmul_s8", "QLinearMatMul", [i8((5, 19)), s(0.02), zi(3), i8((19, 7)), s(0.01), zi(0), s(0.05), zi(-4)])
+    case("qlinear_matmul_u8s8", "QLinearMatMul", [u8((2, 4, 16)), s(0.5), zu(128), i8((16, 6)), s(0.25), zi(0), s(16.0), zu(100)])
+    case("qlinear_matmul_u8u8", "QLinearMatMul", [u8((6, 33)), s(0.013), zu(120), u8((33, 5)), s(0.021), zu(131), s(0.9), zu(7)])
+    case("qlinear_matmul_per_column", "QLinearMatMul", [i8((4, 12)), s(0.03), zi(-2), i8((12, 5)), s([0.01, 0.02, 0.005, 0.04, 0.0125]), zi([0, 0, 0, 0, 0]), s(0.07), zi(5)])
+    # MatMulInteger: int32 out.
+    case("matmul_integer_u8s8", "MatMulInteger", [u8((3, 10)), i8((10, 4)), zu(128), zi(-3)])
+    case("matmul_integer_s8_per_column", "MatMulInteger", [i8((2, 3, 9)), i8((9, 4)), zi(1), zi([0, 1, -1, 5])])
+    case("matmul_integer_no_zero_points", "MatMulInteger", [u8((4, 7)), u8((7, 3))])
+
+    # QLinearConv: (x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B).
+    bias = lambda n: RNG.integers(-3000, 3000, size=n).astype(np.int32)
+    case("qlinear_conv_s8_per_channel", "QLinearConv",
+         [i8((1, 3, 7, 8)), s(0.05), zi(-1), i8((4, 3, 3, 3)), s([0.01, 0.02, 0.004, 0.03]), zi([0, 0, 0, 0]), s(0.25), zi(2), bias(4)],
+         {"pads": [1, 1, 1, 1], "strides": [2, 2]})
+    case("qlinear_conv_u8s8_depthwise", "QLinearConv",
+         [u8((1, 4, 9, 9)), s(0.5), zu(128), i8((4, 1, 3, 3)), s(0.25), zi(0), s(8.0), zu(120), bias(4)],
+         {"group": 4, "dilations": [2, 2], "pads": [2, 2, 2, 2]})
+    case("qlinear_conv_u8u8_same", "QLinearConv",
+         [u8((2, 2, 5, 6)), s(0.02), zu(10), u8((3, 2, 2, 3)), s(0.03), zu(127), s(0.4), zu(128)],
+         {"auto_pad": "SAME_UPPER"})
+    case("qlinear_conv_1d_grouped", "QLinearConv",
+         [i8((1, 4, 11)), s(0.125), zi(5), i8((6, 2, 3)), s(0.0625), zi(0), s(1.0), zi(-7), bias(6)],
+         {"group": 2, "strides": [2]})
+    # ConvInteger: int32 out.
+    case("conv_integer_u8u8", "ConvInteger", [u8((1, 2, 5, 5)), u8((3, 2, 3, 3)), zu(100), zu(7)], {"pads": [1, 0, 1, 0]})
+    case("conv_integer_s8_groups", "ConvInteger", [i8((1, 4, 4, 4)), i8((4, 2, 2, 2))], {"group": 2})
+
+    # com.microsoft QLinearAdd / QLinearMul: (A, A_scale, A_zp, B, B_scale, B_zp, C_scale, C_zp).
+    for kind, q8, z in (("s8", i8, zi), ("u8", u8, zu)):
+        lo = -100 if kind == "s8" else 20
+        for op in ("QLinearAdd", "QLinearMul"):
+            name = op[7:].lower()
+            case(f"qlinear_{name}_{kind}", op, [q8((2, 3, 37)), s(0.05), z(lo), q8((2, 3, 37)), s(0.025), z(lo + 7), s(0.1), z(lo + 3)], domain="com.microsoft")
+            case(f"qlinear_{name}_{kind}_rows", op, [q8((2, 3, 37)), s(0.03), z(lo), q8((37,)), s(0.07), z(lo + 1), s(0.2), z(lo + 5)], domain="com.microsoft")
+            case(f"qlinear_{name}_{kind}_columns", op, [q8((2, 3, 37)), s(0.125), z(lo), q8((3, 1)), s(0.375), z(lo + 2), s(0.25), z(lo + 9)], domain="com.microsoft")
+            case(f"qlinear_{name}_{kind}_scalar_a", op, [q8((1,)), s(0.02), z(lo), q8((4, 9)), s(0.013), z(lo + 4), s(0.03), z(lo)], domain="com.microsoft")
+
+    # DynamicQuantizeLinear: (y uint8, y_scale, y_zero_point).
+    case("dynamic_quantize", "DynamicQuantizeLinear", [f(3, 17, lo=-3.0, hi=7.0)], outputs=3, opset=17)
+    case("dynamic_quantize_positive", "DynamicQuantizeLinear", [f(20, lo=0.5, hi=2.0)], outputs=3, opset=17)
+
+
 def main():
     unary()
     binary()
@@ -678,6 +746,7 @@ def main():
     more()
     special_values()
     quantize()
+    qlinear()
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases.json")
     with open(path, "w") as out:
         out.write("[\n" + ",\n".join(CASES) + "\n]\n")
