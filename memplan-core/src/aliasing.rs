@@ -15,6 +15,7 @@
 //! ```
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use crate::model::{Buffer, Lifetime, Plan, Problem, ProblemError};
 use crate::validate::{Violation, validate};
@@ -29,10 +30,9 @@ pub struct AliasGroups {
 }
 
 /// Why a set of aliases cannot be planned.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AliasError {
     /// An alias names a buffer index that does not exist.
-    #[error("alias refers to buffer {index}, but there are only {buffers} buffers")]
     NoSuchBuffer {
         /// The index given.
         index: usize,
@@ -40,9 +40,6 @@ pub enum AliasError {
         buffers: usize,
     },
     /// Two members of one chain are pinned at different offsets.
-    #[error(
-        "`{first}` and `{second}` share memory (in-place alias) but are pinned at different offsets; pin only one of them"
-    )]
     ConflictingPins {
         /// One pinned member.
         first: String,
@@ -50,8 +47,40 @@ pub enum AliasError {
         second: String,
     },
     /// The merged rectangle is not a valid buffer (should not happen for valid inputs).
-    #[error(transparent)]
-    Problem(#[from] ProblemError),
+    Problem(ProblemError),
+}
+
+impl fmt::Display for AliasError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NoSuchBuffer { index, buffers } => write!(
+                f,
+                "alias refers to buffer {index}, but there are only {buffers} buffers"
+            ),
+            Self::ConflictingPins { first, second } => write!(
+                f,
+                "`{first}` and `{second}` share memory (in-place alias) but are pinned at \
+                 different offsets; pin only one of them"
+            ),
+            Self::Problem(e) => fmt::Display::fmt(e, f),
+        }
+    }
+}
+
+impl std::error::Error for AliasError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            // Transparent: the problem's own source (it has none).
+            Self::Problem(e) => e.source(),
+            _ => None,
+        }
+    }
+}
+
+impl From<ProblemError> for AliasError {
+    fn from(e: ProblemError) -> Self {
+        Self::Problem(e)
+    }
 }
 
 impl AliasGroups {

@@ -62,16 +62,39 @@
 //!        |(pinned)+-------+              |   (in place)       |    Relu over its input)
 //!        +--------+------> step          +--------------------+--> step
 //! ```
+//!
+//! ## Embedding the planner
+//!
+//! An engine that plans at load time needs only the planner. Without its default features
+//! (`memplan-core = { version = "0.1", default-features = false }`) this crate is the model
+//! ([`Problem`], [`Buffer`], [`Plan`]), lifetimes from an op order ([`derive_lifetimes`]), in-place
+//! groups ([`AliasGroups`]), pools ([`plan_pools`]), the solvers ([`solve()`]), validation
+//! ([`validate()`]) and the lower bounds ([`lower_bound`]), with no dependency at all:
+//! `cargo tree -p memplan-core --no-default-features -e normal` lists memplan-core alone. The
+//! rest is behind features, all on by default:
+//!
+//! | feature | what it adds | dependencies |
+//! |---|---|---|
+//! | `model-file` | `model_file` (the TOML model file, `parse_model`) and `codegen::plan_model` | `toml` |
+//! | `csv` | `read_csv`, `write_problem_csv`, `write_plan_csv` | `csv` |
+//! | `render` | `render`: a plan as SVG or HTML (`generated_svg` also with `model-file`) | none |
+//! | `codegen` | the generated Rust code: `expand_model`, `codegen::generate` | `proc-macro2`, `quote`; `model-file`, `render` |
+//!
+//! `examples/embed-planner` in the repository is such an engine, built and tested that way.
 
 mod aliasing;
 mod bounds;
+#[cfg(feature = "model-file")]
 pub mod codegen;
+#[cfg(feature = "csv")]
 mod csv_format;
 mod error;
 mod lifetime;
 mod model;
+#[cfg(feature = "model-file")]
 pub mod model_file;
 mod pools;
+#[cfg(feature = "render")]
 pub mod render;
 pub mod solve;
 #[cfg(test)]
@@ -80,11 +103,14 @@ mod validate;
 
 pub use aliasing::{AliasError, AliasGroups};
 pub use bounds::{live_at, live_profile, lower_bound, peak_step};
+#[cfg(feature = "codegen")]
 pub use codegen::expand_model;
+#[cfg(feature = "csv")]
 pub use csv_format::{CsvInput, column_alias, read_csv, write_plan_csv, write_problem_csv};
 pub use error::InputError;
 pub use lifetime::{LifetimeError, OpTensors, Producer, Role, Schedule, derive_lifetimes};
 pub use model::{Buffer, Lifetime, Plan, Problem, ProblemError, align_up, checked_align_up};
+#[cfg(feature = "model-file")]
 pub use model_file::{
     AttrValue, DType, Layout, Model, Op, OpInput, Tensor, Weight, format_byte_size,
     parse_byte_size, parse_model,

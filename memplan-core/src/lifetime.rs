@@ -14,6 +14,8 @@
 //!  scratch                      [=======) scratch of op 2
 //! ```
 
+use std::fmt;
+
 use crate::model::Lifetime;
 
 /// The tensor references of one op, as indices into the model's tensors.
@@ -62,14 +64,12 @@ pub enum Producer {
 }
 
 /// Why a schedule gives no lifetimes.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LifetimeError {
     /// There are no ops, so there is nothing to run.
-    #[error("the model has no ops")]
     NoOps,
     /// Op `op` reads `tensor` before any op produced it (`produced_at` is the op that produces it
     /// later, or the same op, if any), and it is not a graph input.
-    #[error("op {op} reads tensor {tensor} before it is produced")]
     ReadBeforeProduced {
         /// The reading op.
         op: usize,
@@ -81,7 +81,6 @@ pub enum LifetimeError {
         produced_at: Option<usize>,
     },
     /// Op `op` writes `tensor`, which already has a producer.
-    #[error("op {op} produces tensor {tensor}, which is already produced")]
     ProducedTwice {
         /// The second producer.
         op: usize,
@@ -94,7 +93,6 @@ pub enum LifetimeError {
     },
     /// A scratch tensor is also used elsewhere (another op, an input or output, or the graph's
     /// inputs or outputs): scratch is private to one op.
-    #[error("scratch tensor {tensor} of op {op} is also used elsewhere")]
     SharedScratch {
         /// The op where the conflicting reference is.
         op: usize,
@@ -104,13 +102,11 @@ pub enum LifetimeError {
         tensor: usize,
     },
     /// No op touches a tensor that is neither a graph input nor a graph output.
-    #[error("no op touches tensor {tensor}")]
     Untouched {
         /// The tensor.
         tensor: usize,
     },
     /// A graph output that no op produces and that is not a graph input.
-    #[error("graph output {tensor} is never produced")]
     OutputNeverProduced {
         /// Its index in the graph outputs.
         position: usize,
@@ -118,6 +114,35 @@ pub enum LifetimeError {
         tensor: usize,
     },
 }
+
+impl fmt::Display for LifetimeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NoOps => f.write_str("the model has no ops"),
+            Self::ReadBeforeProduced { op, tensor, .. } => {
+                write!(f, "op {op} reads tensor {tensor} before it is produced")
+            }
+            Self::ProducedTwice { op, tensor, .. } => {
+                write!(
+                    f,
+                    "op {op} produces tensor {tensor}, which is already produced"
+                )
+            }
+            Self::SharedScratch { op, tensor, .. } => {
+                write!(
+                    f,
+                    "scratch tensor {tensor} of op {op} is also used elsewhere"
+                )
+            }
+            Self::Untouched { tensor } => write!(f, "no op touches tensor {tensor}"),
+            Self::OutputNeverProduced { tensor, .. } => {
+                write!(f, "graph output {tensor} is never produced")
+            }
+        }
+    }
+}
+
+impl std::error::Error for LifetimeError {}
 
 /// The lifetime of every tensor (in tensor order) of a schedule, or the first reason there is
 /// none. Every lifetime is non-empty.

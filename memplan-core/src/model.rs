@@ -94,16 +94,14 @@ impl Buffer {
 }
 
 /// Why a list of buffers is not a well-formed problem.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ProblemError {
     /// A buffer of zero bytes.
-    #[error("buffer `{id}` has size 0; every buffer needs at least one byte")]
     ZeroSize {
         /// The buffer.
         id: String,
     },
     /// `end <= start`.
-    #[error("buffer `{id}` has an empty lifetime {lifetime}; `end` must be greater than `start`")]
     EmptyLifetime {
         /// The buffer.
         id: String,
@@ -111,7 +109,6 @@ pub enum ProblemError {
         lifetime: Lifetime,
     },
     /// Alignment not a power of two.
-    #[error("buffer `{id}` has alignment {alignment}, which is not a power of two")]
     BadAlignment {
         /// The buffer.
         id: String,
@@ -119,9 +116,6 @@ pub enum ProblemError {
         alignment: u64,
     },
     /// A pinned offset that breaks the buffer's own alignment.
-    #[error(
-        "buffer `{id}` is pinned at offset {offset}, which is not a multiple of its alignment {alignment}"
-    )]
     MisalignedPin {
         /// The buffer.
         id: String,
@@ -131,20 +125,56 @@ pub enum ProblemError {
         alignment: u64,
     },
     /// `offset + size`, or the sizes with their alignment padding, reach past 2^62 bytes.
-    #[error(
-        "buffer `{id}` is too large: with the sizes before it (each plus the padding its alignment can need), more than 2^62 bytes, so addresses could overflow 64 bits"
-    )]
     Overflow {
         /// The buffer.
         id: String,
     },
     /// Two buffers share an id.
-    #[error("two buffers are named `{id}`; ids must be unique")]
     DuplicateId {
         /// The id.
         id: String,
     },
 }
+
+impl fmt::Display for ProblemError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ZeroSize { id } => {
+                write!(
+                    f,
+                    "buffer `{id}` has size 0; every buffer needs at least one byte"
+                )
+            }
+            Self::EmptyLifetime { id, lifetime } => write!(
+                f,
+                "buffer `{id}` has an empty lifetime {lifetime}; `end` must be greater than `start`"
+            ),
+            Self::BadAlignment { id, alignment } => write!(
+                f,
+                "buffer `{id}` has alignment {alignment}, which is not a power of two"
+            ),
+            Self::MisalignedPin {
+                id,
+                offset,
+                alignment,
+            } => write!(
+                f,
+                "buffer `{id}` is pinned at offset {offset}, which is not a multiple of its \
+                 alignment {alignment}"
+            ),
+            Self::Overflow { id } => write!(
+                f,
+                "buffer `{id}` is too large: with the sizes before it (each plus the padding its \
+                 alignment can need), more than 2^62 bytes, so addresses could overflow 64 bits"
+            ),
+            Self::DuplicateId { id } => {
+                write!(f, "two buffers are named `{id}`; ids must be unique")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ProblemError {}
 
 /// A planning problem: the buffers to pack. Their order is the order of [`Plan::offsets`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -12,6 +12,8 @@
 //! chosen solver, and the better of the two arrangements that fits is the pool's plan. A pool
 //! without a capacity takes every buffer still unassigned.
 
+use std::fmt;
+
 use crate::bounds::lower_bound;
 use crate::model::{Buffer, Plan, Problem};
 use crate::solve::{Solution, SolveError, SolveOptions, solve};
@@ -59,13 +61,11 @@ impl PooledPlan {
 }
 
 /// Why buffers could not be placed in the pools.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PoolError {
     /// No pool was given.
-    #[error("there are buffers to plan but no pool; declare at least one pool")]
     NoPools,
     /// A buffer is bound to a pool index that does not exist.
-    #[error("buffer `{buffer}` names pool {pool}, but there are only {pools} pools")]
     NoSuchPool {
         /// The buffer.
         buffer: String,
@@ -75,9 +75,6 @@ pub enum PoolError {
         pools: usize,
     },
     /// The buffers bound to a pool do not fit its capacity.
-    #[error(
-        "pool `{pool}` holds {capacity} bytes, but the buffers bound to it need {needed} bytes (lower bound {lower_bound}); raise its capacity or let some of them spill (remove their pool binding)"
-    )]
     BoundBuffersOverflow {
         /// The pool's name.
         pool: String,
@@ -89,10 +86,6 @@ pub enum PoolError {
         lower_bound: u64,
     },
     /// Some buffers fit in no pool.
-    #[error(
-        "{count} buffer(s) fit in no pool, the largest `{largest}` ({largest_size} bytes); the pools are full ({}); raise a capacity or add a pool without a limit",
-        .usage.join(", ")
-    )]
     NothingFits {
         /// How many buffers are left.
         count: usize,
@@ -104,8 +97,64 @@ pub enum PoolError {
         usage: Vec<String>,
     },
     /// The solver failed on a pool's buffers.
-    #[error(transparent)]
-    Solve(#[from] SolveError),
+    Solve(SolveError),
+}
+
+impl fmt::Display for PoolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NoPools => {
+                f.write_str("there are buffers to plan but no pool; declare at least one pool")
+            }
+            Self::NoSuchPool {
+                buffer,
+                pool,
+                pools,
+            } => write!(
+                f,
+                "buffer `{buffer}` names pool {pool}, but there are only {pools} pools"
+            ),
+            Self::BoundBuffersOverflow {
+                pool,
+                capacity,
+                needed,
+                lower_bound,
+            } => write!(
+                f,
+                "pool `{pool}` holds {capacity} bytes, but the buffers bound to it need {needed} \
+                 bytes (lower bound {lower_bound}); raise its capacity or let some of them spill \
+                 (remove their pool binding)"
+            ),
+            Self::NothingFits {
+                count,
+                largest,
+                largest_size,
+                usage,
+            } => write!(
+                f,
+                "{count} buffer(s) fit in no pool, the largest `{largest}` ({largest_size} bytes); \
+                 the pools are full ({}); raise a capacity or add a pool without a limit",
+                usage.join(", ")
+            ),
+            Self::Solve(e) => fmt::Display::fmt(e, f),
+        }
+    }
+}
+
+impl std::error::Error for PoolError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            // Transparent: the solver error's own source (it has none).
+            Self::Solve(e) => e.source(),
+            _ => None,
+        }
+    }
+}
+
+impl From<SolveError> for PoolError {
+    fn from(e: SolveError) -> Self {
+        Self::Solve(e)
+    }
 }
 
 /// Assigns buffers to pools and plans each pool. `bound[i]` is `Some(pool)` when buffer `i` must go

@@ -3,6 +3,7 @@
 //! unlocated `E0080` ("tried to allocate more memory than available to compiler"). memplan
 //! refuses it, located at the tensor that ends last in the arena, and the CLI's `plan` with it
 //! (one `plan_model`).
+#![cfg(feature = "model-file")]
 
 use memplan_core::codegen::{MAX_ARENA_BYTES, plan_model};
 use memplan_core::parse_model;

@@ -8,6 +8,7 @@
 //! `inputs` here are the tensors whose last reader is op `k`. That gives every tensor its exact
 //! lifetime, and exactly the inputs an in-place op may overwrite (an input still read later never
 //! qualifies). Skipped, with a message, when the bench data is absent.
+#![cfg(feature = "model-file")]
 
 use std::fmt::Write;
 use std::path::PathBuf;

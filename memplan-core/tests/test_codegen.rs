@@ -4,6 +4,7 @@
 //! `expected.rs` next to it. After an intended change, regenerate with
 //! `MEMPLAN_BLESS=1 cargo test -p memplan-core --test test_codegen` and review the `git diff`.
 //! The root crate's `tests/test_golden.rs` compiles the same expected files.
+#![cfg(feature = "codegen")]
 
 use std::path::{Path, PathBuf};
 

@@ -1,4 +1,5 @@
 //! The CSV reader never panics: arbitrary text gives a plan or a located error.
+#![cfg(feature = "csv")]
 
 use proptest::prelude::*;
 

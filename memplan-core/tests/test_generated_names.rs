@@ -1,6 +1,7 @@
 //! Generated names never collide (issue 19, item 5): a model whose names would make the
 //! generated code declare a name twice, or hide the prelude, is a located error of
 //! `parse_model` (so `memplan plan` refuses it too), never an unlocated rustc error.
+#![cfg(feature = "model-file")]
 
 use memplan_core::parse_model;
 

@@ -2,6 +2,7 @@
 //! the default node budget, must bring each to its lower bound (within 0.1% on the largest),
 //! with a valid plan, and the same plan on every run. Skipped, with a message, when the bench
 //! data is absent. Each file's figures are printed (`-- --nocapture`).
+#![cfg(feature = "csv")]
 
 mod common;
 

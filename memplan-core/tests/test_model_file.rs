@@ -1,5 +1,6 @@
 //! The model file parser: a valid model, its lifetimes, a round trip, and one located error per
 //! kind of mistake.
+#![cfg(feature = "model-file")]
 
 use memplan_core::{DType, Layout, Lifetime, parse_model};
 

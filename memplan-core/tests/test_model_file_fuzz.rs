@@ -1,5 +1,6 @@
 //! Random edits of a valid model file never make the parser, the planner or the code generator
 //! panic: every outcome is a model that plans validly, or an error located inside the file.
+#![cfg(feature = "codegen")]
 
 use memplan_core::{codegen, expand_model, parse_model};
 use proptest::prelude::*;

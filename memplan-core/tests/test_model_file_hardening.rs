@@ -1,6 +1,7 @@
 //! Model-file mistakes that used to be silent or badly located (issue 12, item 9): a missing
 //! table is reported where it belongs rather than at the file's first byte, and explicit in-place
 //! pairs in a model with `[model] inplace = false` are an error instead of being dropped.
+#![cfg(feature = "model-file")]
 
 use memplan_core::parse_model;
 

@@ -5,6 +5,7 @@
 //! with a located error), and a refused model's error is inside the file.
 //!
 //! Longer run: `PROPTEST_CASES=20000 cargo test -p memplan-core --test test_model_file_structured_fuzz`.
+#![cfg(feature = "codegen")]
 
 use memplan_core::{codegen, expand_model, parse_model};
 use proptest::prelude::*;

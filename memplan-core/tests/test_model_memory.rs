@@ -2,6 +2,7 @@
 //! declared), pools, pinned offsets and app-owned tensors either plan into a plan that validates
 //! per pool and keeps every promise (pins, pools, chains, limits), or fail with a located error;
 //! never a panic. The generated code parses as Rust and is the same on every run.
+#![cfg(feature = "codegen")]
 
 use std::fmt::Write;
 

@@ -1,5 +1,6 @@
 //! `[weights]`, op `inputs` naming weights or `""`, and op `attrs`: what the parser exposes, the
 //! round trip through `to_toml`, and one located error per mistake.
+#![cfg(feature = "codegen")]
 
 use memplan_core::{AttrValue, DType, OpInput, parse_model};
 

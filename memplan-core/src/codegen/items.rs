@@ -6,6 +6,7 @@ use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 
 use crate::codegen::docs;
+use crate::codegen::names::camel;
 use crate::codegen::plan::{ModelPlan, check};
 use crate::codegen::tables::{tables, views_method};
 use crate::model_file::{Alias, Model};
@@ -376,19 +377,6 @@ fn pointer_width_guard(model: &Model, plan: &ModelPlan) -> TokenStream {
             #message
         );
     }
-}
-
-/// `sram` -> `Sram`, `fast_mem` -> `FastMem`.
-pub(crate) fn camel(name: &str) -> String {
-    name.split('_')
-        .filter(|part| !part.is_empty())
-        .map(|part| {
-            let mut chars = part.chars();
-            chars.next().map_or(String::new(), |first| {
-                first.to_ascii_uppercase().to_string() + chars.as_str()
-            })
-        })
-        .collect()
 }
 
 fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {

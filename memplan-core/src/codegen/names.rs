@@ -12,7 +12,6 @@
 
 use std::collections::BTreeMap;
 
-use crate::codegen::items::camel;
 use crate::error::InputError;
 use crate::model_file::{Location, Model};
 
@@ -323,4 +322,17 @@ pub(crate) fn check(model: &Model) -> Result<(), InputError> {
         }
     }
     Ok(())
+}
+
+/// `sram` -> `Sram`, `fast_mem` -> `FastMem`.
+pub(crate) fn camel(name: &str) -> String {
+    name.split('_')
+        .filter(|part| !part.is_empty())
+        .map(|part| {
+            let mut chars = part.chars();
+            chars.next().map_or(String::new(), |first| {
+                first.to_ascii_uppercase().to_string() + chars.as_str()
+            })
+        })
+        .collect()
 }

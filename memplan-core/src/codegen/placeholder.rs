@@ -17,7 +17,7 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 use toml::de::{DeTable, DeValue};
 
-use crate::codegen::items::camel;
+use crate::codegen::names::camel;
 use crate::model_file::identifier_problem;
 
 /// Names the stand-in defines in the model's module itself; a pool named like one is left out.

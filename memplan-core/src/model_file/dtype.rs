@@ -129,9 +129,16 @@ impl fmt::Display for DType {
 }
 
 /// A dtype name that is not known.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown dtype `{0}`")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownDType(pub String);
+
+impl fmt::Display for UnknownDType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unknown dtype `{}`", self.0)
+    }
+}
+
+impl std::error::Error for UnknownDType {}
 
 impl FromStr for DType {
     type Err = UnknownDType;

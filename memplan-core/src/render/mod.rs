@@ -36,6 +36,7 @@
 //! `O(n log n)` for `n` buffers, plus the fixed-size density grid.
 
 mod dense;
+#[cfg(feature = "model-file")]
 mod generated;
 mod html;
 mod picture;
@@ -43,6 +44,7 @@ mod scale;
 
 use crate::model::{Plan, Problem};
 
+#[cfg(feature = "model-file")]
 pub use generated::generated_svg;
 
 /// What to write on a picture besides the plan itself.

@@ -98,12 +98,24 @@ impl fmt::Display for Solver {
 }
 
 /// A solver name that is not known.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown solver `{name}`; expected one of: {}", known_solver_names())]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownSolver {
     /// The name given.
     pub name: String,
 }
+
+impl fmt::Display for UnknownSolver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown solver `{}`; expected one of: {}",
+            self.name,
+            known_solver_names()
+        )
+    }
+}
+
+impl std::error::Error for UnknownSolver {}
 
 /// The solver names, comma separated, for error messages.
 pub fn known_solver_names() -> String {
@@ -188,12 +200,9 @@ pub struct Solution {
 }
 
 /// Why a solver gave no plan.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SolveError {
     /// The exhaustive solver was given too many buffers.
-    #[error(
-        "`enumerate` tries every order and accepts at most {max} buffers, but the problem has {buffers}; use `exact` or `auto`"
-    )]
     TooManyBuffers {
         /// Buffers in the problem.
         buffers: usize,
@@ -201,9 +210,6 @@ pub enum SolveError {
         max: usize,
     },
     /// The solver produced a plan that breaks a rule: a bug in memplan, never returned as a plan.
-    #[error(
-        "internal error: `{solver}` produced an invalid plan ({violation}); please report this with the input"
-    )]
     InvalidPlan {
         /// The solver that produced it.
         solver: String,
@@ -211,9 +217,6 @@ pub enum SolveError {
         violation: String,
     },
     /// Pinned buffers overlap each other, so no plan can exist.
-    #[error(
-        "pinned buffers `{first}` and `{second}` are live at the same step and overlap; move one of the pins"
-    )]
     PinnedOverlap {
         /// One pinned buffer.
         first: String,
@@ -221,6 +224,30 @@ pub enum SolveError {
         second: String,
     },
 }
+
+impl fmt::Display for SolveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::TooManyBuffers { buffers, max } => write!(
+                f,
+                "`enumerate` tries every order and accepts at most {max} buffers, but the problem \
+                 has {buffers}; use `exact` or `auto`"
+            ),
+            Self::InvalidPlan { solver, violation } => write!(
+                f,
+                "internal error: `{solver}` produced an invalid plan ({violation}); please report \
+                 this with the input"
+            ),
+            Self::PinnedOverlap { first, second } => write!(
+                f,
+                "pinned buffers `{first}` and `{second}` are live at the same step and overlap; \
+                 move one of the pins"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SolveError {}
 
 /// Runs the chosen solver and checks its plan with [`crate::validate`] (`O(n log n)`).
 pub fn solve(problem: &Problem, options: &SolveOptions) -> Result<Solution, SolveError> {
