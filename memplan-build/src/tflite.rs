@@ -24,6 +24,7 @@ use crate::prepare::{self, Constant, Node, Prepared, kernel_dtype};
 pub const SUPPORTED_BUILTINS: &[&str] = &[
     "ADD",
     "AVERAGE_POOL_2D",
+    "BATCH_MATMUL",
     "CONCATENATION",
     "CONV_2D",
     "DEPTHWISE_CONV_2D",
@@ -37,11 +38,16 @@ pub const SUPPORTED_BUILTINS: &[&str] = &[
     "PAD",
     "PADV2",
     "QUANTIZE",
+    "RELU",
+    "RELU6",
+    "RELU_N1_TO_1",
     "RESHAPE",
     "SOFTMAX",
     "SQUEEZE",
+    "STRIDED_SLICE",
     "SUB",
     "TANH",
+    "TRANSPOSE",
 ];
 
 /// Imports, lowers, checks and plans the TFLite file at `path`.
@@ -345,9 +351,12 @@ impl Lower<'_> {
                 inputs.push(self.operand(b)?);
                 match (self.element(a), self.element(b), self.element(out)) {
                     (ElementType::F32, ElementType::F32, ElementType::F32) => {}
-                    (ElementType::I8, ElementType::I8, ElementType::I8) if op.name == "ADD" => {
+                    (ElementType::I8, ElementType::I8, ElementType::I8)
+                        if op.name == "ADD" || op.name == "SUB" =>
+                    {
                         let (q1, q2, qo) = (self.q(a)?, self.q(b)?, self.q(out)?);
-                        // LiteRT's PrepareGeneralSubOp / add.cc for int8 (left shift 20).
+                        // LiteRT's PrepareGeneralSubOp / add.cc for int8 (left shift 20); SUB
+                        // subtracts the rescaled inputs instead of adding them.
                         let left_shift = 20;
                         let twice_max = 2.0 * f64::from(q1.scale.max(q2.scale));
                         let real1 = f64::from(q1.scale) / twice_max;
@@ -389,8 +398,11 @@ impl Lower<'_> {
                     }
                     (ElementType::I8, _, _) => {
                         return Err(format!(
-                            "int8 {} is not supported (float32 is)\n  = help: memplan runs int8 ADD and MUL, and SUB in float32",
-                            op.name
+                            "{} of {}, {} into {} is not supported (all int8 or all float32 are)",
+                            op.name,
+                            self.element(a).name(),
+                            self.element(b).name(),
+                            self.element(out).name()
                         ));
                     }
                     (a, _, o) => return Err(types(a, o)),
@@ -559,12 +571,202 @@ impl Lower<'_> {
             }
             "MEAN" => {
                 let (x, a) = (input(0)?, input(1)?);
-                if (self.element(x), self.element(out)) != (ElementType::F32, ElementType::F32) {
-                    return Err("int8 MEAN is not supported (float32 is)\n  = help: an int8 global average is AVERAGE_POOL_2D over the whole image, which memplan runs".to_owned());
-                }
                 let axes = self.ints(a)?;
+                match (self.element(x), self.element(out)) {
+                    (ElementType::F32, ElementType::F32) => {}
+                    (ElementType::I8, ElementType::I8) => {
+                        let (qi, qo) = (self.q(x)?, self.q(out)?);
+                        // reduce.cc's PrepareMeanOrSum: the multiplier of the scales, in f64.
+                        let (m, sh) =
+                            quantize_multiplier(f64::from(qi.scale) / f64::from(qo.scale));
+                        let xs = self.shape(x);
+                        // QuantizedMeanOrSum (LiteRT's one int8 path): the count folded into
+                        // the multiplier.
+                        let mut count: i64 = 1;
+                        let mut seen = [false; 8];
+                        for &ax in &axes {
+                            let d = if ax < 0 { ax + xs.len() as i64 } else { ax };
+                            let d = usize::try_from(d)
+                                .ok()
+                                .filter(|&d| d < xs.len() && d < 8)
+                                .ok_or_else(|| format!("axis {ax} is out of range"))?;
+                            if !seen[d] {
+                                seen[d] = true;
+                                count *= xs[d] as i64;
+                            }
+                        }
+                        if count <= 0 {
+                            return Err("MEAN over an empty axis is not supported".to_owned());
+                        }
+                        let shift = (63 - (count as u64).leading_zeros() as i32)
+                            .min(32)
+                            .min(31 + sh);
+                        #[allow(clippy::cast_possible_truncation)]
+                        let (m, sh) = (((i64::from(m) << shift) / count) as i32, sh - shift);
+                        attr_int(&mut attrs, "input_zero_point", i64::from(qi.zero_point));
+                        attr_int(&mut attrs, "output_zero_point", i64::from(qo.zero_point));
+                        attr_int(&mut attrs, "multiplier", i64::from(m));
+                        attr_int(&mut attrs, "shift", i64::from(sh));
+                    }
+                    (a, b) => return Err(types(a, b)),
+                }
                 attrs.push(("axes".to_owned(), AttrValue::Ints(axes)));
                 inputs.push(self.operand(x)?);
+                op.name
+            }
+            "RELU" | "RELU6" | "RELU_N1_TO_1" => {
+                let x = input(0)?;
+                let (lo, hi) = match op.name {
+                    "RELU" => (0.0f32, f32::INFINITY),
+                    "RELU6" => (0.0, 6.0),
+                    _ => (-1.0, 1.0),
+                };
+                match (self.element(x), self.element(out)) {
+                    (ElementType::F32, ElementType::F32) => {
+                        attr_float(&mut attrs, "act_min", lo);
+                        attr_float(
+                            &mut attrs,
+                            "act_max",
+                            if hi.is_finite() { hi } else { f32::MAX },
+                        );
+                    }
+                    (ElementType::I8, ElementType::I8) => {
+                        let (qi, qo) = (self.q(x)?, self.q(out)?);
+                        // activations.cc: ReluPrepare's multiplier (the float ratio) and
+                        // QuantizedReluX's range.
+                        let (m, sh) = quantize_multiplier(f64::from(qi.scale / qo.scale));
+                        #[allow(clippy::cast_possible_truncation)]
+                        let q = |f: f32| qo.zero_point + (f / qo.scale).round() as i32;
+                        let act_min = (-128).max(q(lo));
+                        let act_max = if hi.is_finite() { 127.min(q(hi)) } else { 127 };
+                        attr_int(&mut attrs, "act_min", i64::from(act_min));
+                        attr_int(&mut attrs, "act_max", i64::from(act_max));
+                        attr_int(&mut attrs, "input_zero_point", i64::from(qi.zero_point));
+                        attr_int(&mut attrs, "output_zero_point", i64::from(qo.zero_point));
+                        attr_int(&mut attrs, "multiplier", i64::from(m));
+                        attr_int(&mut attrs, "shift", i64::from(sh));
+                    }
+                    (a, b) => return Err(types(a, b)),
+                }
+                inputs.push(self.operand(x)?);
+                "RELU"
+            }
+            "TRANSPOSE" => {
+                let (x, p) = (input(0)?, input(1)?);
+                if self.element(x) != self.element(out) {
+                    return Err("the output's type differs from the input's".to_owned());
+                }
+                if self.element(x) == ElementType::I8 {
+                    let (qi, qo) = (self.q(x)?, self.q(out)?);
+                    if qi.scale != qo.scale || qi.zero_point != qo.zero_point {
+                        return Err(
+                            "an int8 TRANSPOSE must have the same quantization in and out"
+                                .to_owned(),
+                        );
+                    }
+                }
+                let perm = self.ints(p)?;
+                attrs.push(("perm".to_owned(), AttrValue::Ints(perm)));
+                inputs.push(self.operand(x)?);
+                // ONNX's Transpose moves elements of any type the same way.
+                "Transpose"
+            }
+            "STRIDED_SLICE" => {
+                let x = input(0)?;
+                let (b, e) = (input(1)?, input(2)?);
+                let Opts::StridedSlice {
+                    begin_mask,
+                    end_mask,
+                    ellipsis_mask,
+                    new_axis_mask,
+                    shrink_axis_mask,
+                    offset,
+                } = op.options
+                else {
+                    return Err("it has no StridedSliceOptions".to_owned());
+                };
+                if ellipsis_mask != 0 || new_axis_mask != 0 {
+                    return Err(
+                        "STRIDED_SLICE with an ellipsis or a new axis is not supported".to_owned(),
+                    );
+                }
+                if self.element(x) != self.element(out) {
+                    return Err("the output's type differs from the input's".to_owned());
+                }
+                if self.element(x) == ElementType::I8 {
+                    let (qi, qo) = (self.q(x)?, self.q(out)?);
+                    if qi.scale != qo.scale || qi.zero_point != qo.zero_point {
+                        return Err(
+                            "an int8 STRIDED_SLICE must have the same quantization in and out"
+                                .to_owned(),
+                        );
+                    }
+                }
+                let xs = self.shape(x).to_vec();
+                let (begin, end) = (self.ints(b)?, self.ints(e)?);
+                let strides = match op.inputs.get(3).copied().flatten() {
+                    Some(s) => self.ints(s)?,
+                    None => vec![1; begin.len()],
+                };
+                if begin.len() > xs.len()
+                    || end.len() != begin.len()
+                    || strides.len() != begin.len()
+                {
+                    return Err(format!(
+                        "begin {begin:?}, end {end:?} and strides {strides:?} do not fit the input {xs:?}"
+                    ));
+                }
+                let (starts, steps, sizes) = strided_slice(
+                    &xs,
+                    &begin,
+                    &end,
+                    &strides,
+                    [begin_mask, end_mask, shrink_axis_mask],
+                    offset,
+                )?;
+                let kept: Vec<usize> = sizes
+                    .iter()
+                    .enumerate()
+                    .filter(|&(d, _)| d >= 32 || shrink_axis_mask & (1 << d) == 0)
+                    .map(|(_, &n)| n as usize)
+                    .collect();
+                if kept.iter().product::<usize>() != self.shape(out).iter().product::<usize>() {
+                    return Err(format!(
+                        "the output {:?} does not have the {kept:?} elements the slice takes",
+                        self.shape(out)
+                    ));
+                }
+                attrs.push(("begin".to_owned(), AttrValue::Ints(starts)));
+                attrs.push(("strides".to_owned(), AttrValue::Ints(steps)));
+                attrs.push(("out_shape".to_owned(), AttrValue::Ints(sizes)));
+                inputs.push(self.operand(x)?);
+                op.name
+            }
+            "BATCH_MATMUL" => {
+                let (x, y) = (input(0)?, input(1)?);
+                let Opts::BatchMatMul { adj_x, adj_y } = op.options else {
+                    return Err("it has no BatchMatMulOptions".to_owned());
+                };
+                attr_int(&mut attrs, "adj_x", i64::from(adj_x));
+                attr_int(&mut attrs, "adj_y", i64::from(adj_y));
+                match (self.element(x), self.element(y), self.element(out)) {
+                    (ElementType::F32, ElementType::F32, ElementType::F32) => {}
+                    (ElementType::I8, ElementType::I8, ElementType::I8) => {
+                        let (qx, qy, qo) = (self.q(x)?, self.q(y)?, self.q(out)?);
+                        // batch_matmul.cc: GetQuantizedConvolutionMultipler (the float product
+                        // of the input scales, in f64, over the output's).
+                        let real = f64::from(qx.scale * qy.scale) / f64::from(qo.scale);
+                        let (m, sh) = quantize_multiplier(real);
+                        attr_int(&mut attrs, "input_offset", -i64::from(qx.zero_point));
+                        attr_int(&mut attrs, "filter_offset", -i64::from(qy.zero_point));
+                        attr_int(&mut attrs, "output_offset", i64::from(qo.zero_point));
+                        attr_int(&mut attrs, "multiplier", i64::from(m));
+                        attr_int(&mut attrs, "shift", i64::from(sh));
+                    }
+                    (a, _, o) => return Err(types(a, o)),
+                }
+                inputs.push(self.operand(x)?);
+                inputs.push(self.operand(y)?);
                 op.name
             }
             other => return Err(unsupported(other)),
@@ -575,7 +777,11 @@ impl Lower<'_> {
         ];
         Ok(Node {
             label: format!("{}_{}", op.name, op.index),
-            op_type: format!("tflite.{kind}"),
+            op_type: if kind == "Transpose" {
+                kind.to_owned()
+            } else {
+                format!("tflite.{kind}")
+            },
             attrs,
             inputs,
             outputs,
@@ -891,6 +1097,80 @@ fn padding_of(
         };
     }
     Ok(pads)
+}
+
+/// Per axis: the first index, the step and the count.
+type Slice = (Vec<i64>, Vec<i64>, Vec<i64>);
+
+/// STRIDED_SLICE's begin, stride and size per axis, as TFLite's `StartForAxis`, `StopForAxis`
+/// and `strided_slice.cc` resolve them (`masks`: begin, end, shrink; an axis past `begin`'s
+/// length is taken whole).
+fn strided_slice(
+    xs: &[usize],
+    begin: &[i64],
+    end: &[i64],
+    strides: &[i64],
+    masks: [i32; 3],
+    offset: bool,
+) -> Result<Slice, String> {
+    let [begin_mask, end_mask, shrink_mask] = masks;
+    let bit = |mask: i32, d: usize| d < 32 && mask & (1 << d) != 0;
+    let (mut starts, mut steps, mut sizes) = (Vec::new(), Vec::new(), Vec::new());
+    for (d, &n) in xs.iter().enumerate() {
+        let n = n as i64;
+        if d >= begin.len() {
+            starts.push(0);
+            steps.push(1);
+            sizes.push(n);
+            continue;
+        }
+        let s = strides[d];
+        if s == 0 {
+            return Err(format!("stride 0 on axis {d}"));
+        }
+        let mut start = if bit(begin_mask, d) && !bit(shrink_mask, d) {
+            if s > 0 { 0 } else { n - 1 }
+        } else {
+            let b = begin[d];
+            if b < 0 { b + n } else { b }
+        };
+        start = if s > 0 {
+            start.clamp(0, n)
+        } else {
+            start.clamp(-1, n - 1)
+        };
+        if bit(shrink_mask, d) {
+            if !(0..n).contains(&start) {
+                return Err(format!(
+                    "the shrunk axis {d} starts at {start}, outside its {n} elements"
+                ));
+            }
+            starts.push(start);
+            steps.push(1);
+            sizes.push(1);
+            continue;
+        }
+        let mut stop = if bit(end_mask, d) {
+            if s > 0 { n } else { -1 }
+        } else {
+            let e = if offset { begin[d] + end[d] } else { end[d] };
+            if e < 0 { e + n } else { e }
+        };
+        stop = if s > 0 {
+            stop.clamp(0, n)
+        } else {
+            stop.clamp(-1, n - 1)
+        };
+        let size = if s > 0 {
+            (stop - start + s - 1).div_euclid(s).max(0)
+        } else {
+            (start - stop - s - 1).div_euclid(-s).max(0)
+        };
+        starts.push(if size == 0 { 0 } else { start });
+        steps.push(s);
+        sizes.push(size);
+    }
+    Ok((starts, steps, sizes))
 }
 
 fn types(a: ElementType, b: ElementType) -> String {

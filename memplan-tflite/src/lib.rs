@@ -373,6 +373,28 @@ pub enum Options {
         /// `alpha`.
         alpha: f32,
     },
+    /// `StridedSliceOptions`: the masks (bit `i` for axis `i`) and `offset`.
+    StridedSlice {
+        /// `begin_mask`: the axis starts at its beginning (its end for a negative stride).
+        begin_mask: i32,
+        /// `end_mask`: the axis runs to its end (its beginning for a negative stride).
+        end_mask: i32,
+        /// `ellipsis_mask`.
+        ellipsis_mask: i32,
+        /// `new_axis_mask`.
+        new_axis_mask: i32,
+        /// `shrink_axis_mask`: the axis takes one element and is removed.
+        shrink_axis_mask: i32,
+        /// `offset`: `end` is relative to `begin`.
+        offset: bool,
+    },
+    /// `BatchMatMulOptions`.
+    BatchMatMul {
+        /// `adj_x`: the left operand's last two axes are swapped.
+        adj_x: bool,
+        /// `adj_y`: the right operand's last two axes are swapped.
+        adj_y: bool,
+    },
     /// An options table this crate does not decode: its name.
     Other(String),
 }
@@ -760,6 +782,18 @@ fn decode_options(o: &fb::BuiltinOptionsRef<'_>) -> Result<Options, planus::Erro
                 .unwrap_or_default(),
         },
         O::LeakyReluOptions(l) => Options::LeakyRelu { alpha: l.alpha()? },
+        O::StridedSliceOptions(o) => Options::StridedSlice {
+            begin_mask: o.begin_mask()?,
+            end_mask: o.end_mask()?,
+            ellipsis_mask: o.ellipsis_mask()?,
+            new_axis_mask: o.new_axis_mask()?,
+            shrink_axis_mask: o.shrink_axis_mask()?,
+            offset: o.offset()?,
+        },
+        O::BatchMatMulOptions(o) => Options::BatchMatMul {
+            adj_x: o.adj_x()?,
+            adj_y: o.adj_y()?,
+        },
         other => Options::Other(options_name(other)),
     })
 }

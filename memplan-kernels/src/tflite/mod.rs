@@ -11,7 +11,7 @@
 //! | `tflite.FULLY_CONNECTED` | x `[.., I]`, filter `[O, I]`, bias?, int8: multiplier and shift `[1]` or `[O]` | `act_min/max`; int8 `input_offset`, `filter_offset`, `output_offset`; hybrid `filter_scale` |
 //! | `tflite.AVERAGE_POOL_2D`, `tflite.MAX_POOL_2D` | x | `filter_h/w`, `stride_h/w`, `pad_top/left`, `act_min/max` |
 //! | `tflite.SOFTMAX` | x, int8: the exp table `[256]` (float32) | float `beta`; int8 `output_zero_point`, `output_scale` |
-//! | `tflite.ADD`, `tflite.SUB` | a, b (broadcast) | `act_min/max`; int8 ADD `input1/2_offset`, `output_offset`, `left_shift`, `input1/2_multiplier`, `input1/2_shift`, `output_multiplier`, `output_shift` |
+//! | `tflite.ADD`, `tflite.SUB` | a, b (broadcast) | `act_min/max`; int8 `input1/2_offset`, `output_offset`, `left_shift`, `input1/2_multiplier`, `input1/2_shift`, `output_multiplier`, `output_shift` |
 //! | `tflite.MUL` | a, b (broadcast) | `act_min/max`; int8 `input1/2_offset`, `output_offset`, `output_multiplier`, `output_shift` |
 //! | `tflite.LOGISTIC`, `tflite.TANH` | x, int8: the output table `[256]` (int8, indexed by the input's byte) | - |
 //! | `tflite.QUANTIZE` | x (float32 or int8) | `scale`, `zero_point`; int8 to int8 `input_zero_point`, `multiplier`, `shift` |
@@ -19,7 +19,10 @@
 //! | `tflite.RESHAPE` | x | - (any dtype; also SQUEEZE, EXPAND_DIMS) |
 //! | `tflite.CONCATENATION` | x, .. | `axis` (the inputs share the output's quantization) |
 //! | `tflite.PAD` | x | `pads` (before and after, per axis), `value` (the zero point for int8) |
-//! | `tflite.MEAN` | x (float32) | `axes` |
+//! | `tflite.MEAN` | x | `axes`; int8 `input_zero_point`, `output_zero_point`, `multiplier`, `shift` (the count folded in) |
+//! | `tflite.RELU` | x | `act_min/max` (RELU, RELU6, RELU_N1_TO_1); int8 `input_zero_point`, `output_zero_point`, `multiplier`, `shift` |
+//! | `tflite.STRIDED_SLICE` | x (any dtype) | `begin`, `strides` (per axis, resolved), `out_shape` (per axis, before the shrink) |
+//! | `tflite.BATCH_MATMUL` | x `[.., M, K]`, y `[.., K, N]` (broadcast batches; `adj_x`/`adj_y` swap the last two axes) | `adj_x`, `adj_y`; int8 `input_offset` (x), `filter_offset` (y), `output_offset`, `multiplier`, `shift`, `act_min/max` |
 //!
 //! Float32 forms accumulate in the reference kernels' loop order, so they agree with LiteRT's
 //! reference kernels to rounding (exp and tanh come from `libm`).
@@ -59,6 +62,9 @@ pub(crate) fn run(
         "CONCATENATION" => crate::concat_split::concat(attrs, inputs, outputs),
         "PAD" => pad(attrs, inputs, outputs),
         "MEAN" => mean(attrs, inputs, outputs),
+        "RELU" => relu(attrs, inputs, outputs),
+        "STRIDED_SLICE" => strided_slice(attrs, inputs, outputs),
+        "BATCH_MATMUL" => batch_matmul(attrs, inputs, outputs),
         _ => Err(KernelError::new("TFLite operator not supported")),
     })
 }
@@ -67,6 +73,7 @@ pub(crate) fn run(
 pub const OPERATORS: &[&str] = &[
     "tflite.ADD",
     "tflite.AVERAGE_POOL_2D",
+    "tflite.BATCH_MATMUL",
     "tflite.CONCATENATION",
     "tflite.CONV_2D",
     "tflite.DEPTHWISE_CONV_2D",
@@ -78,8 +85,10 @@ pub const OPERATORS: &[&str] = &[
     "tflite.MUL",
     "tflite.PAD",
     "tflite.QUANTIZE",
+    "tflite.RELU",
     "tflite.RESHAPE",
     "tflite.SOFTMAX",
+    "tflite.STRIDED_SLICE",
     "tflite.SUB",
     "tflite.TANH",
 ];
@@ -504,8 +513,13 @@ fn fully_connected(
                     if let Some(bias) = bias {
                         acc = acc.wrapping_add(bias[u]);
                     }
-                    let v = mbqm(acc, channel(mult, u), channel(shift, u))
-                        .saturating_add(output_offset);
+                    // LiteRT's reference FULLY_CONNECTED rounds once (its CONV_2D twice).
+                    let v = quant::multiply_by_quantized_multiplier_single(
+                        acc,
+                        channel(mult, u),
+                        channel(shift, u),
+                    )
+                    .saturating_add(output_offset);
                     out[b * units + u] = to_i8(v, lo, hi);
                 }
             }
@@ -745,7 +759,7 @@ fn binary(
             let out_shift = int(attrs, "output_shift")?;
             let (_, out) = output::<i8>(outputs, 0)?;
             match op {
-                Binary::Add => {
+                Binary::Add | Binary::Sub => {
                     let left = int(attrs, "left_shift")?.clamp(0, 30);
                     let (m1, s1) = (
                         int(attrs, "input1_multiplier")?,
@@ -755,11 +769,17 @@ fn binary(
                         int(attrs, "input2_multiplier")?,
                         int(attrs, "input2_shift")?,
                     );
+                    let sub = matches!(op, Binary::Sub);
                     crate::broadcast::for_each(&out_shape, &strides, |i, at| {
                         let x = (i32::from(a[at[0]]) + off1).wrapping_shl(left as u32);
                         let y = (i32::from(b[at[1]]) + off2).wrapping_shl(left as u32);
-                        let sum = mbqm(x, m1, s1).wrapping_add(mbqm(y, m2, s2));
-                        let v = mbqm(sum, out_mult, out_shift).saturating_add(out_off);
+                        let (x, y) = (mbqm(x, m1, s1), mbqm(y, m2, s2));
+                        let raw = if sub {
+                            x.wrapping_sub(y)
+                        } else {
+                            x.wrapping_add(y)
+                        };
+                        let v = mbqm(raw, out_mult, out_shift).saturating_add(out_off);
                         out[i] = to_i8(v, lo, hi);
                     })
                 }
@@ -769,7 +789,6 @@ fn binary(
                     let v = mbqm(x * y, out_mult, out_shift).saturating_add(out_off);
                     out[i] = to_i8(v, lo, hi);
                 }),
-                Binary::Sub => bail!("int8 SUB is not supported"),
             }
         }
         (a, b, o) => bail!(
@@ -963,9 +982,9 @@ fn walk(shape: &[usize], mut f: impl FnMut(usize, &[usize])) -> Result<(), Kerne
     Ok(())
 }
 
-/// MEAN over `axes`, float32: the sum in row-major order, divided by the count. (int8 MEAN is
-/// not implemented: TFLite's has several integer paths whose rounding this crate does not
-/// reproduce yet.)
+/// MEAN over `axes`. Float32: the sum in row-major order, divided by the count. Int8, as
+/// LiteRT's `QuantizedMeanOrSum`: the int32 sum of `x - zp_in`, times the multiplier the build
+/// folded the count into, plus `zp_out`, saturated.
 fn mean(
     attrs: &Attrs<'_>,
     inputs: &[Input<'_>],
@@ -1012,6 +1031,222 @@ fn mean(
             }
             Ok(())
         }
+        (Data::I8(x), DType::I8) => {
+            let zp_in = int(attrs, "input_zero_point")?;
+            let zp_out = int(attrs, "output_zero_point")?;
+            let (m, sh) = (int(attrs, "multiplier")?, int(attrs, "shift")?);
+            let (_, out) = output::<i8>(outputs, 0)?;
+            let mut sums = [0i32; 64];
+            // Sums of up to 64 outputs at a time (no heap): each pass walks the input once.
+            let mut first = 0;
+            while first < out.len() {
+                let last = (first + sums.len()).min(out.len());
+                sums.fill(0);
+                walk(xs, |i, idx| {
+                    let t = target(idx);
+                    if (first..last).contains(&t) {
+                        let v = i32::from(x[i]);
+                        sums[t - first] = sums[t - first].wrapping_add(v - zp_in);
+                    }
+                })?;
+                for (o, &sum) in out[first..last].iter_mut().zip(&sums) {
+                    let v = mbqm(sum, m, sh).saturating_add(zp_out);
+                    *o = to_i8(v, -128, 127);
+                }
+                first = last;
+            }
+            Ok(())
+        }
         (x, o) => bail!("input {} and output {} differ", x.dtype().name(), o.name()),
+    }
+}
+
+/// RELU, RELU6, RELU_N1_TO_1: float32 clamps to `act_min/max`; int8 rescales as LiteRT's
+/// `ReluX` does (`zp_out + MultiplyByQuantizedMultiplier(x - zp_in)`, then the clamp).
+fn relu(
+    attrs: &Attrs<'_>,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    let (xs, x) = value(inputs, 0)?;
+    match (x, out_dtype(outputs, 0)?) {
+        (Data::F32(x), DType::F32) => {
+            let (lo, hi) = float_range(attrs)?;
+            let (ys, y) = output::<f32>(outputs, 0)?;
+            if numel(xs)? != numel(ys)? {
+                bail!("input {xs:?} and output {ys:?} differ in size");
+            }
+            for (o, &v) in y.iter_mut().zip(x) {
+                *o = clamp_f(v, lo, hi);
+            }
+            Ok(())
+        }
+        (Data::I8(x), DType::I8) => {
+            let (lo, hi) = int_range(attrs)?;
+            let zp_in = int(attrs, "input_zero_point")?;
+            let zp_out = int(attrs, "output_zero_point")?;
+            let (m, sh) = (int(attrs, "multiplier")?, int(attrs, "shift")?);
+            let (ys, y) = output::<i8>(outputs, 0)?;
+            if numel(xs)? != numel(ys)? {
+                bail!("input {xs:?} and output {ys:?} differ in size");
+            }
+            for (o, &v) in y.iter_mut().zip(x) {
+                let v = zp_out.saturating_add(mbqm(i32::from(v) - zp_in, m, sh));
+                *o = to_i8(v, lo, hi);
+            }
+            Ok(())
+        }
+        (x, o) => bail!("input {} and output {} differ", x.dtype().name(), o.name()),
+    }
+}
+
+/// STRIDED_SLICE with the build's resolved `begin`, `strides` and per-axis `out_shape` (before
+/// shrinking): output element `(i_0, ..)` is input element `(begin_d + i_d strides_d, ..)`.
+fn strided_slice(
+    attrs: &Attrs<'_>,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    fn typed_slice<T: crate::tensor::Elem>(
+        attrs: &Attrs<'_>,
+        inputs: &[Input<'_>],
+        outputs: &mut [Output<'_>],
+    ) -> Result<(), KernelError> {
+        let (xs, x) = typed::<T>(inputs, 0)?;
+        let begin = attrs.ints("begin")?.unwrap_or(&[]);
+        let strides = attrs.ints("strides")?.unwrap_or(&[]);
+        let shape = attrs.ints("out_shape")?.unwrap_or(&[]);
+        let r = xs.len();
+        if begin.len() != r || strides.len() != r || shape.len() != r {
+            bail!("begin, strides and out_shape must have {r} values");
+        }
+        let shape: Dims =
+            crate::tensor::try_collect(shape.iter().map(|&d| {
+                usize::try_from(d).map_err(|_| crate::error::error!("negative size {d}"))
+            }))?;
+        let in_strides = crate::tensor::strides(xs)?;
+        let (_, y) = output::<T>(outputs, 0)?;
+        if numel(&shape)? != y.len() {
+            bail!(
+                "the output has {} elements, the slice {}",
+                y.len(),
+                numel(&shape)?
+            );
+        }
+        // Every position must be inside the input.
+        for d in 0..r {
+            if shape[d] == 0 {
+                continue;
+            }
+            let last = begin[d] + strides[d] * (shape[d] as i64 - 1);
+            let n = xs[d] as i64;
+            if !(0..n).contains(&begin[d]) || !(0..n).contains(&last) {
+                bail!("the slice leaves axis {d} of size {n}");
+            }
+        }
+        let mut err = Ok(());
+        walk(&shape, |i, idx| {
+            let mut at = 0i64;
+            for d in 0..r {
+                at += (begin[d] + strides[d] * idx[d] as i64) * in_strides[d] as i64;
+            }
+            match usize::try_from(at).ok().and_then(|a| x.get(a)) {
+                Some(&v) => y[i] = v,
+                None => err = Err(crate::error::error!("index {at} outside the input")),
+            }
+        })?;
+        err
+    }
+    crate::tensor::dispatch!(out_dtype(outputs, 0)?, typed_slice(attrs, inputs, outputs))
+}
+
+/// BATCH_MATMUL: `x [.., M, K] * y [.., K, N]` with broadcast batch axes, `adj_x`/`adj_y`
+/// reading the operand with its last two axes swapped. Float32 sums in `k` order; int8 sums
+/// `(x + input_offset) (y + filter_offset)` in int32 and requantises as LiteRT's reference
+/// kernel does.
+fn batch_matmul(
+    attrs: &Attrs<'_>,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    let (xs, x) = value(inputs, 0)?;
+    let (ws, w) = value(inputs, 1)?;
+    let adj_x = attrs.int("adj_x", 0)? != 0;
+    let adj_y = attrs.int("adj_y", 0)? != 0;
+    if xs.len() < 2 || ws.len() < 2 {
+        bail!("BATCH_MATMUL needs operands of rank 2 or more, found {xs:?} and {ws:?}");
+    }
+    let (xr, wr) = (xs.len(), ws.len());
+    let (m, k) = if adj_x {
+        (xs[xr - 1], xs[xr - 2])
+    } else {
+        (xs[xr - 2], xs[xr - 1])
+    };
+    let (k2, n) = if adj_y {
+        (ws[wr - 1], ws[wr - 2])
+    } else {
+        (ws[wr - 2], ws[wr - 1])
+    };
+    if k != k2 {
+        bail!("{xs:?} and {ws:?} do not multiply");
+    }
+    let batch = crate::broadcast::broadcast_shapes(&[&xs[..xr - 2], &ws[..wr - 2]])?;
+    let bx = crate::broadcast::broadcast_strides(&xs[..xr - 2], &batch)?;
+    let bw = crate::broadcast::broadcast_strides(&ws[..wr - 2], &batch)?;
+    let out_len = outputs.first().map_or(0, |o| o.data.len());
+    if numel(&batch)? * m * n != out_len {
+        bail!(
+            "the output has {out_len} elements, the product {}",
+            numel(&batch)? * m * n
+        );
+    }
+    // Element (i, p) of x and (p, j) of y within one matrix.
+    let xi = move |i: usize, p: usize| if adj_x { p * m + i } else { i * k + p };
+    let wi = move |p: usize, j: usize| if adj_y { j * k + p } else { p * n + j };
+    match (x, w, out_dtype(outputs, 0)?) {
+        (Data::F32(x), Data::F32(w), DType::F32) => {
+            let (_, out) = output::<f32>(outputs, 0)?;
+            crate::broadcast::for_each(&batch, &[bx, bw], |b, off| {
+                let (x, w) = (&x[off[0] * m * k..], &w[off[1] * k * n..]);
+                for i in 0..m {
+                    for j in 0..n {
+                        let mut acc = 0.0f32;
+                        for p in 0..k {
+                            acc += x[xi(i, p)] * w[wi(p, j)];
+                        }
+                        out[(b * m + i) * n + j] = acc;
+                    }
+                }
+            })
+        }
+        (Data::I8(x), Data::I8(w), DType::I8) => {
+            let (lo, hi) = int_range(attrs)?;
+            let x_off = int(attrs, "input_offset")?;
+            let w_off = int(attrs, "filter_offset")?;
+            let out_off = int(attrs, "output_offset")?;
+            let (mult, sh) = (int(attrs, "multiplier")?, int(attrs, "shift")?);
+            let (_, out) = output::<i8>(outputs, 0)?;
+            crate::broadcast::for_each(&batch, &[bx, bw], |b, off| {
+                let (x, w) = (&x[off[0] * m * k..], &w[off[1] * k * n..]);
+                for i in 0..m {
+                    for j in 0..n {
+                        let mut acc = 0i32;
+                        for p in 0..k {
+                            acc = acc.wrapping_add(
+                                (i32::from(x[xi(i, p)]) + x_off) * (i32::from(w[wi(p, j)]) + w_off),
+                            );
+                        }
+                        let v = mbqm(acc, mult, sh).saturating_add(out_off);
+                        out[(b * m + i) * n + j] = to_i8(v, lo, hi);
+                    }
+                }
+            })
+        }
+        (x, w, o) => bail!(
+            "inputs {} and {} and output {} is not a supported combination",
+            x.dtype().name(),
+            w.dtype().name(),
+            o.name()
+        ),
     }
 }

@@ -72,6 +72,20 @@ pub fn multiply_by_quantized_multiplier(x: i32, multiplier: i32, shift: i32) -> 
     )
 }
 
+/// `MultiplyByQuantizedMultiplier` with one rounding (TFLite's `TFLITE_SINGLE_ROUNDING` form):
+/// `(x * multiplier + 2^(30 - shift)) >> (31 - shift)` in 64 bits, rounding half up. LiteRT's
+/// reference FULLY_CONNECTED rounds this way (its CONV_2D and the others round twice, as
+/// [`multiply_by_quantized_multiplier`]); `shift` in `-31..=30`.
+#[inline]
+pub fn multiply_by_quantized_multiplier_single(x: i32, multiplier: i32, shift: i32) -> i32 {
+    let total = i64::from(31 - shift.clamp(-31, 30));
+    let round = 1i64 << (total - 1);
+    let result = (i64::from(x) * i64::from(multiplier) + round) >> total;
+    #[allow(clippy::cast_possible_truncation)] // clamped to the int32 range
+    let result = result.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32;
+    result
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,5 +125,23 @@ mod tests {
         assert_eq!(multiply_by_quantized_multiplier(100, 1 << 30, 0), 50);
         assert_eq!(multiply_by_quantized_multiplier(100, 1 << 30, -1), 25);
         assert_eq!(multiply_by_quantized_multiplier(3, 1 << 30, 2), 6);
+    }
+
+    #[test]
+    fn single_rounding_rounds_once() {
+        // 31944 * 1316544777 * 2^-39 = 76.4999: twice rounded 77, once 76.
+        assert_eq!(
+            multiply_by_quantized_multiplier(31944, 1_316_544_777, -8),
+            77
+        );
+        assert_eq!(
+            multiply_by_quantized_multiplier_single(31944, 1_316_544_777, -8),
+            76
+        );
+        assert_eq!(multiply_by_quantized_multiplier_single(100, 1 << 30, 0), 50);
+        assert_eq!(multiply_by_quantized_multiplier_single(3, 1 << 30, 2), 6);
+        // Half up: -2.5 -> -2, 2.5 -> 3.
+        assert_eq!(multiply_by_quantized_multiplier_single(-5, 1 << 30, 0), -2);
+        assert_eq!(multiply_by_quantized_multiplier_single(5, 1 << 30, 0), 3);
     }
 }
