@@ -1,7 +1,8 @@
 //! Generates the network chosen by `MEMPLAN_MODEL` (an absolute path to an ONNX file; without
 //! it, the small model in `models/default.onnx`) with `memplan-build`, exactly as a user's build
 //! script would: `OUT_DIR/net.rs` (the arena module, the constants read in place, the tables and
-//! `run`), with `inplace` off when `MEMPLAN_INPLACE=0`.
+//! `run`), with `inplace` off when `MEMPLAN_INPLACE=0` and the build-time rewriting (fusion,
+//! packed weights: `memplan_build::Network::fuse`) off when `MEMPLAN_FUSE=0`.
 //!
 //! Every problem with the model (an operator the kernels do not implement, a dynamic shape, a
 //! missing weight, a truncated file) stops the build with `memplan-build`'s message, naming the
@@ -12,6 +13,7 @@ use std::path::PathBuf;
 fn main() {
     println!("cargo::rerun-if-env-changed=MEMPLAN_MODEL");
     println!("cargo::rerun-if-env-changed=MEMPLAN_INPLACE");
+    println!("cargo::rerun-if-env-changed=MEMPLAN_FUSE");
     println!("cargo::rerun-if-changed=build.rs");
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
     let model = match std::env::var_os("MEMPLAN_MODEL") {
@@ -32,10 +34,12 @@ fn main() {
         std::fs::metadata(&model).map_or(0, |m| m.len())
     );
     let inplace = std::env::var("MEMPLAN_INPLACE").map_or(true, |v| v != "0");
+    let fuse = std::env::var("MEMPLAN_FUSE").map_or(true, |v| v != "0");
     // A `.tflite` file (or one with TFLite's identifier) is read as TFLite, anything else as ONNX.
     let generated = memplan_build::Network::from_file(&model)
         .name("net")
         .inplace(inplace)
+        .fuse(fuse)
         .generate();
     if let Err(error) = generated {
         fail(error.message());

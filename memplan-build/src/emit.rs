@@ -113,13 +113,18 @@ pub(crate) fn network_items(
          /// In-place pairs the plan uses.\npub const INPLACE_PAIRS: usize = {};\n\
          /// Whether ops may write their output over an input (the `inplace` option).\npub const INPLACE: bool = {};\n\
          /// The graph inputs, in graph order (indices into [`VALUES`]).\npub const INPUTS: &[usize] = &{:?};\n\
-         /// The graph outputs, in graph order (indices into [`VALUES`]).\npub const OUTPUTS: &[usize] = &{:?};\n",
+         /// The graph outputs, in graph order (indices into [`VALUES`]).\npub const OUTPUTS: &[usize] = &{:?};\n\
+         /// Nodes of the file the build folded or fused into the node before them\n\
+         /// (BatchNormalization into Conv, a constant Add into MatMul, activations).\npub const FUSED_NODES: usize = {};\n\
+         /// Constants stored packed in the panels the matrix product reads.\npub const PACKED_CONSTANTS: usize = {};\n",
         prepared.bound_without_sharing,
         prepared.sum_of_sizes,
         model.aliases.len(),
         model.inplace,
         model.inputs,
         model.outputs,
+        prepared.fused.batch_norms + prepared.fused.biases + prepared.fused.activations,
+        prepared.fused.packed,
     );
     let _ = writeln!(
         s,

@@ -56,6 +56,7 @@
 mod emit;
 mod error;
 mod fold;
+mod fuse;
 mod network;
 mod output;
 mod prepare;

@@ -17,6 +17,9 @@ pub(crate) struct Options {
     pub(crate) budget: Option<u64>,
     pub(crate) io_in_arena: bool,
     pub(crate) plan_docs: bool,
+    /// Build-time rewriting: BatchNormalization folded, biases and activations fused, weights
+    /// packed (see [`Network::fuse`]).
+    pub(crate) fuse: bool,
     /// `[[pools]]`: name, size, linker section.
     pub(crate) pools: Vec<(String, Option<u64>, Option<String>)>,
 }
@@ -137,6 +140,7 @@ impl Network {
                 budget: None,
                 io_in_arena: false,
                 plan_docs: true,
+                fuse: true,
                 pools: Vec::new(),
             },
             out_dir: None,
@@ -202,6 +206,19 @@ impl Network {
     #[must_use]
     pub fn plan_docs(mut self, on: bool) -> Self {
         self.options.plan_docs = on;
+        self
+    }
+
+    /// Whether the build rewrites the graph before planning it (default on): each
+    /// BatchNormalization after a Conv folded into the Conv's weights and bias, each constant
+    /// `Add` after a MatMul into the MatMul as a bias, each activation (Relu, Clip, HardSigmoid,
+    /// HardSwish, LeakyRelu, Sigmoid) after a Conv, Gemm or MatMul into that node, and the
+    /// constant weights of Conv, Gemm and MatMul packed into the panels the matrix product reads
+    /// (stored so in the weight blob). Fewer nodes, fewer tensors, no packing at run time; off,
+    /// the network runs node for node as in the file.
+    #[must_use]
+    pub fn fuse(mut self, on: bool) -> Self {
+        self.options.fuse = on;
         self
     }
 

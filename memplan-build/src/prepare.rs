@@ -11,6 +11,7 @@ use memplan_core::{DType, Model, Tensor, lower_bound};
 use memplan_onnx::{AttrValue, ImportOptions, OpInput, WeightValue};
 
 use crate::fold;
+use crate::fuse;
 use crate::network::Options;
 
 /// The kernels' name for a dtype (the `Data` variant), or why they cannot hold it.
@@ -80,6 +81,8 @@ pub(crate) struct Prepared {
     pub(crate) bound_without_sharing: u64,
     /// The sum of the arena's tensor sizes.
     pub(crate) sum_of_sizes: u64,
+    /// What the build-time rewriting did.
+    pub(crate) fused: fuse::Report,
 }
 
 /// The value of a one-element tensor attribute (`ConstantOfShape`'s `value`).
@@ -131,7 +134,7 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
     };
     let imported = memplan_onnx::import_file(path, &import).map_err(|e| e.message)?;
     let graph = &imported.graph;
-    let model = imported.model;
+    let mut model = imported.model;
     for note in &imported.notes {
         if note.starts_with("graph output") {
             return Err(format!(
@@ -210,21 +213,7 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
         });
     }
 
-    let weight_shapes: Vec<Option<Vec<u64>>> = graph
-        .weights
-        .iter()
-        .map(|w| w.value.as_ref().ok().map(|v| v.shape.clone()))
-        .collect();
-    let planned = finish(
-        path,
-        options,
-        model,
-        graph.tensor_shapes.clone(),
-        nodes,
-        &weight_shapes,
-    )?;
-
-    // 5. Constants.
+    // 2. Constants.
     let mut constants = Vec::with_capacity(graph.weights.len());
     let mut files = Vec::new();
     for weight in &graph.weights {
@@ -251,7 +240,19 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
             bytes,
         });
     }
-    Ok(planned.with(constants, files))
+
+    // 3. Build-time work: normalizations, biases and activations fused, weights packed.
+    let mut shapes = graph.tensor_shapes.clone();
+    let fused = if options.fuse {
+        fuse::fuse(&mut model, &mut shapes, &mut nodes, &mut constants)
+    } else {
+        fuse::Report::default()
+    };
+
+    let weight_shapes: Vec<Option<Vec<u64>>> =
+        constants.iter().map(|c| Some(c.shape.clone())).collect();
+    let planned = finish(path, options, model, shapes, nodes, &weight_shapes)?;
+    Ok(planned.with(constants, files, fused))
 }
 
 /// A network checked and planned, before its constants are attached.
@@ -269,8 +270,14 @@ pub(crate) struct Planned {
 impl Planned {
     /// The prepared network with its `constants` (what `OpInput::Weight` indexes) and the
     /// `files` read besides the model.
-    pub(crate) fn with(self, constants: Vec<Constant>, files: Vec<PathBuf>) -> Prepared {
+    pub(crate) fn with(
+        self,
+        constants: Vec<Constant>,
+        files: Vec<PathBuf>,
+        fused: fuse::Report,
+    ) -> Prepared {
         Prepared {
+            fused,
             model: self.model,
             plan: self.plan,
             toml: self.toml,
@@ -298,7 +305,7 @@ pub(crate) fn finish(
     mut nodes: Vec<Node>,
     weight_shapes: &[Option<Vec<u64>>],
 ) -> Result<Planned, String> {
-    // 2. Tensors the kernels can hold; graph inputs and outputs.
+    // Tensors the kernels can hold; graph inputs and outputs.
     for tensor in &model.tensors {
         let Layout::Typed { dtype, .. } = &tensor.layout else {
             return Err(format!("tensor `{}` is untyped", tensor.name));
@@ -328,7 +335,7 @@ pub(crate) fn finish(
         }
     }
 
-    // 3. Scratch: a `u64` tensor per node that needs one, live while the node runs.
+    // Scratch: a `u64` tensor per node that needs one, live while the node runs.
     let mut shapes = shapes;
     let values = model.tensors.len();
     let mut taken: BTreeSet<String> = model.tensors.iter().map(|t| t.name.clone()).collect();
@@ -382,8 +389,8 @@ pub(crate) fn finish(
         node.scratch = Some((index, words));
     }
 
-    // 4. Solver settings, then the model written and read back: lifetimes, in-place pairs and
-    //    every check of a model file derived exactly as `memplan!` derives them.
+    // Solver settings, then the model written and read back: lifetimes, in-place pairs and
+    // every check of a model file derived exactly as `memplan!` derives them.
     if let Some(solver) = &options.solver {
         model.solver = Some(
             solver

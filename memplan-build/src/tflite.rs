@@ -91,7 +91,7 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
         nodes,
         &weight_shapes,
     )?;
-    Ok(planned.with(constants, Vec::new()))
+    Ok(planned.with(constants, Vec::new(), crate::fuse::Report::default()))
 }
 
 /// The lowering of one graph's operators, collecting the constants they read.

@@ -131,9 +131,16 @@ fn the_model_file_written_plans_to_the_modules_arena() {
 #[test]
 fn options_change_the_plan() {
     let dir = out_dir("options");
-    let inplace = generate(Network::from_onnx(default_model()).name("a"), &dir);
+    // Unfused, the default model's Relus run in place; fused, they are part of the Convs.
+    let inplace = generate(
+        Network::from_onnx(default_model()).name("a").fuse(false),
+        &dir,
+    );
     let copies = generate(
-        Network::from_onnx(default_model()).name("b").inplace(false),
+        Network::from_onnx(default_model())
+            .name("b")
+            .inplace(false)
+            .fuse(false),
         &dir,
     );
     assert!(inplace.arena_size < copies.arena_size);
@@ -219,4 +226,41 @@ fn problems_are_errors_that_name_them() {
     assert!(debug.starts_with("cannot build the network in"), "{debug}");
     // Nothing was written for a failed network.
     assert!(!dir.join("unsupported_op.rs").exists());
+}
+
+#[test]
+fn fusion_runs_fewer_nodes_on_fewer_tensors_with_packed_weights() {
+    let dir = out_dir("fusion");
+    let fused = generate(Network::from_onnx(default_model()).name("fused"), &dir);
+    let plain = generate(
+        Network::from_onnx(default_model())
+            .name("plain")
+            .fuse(false),
+        &dir,
+    );
+    let text = |g: &memplan_build::Generated| std::fs::read_to_string(&g.rust).unwrap();
+    let (f, p) = (text(&fused), text(&plain));
+    let count = |s: &str, what: &str| s.matches(what).count();
+    // Every Relu after a Conv or Gemm is gone into it, and their output tensors with it.
+    assert!(
+        count(&f, "op_type: \"Relu\"") < count(&p, "op_type: \"Relu\""),
+        "{f}"
+    );
+    assert!(squeeze(&f).contains(&squeeze("(\"activation\", Attr::Str(\"Relu\"))")));
+    assert!(squeeze(&f).contains(&squeeze("(\"packed\", Attr::Int(16))")));
+    assert!(!squeeze(&p).contains(&squeeze("(\"packed\", Attr::Int(16))")));
+    let tensors = |g: &memplan_build::Generated| {
+        let model = std::fs::read_to_string(&g.model).unwrap();
+        memplan_core::parse_model("m.toml", &model)
+            .unwrap()
+            .tensors
+            .len()
+    };
+    assert!(tensors(&fused) < tensors(&plain));
+    assert!(f.contains("pub const FUSED_NODES: usize = "));
+    // The model file written is still the plan the code uses.
+    let model = std::fs::read_to_string(&fused.model).unwrap();
+    let parsed = memplan_core::parse_model("fused.toml", &model).unwrap();
+    let plan = memplan_core::codegen::plan_model(&parsed).unwrap();
+    assert_eq!(plan.total_arena_size(), fused.arena_size);
 }

@@ -1,11 +1,11 @@
 //! A fused activation: the elementwise operator that followed a Conv or a Gemm, applied to each
 //! output element as it is finished (while it is still in cache) instead of by a node of its
-//! own. `memplan-build` fuses `Relu`, `Clip` (constant bounds), `HardSigmoid`, `HardSwish` and
-//! `LeakyRelu` into the node that produces their input, and says so with two attributes (the
-//! names ONNX Runtime's `FusedConv` uses):
+//! own. `memplan-build` fuses `Relu`, `Clip` (constant bounds), `HardSigmoid`, `HardSwish`,
+//! `LeakyRelu` and `Sigmoid` into the Conv, Gemm or MatMul that produces their input, and says so
+//! with two attributes (the names ONNX Runtime's `FusedConv` uses):
 //!
 //! - `activation`: the operator's name (`"Relu"`, `"Clip"`, `"HardSigmoid"`, `"HardSwish"`,
-//!   `"LeakyRelu"`);
+//!   `"LeakyRelu"`, `"Sigmoid"`);
 //! - `activation_params`: its parameters as floats (`Clip`: `[min, max]`; `HardSigmoid`:
 //!   `[alpha, beta]`; `LeakyRelu`: `[alpha]`; none for the others).
 //!
@@ -30,6 +30,8 @@ pub(crate) enum Activation {
     HardSwish,
     /// `x < 0 ? alpha x : x`.
     LeakyRelu(f32),
+    /// `1 / (1 + exp(-x))`, as the Sigmoid kernel.
+    Sigmoid,
 }
 
 impl Activation {
@@ -71,8 +73,12 @@ impl Activation {
                 want(1)?;
                 Activation::LeakyRelu(params[0])
             }
+            "Sigmoid" => {
+                want(0)?;
+                Activation::Sigmoid
+            }
             other => bail!(
-                "fused activation {other:?} is not supported (Relu, Clip, HardSigmoid, HardSwish, LeakyRelu are)"
+                "fused activation {other:?} is not supported (Relu, Clip, HardSigmoid, HardSwish, LeakyRelu, Sigmoid are)"
             ),
         })
     }
@@ -89,6 +95,7 @@ impl Activation {
                 .for_each(|x| *x = hard_sigmoid(*x, alpha, beta)),
             Activation::HardSwish => xs.iter_mut().for_each(|x| *x = hard_swish(*x)),
             Activation::LeakyRelu(alpha) => xs.iter_mut().for_each(|x| *x = leaky_relu(*x, alpha)),
+            Activation::Sigmoid => xs.iter_mut().for_each(|x| *x = crate::unary::sigmoid(*x)),
         }
     }
 }
@@ -145,8 +152,9 @@ mod tests {
             -3.0,
             3.0,
         ]);
-        let cases: [(&str, &[(&str, Attr<'_>)], Activation); 5] = [
+        let cases: [(&str, &[(&str, Attr<'_>)], Activation); 6] = [
             ("Relu", &[], Activation::Relu),
+            ("Sigmoid", &[], Activation::Sigmoid),
             (
                 "HardSigmoid",
                 &[("alpha", Attr::Float(0.3)), ("beta", Attr::Float(0.4))],

@@ -344,6 +344,9 @@ impl Panel for Im2col<'_> {
     }
 }
 
+/// Output columns a depthwise Conv sums in registers at a time (one AVX-512 vector).
+const DW_COLS: usize = 16;
+
 /// A depthwise Conv's operands.
 struct Depthwise<'a> {
     geo: &'a Geometry,
@@ -405,6 +408,28 @@ impl Plane {
             let src = &plane[yi * iw..][..iw];
             if self.stride == 1 {
                 row[self.left..self.left + iw].copy_from_slice(src);
+            } else if self.stride == 2 {
+                // Padded column `p` goes to `p / 2` of phase `p % 2`: the columns in pairs.
+                let (lo, hi) = (self.left, self.left + iw);
+                let (q0, q1) = (lo.div_ceil(2), (hi - 1) / 2);
+                let (even, odd) = row.split_at_mut(self.phase);
+                if q1 > q0 {
+                    let pairs = &src[2 * q0 - lo..][..2 * (q1 - q0)];
+                    let (e, o) = (&mut even[q0..q1], &mut odd[q0..q1]);
+                    for ((pair, e), o) in pairs.chunks_exact(2).zip(e).zip(o) {
+                        *e = pair[0];
+                        *o = pair[1];
+                    }
+                }
+                let inner = if q1 > q0 { 2 * q0..2 * q1 } else { lo..lo };
+                for p in (lo..hi).filter(|p| !inner.contains(p)) {
+                    let v = src[p - lo];
+                    if p % 2 == 0 {
+                        even[p / 2] = v;
+                    } else {
+                        odd[p / 2] = v;
+                    }
+                }
             } else {
                 // Column `left + x` goes to phase `(left + x) % stride`, at `(left + x) / stride`:
                 // per phase, every `stride`-th input column.
@@ -497,14 +522,37 @@ fn padded(
             let bv = d.bias.map_or(0.0, |bias| bias[oc]);
             let out = &mut y[(b * m + oc) * out_plane..][..out_plane];
             for (yo, row_out) in out.chunks_exact_mut(ow).enumerate() {
-                row_out.fill(0.0);
-                for th in 0..kh {
-                    let row = &pad[(yo * sh + th * dh) * rl..][..rl];
-                    for tw in 0..kw {
-                        let wv = weights[th * kw + tw];
-                        let src = &row[offset(tw)..][..ow];
-                        for (o, &v) in row_out.iter_mut().zip(src) {
-                            *o += wv * v;
+                let rows = &pad[yo * sh * rl..];
+                // 16 output columns at a time, their sums in registers through every tap.
+                let mut j0 = 0;
+                while j0 + DW_COLS <= ow {
+                    let mut acc = [0.0f32; DW_COLS];
+                    for th in 0..kh {
+                        let row = &rows[th * dh * rl..][..rl];
+                        for tw in 0..kw {
+                            let wv = weights[th * kw + tw];
+                            let Some(src) = row[offset(tw) + j0..].first_chunk::<DW_COLS>() else {
+                                bail!("internal error: a padded row is too short");
+                            };
+                            for (a, &v) in acc.iter_mut().zip(src) {
+                                *a += wv * v;
+                            }
+                        }
+                    }
+                    row_out[j0..j0 + DW_COLS].copy_from_slice(&acc);
+                    j0 += DW_COLS;
+                }
+                let tail = &mut row_out[j0..];
+                if !tail.is_empty() {
+                    tail.fill(0.0);
+                    for th in 0..kh {
+                        let row = &rows[th * dh * rl..][..rl];
+                        for tw in 0..kw {
+                            let wv = weights[th * kw + tw];
+                            let src = &row[offset(tw) + j0..][..tail.len()];
+                            for (o, &v) in tail.iter_mut().zip(src) {
+                                *o += wv * v;
+                            }
                         }
                     }
                 }
@@ -665,7 +713,18 @@ mod tests {
     #[test]
     #[allow(clippy::type_complexity)]
     fn depthwise_methods_agree() {
-        let cases: [(&[(&str, Attr<'_>)], [usize; 4], [usize; 4], [usize; 4]); 5] = [
+        let cases: [(&[(&str, Attr<'_>)], [usize; 4], [usize; 4], [usize; 4]); 6] = [
+            (
+                &[
+                    ("group", Attr::Int(4)),
+                    ("pads", Attr::Ints(&[0, 0, 1, 1])),
+                    ("strides", Attr::Ints(&[2, 2])),
+                    ("activation", Attr::Str("HardSwish")),
+                ],
+                [1, 4, 20, 34],
+                [4, 1, 3, 3],
+                [1, 4, 10, 17],
+            ),
             (
                 &[("group", Attr::Int(8)), ("pads", Attr::Ints(&[1, 1, 1, 1]))],
                 [1, 8, 19, 21],

@@ -117,6 +117,8 @@ pub(crate) enum Bias<'a> {
     None,
     /// `bias[i]` on row `i` (a Conv's bias).
     Row(&'a [f32]),
+    /// `bias[j]` on column `j` (a MatMul's bias: the `Add` of a constant fused into it).
+    Col(&'a [f32]),
     /// Gemm: `alpha * sum + beta * c[i * rs + j * cs]` (or `alpha * sum` without `c`).
     Gemm {
         alpha: f32,
@@ -154,6 +156,11 @@ fn finish(bias: Bias<'_>, act: Activation, i: usize, j0: usize, row: &mut [f32])
         Bias::Row(bias) => {
             let b = bias[i];
             row.iter_mut().for_each(|x| *x += b);
+        }
+        Bias::Col(bias) => {
+            for (x, &b) in row.iter_mut().zip(&bias[j0..]) {
+                *x += b;
+            }
         }
         Bias::Gemm { alpha, beta, c } => match c {
             None => row.iter_mut().for_each(|x| *x *= alpha),
@@ -208,6 +215,11 @@ pub(crate) fn product<P: Panel>(
         && bias.len() < m
     {
         bail!("internal error: the bias is shorter than the rows");
+    }
+    if let Bias::Col(bias) = p.bias
+        && bias.len() < n
+    {
+        bail!("internal error: the bias is shorter than the columns");
     }
     if k == 0 {
         for i in 0..m {

@@ -1,6 +1,8 @@
 //! MatMul (numpy `matmul`: batch broadcasting, 1-D operands) and Gemm
-//! (`alpha * op(A) * op(B) + beta * C`, C broadcast to the result), with an optional fused
-//! activation on Gemm ([`crate::activation`]).
+//! (`alpha * op(A) * op(B) + beta * C`, C broadcast to the result), each with an optional fused
+//! activation ([`crate::activation`]). MatMul also takes an optional third input, a bias of `n`
+//! elements added to every row (the `Add` of a constant that `memplan-build` fuses into it:
+//! `sum + bias[j]`, the bits of the two nodes).
 //!
 //! Both are matrix products of [`crate::gemm`]. A constant right operand is usually packed at
 //! build time (attribute `packed = 16`, see [`crate::pack`]) and read in place; otherwise it is
@@ -80,7 +82,21 @@ pub(crate) fn matmul(
 ) -> Result<(), KernelError> {
     let (sa, a) = typed::<f32>(inputs, 0)?;
     let (sb, b) = typed::<f32>(inputs, 1)?;
+    let bias = match opt_value(inputs, 2)? {
+        None => None,
+        Some(_) => Some(typed::<f32>(inputs, 2)?.1),
+    };
+    let act = Activation::from_attrs(attrs)?;
     let (sy, y) = output::<f32>(outputs, 0)?;
+    if let Some(bias) = bias
+        && Some(&bias.len()) != sy.last()
+    {
+        bail!(
+            "a MatMul bias has one element per output column; found {} for the output {sy:?}",
+            bias.len()
+        );
+    }
+    let bias = bias.map_or(Bias::None, Bias::Col);
     if sa.is_empty() || sb.is_empty() {
         bail!("MatMul operands must have rank >= 1, found {sa:?} and {sb:?}");
     }
@@ -105,24 +121,23 @@ pub(crate) fn matmul(
         }
         push(&mut want, n)?;
         expect_shape(0, sy, &want)?;
-        let batches: usize = batch_a.iter().product();
-        for i in 0..batches {
-            let mut p = Product {
-                m,
-                n,
-                k,
-                c: &mut y[i * m * n..][..m * n],
-                ldc: n,
-                bias: Bias::None,
-                act: Activation::None,
-            };
-            let a = A::Rows {
-                a: &a[i * m * k..][..m * k],
-                lda: k,
-            };
-            gemm::product::<RowMajor<'_>>(&mut p, a, B::Packed(rows(b)), buf)?;
-        }
-        return Ok(());
+        // One B for every batch: the batches' rows are one tall A (each element is still its
+        // own sum).
+        let rows_a = batch_a.iter().product::<usize>() * m;
+        let mut p = Product {
+            m: rows_a,
+            n,
+            k,
+            c: &mut y[..rows_a * n],
+            ldc: n,
+            bias,
+            act,
+        };
+        let a = A::Rows {
+            a: &a[..rows_a * k],
+            lda: k,
+        };
+        return gemm::product::<RowMajor<'_>>(&mut p, a, B::Packed(rows(b)), buf);
     }
     let mb: Dims = if sb.len() == 1 {
         collect([sb[0], 1])?
@@ -155,19 +170,20 @@ pub(crate) fn matmul(
         let a = &a[o[0] * m * k..][..m * k];
         let b = &b[o[1] * k * n..][..k * n];
         let c = &mut y[i * m * n..][..m * n];
-        if m == 1 {
-            row_times(a, b, n, c);
-            return;
-        }
         let mut p = Product {
             m,
             n,
             k,
             c,
             ldc: n,
-            bias: Bias::None,
-            act: Activation::None,
+            bias,
+            act,
         };
+        if m == 1 {
+            row_times(a, b, n, p.c);
+            p.finish_all();
+            return;
+        }
         let rm = RowMajor { b, ld: n };
         result = gemm::product(&mut p, A::Rows { a, lda: k }, B::Pack(&rm), buf);
     })?;
@@ -281,5 +297,85 @@ fn p_a<'a>(a: A<'a>) -> &'a [f32] {
     match a {
         A::Rows { a, .. } => a,
         A::Packed(_) => &[],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Attr, Attrs, Data, DataMut, Input, Output, pack, run, scratch_len};
+    use std::vec;
+    use std::vec::Vec;
+
+    fn values(n: usize, seed: u32) -> Vec<f32> {
+        let mut s = seed.wrapping_mul(2_654_435_761).max(1);
+        (0..n)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 17;
+                s ^= s << 5;
+                (s >> 8) as f32 / (1u32 << 23) as f32 - 1.0
+            })
+            .collect()
+    }
+
+    fn node(
+        op: &str,
+        attrs: &[(&str, Attr<'_>)],
+        ins: &[(&[usize], &[f32])],
+        ys: &[usize],
+    ) -> Vec<f32> {
+        let attrs = Attrs::new(attrs);
+        let shapes: Vec<Option<&[usize]>> = ins.iter().map(|(s, _)| Some(*s)).collect();
+        let words = scratch_len(op, &attrs, &shapes, &[ys]).unwrap();
+        let mut scratch = vec![0u64; words];
+        let inputs: Vec<Input<'_>> = ins
+            .iter()
+            .map(|(shape, data)| Input::Value {
+                shape,
+                data: Data::F32(data),
+            })
+            .collect();
+        let mut y = vec![f32::NAN; ys.iter().product()];
+        let mut outputs = [Output {
+            shape: ys,
+            data: DataMut::F32(&mut y),
+        }];
+        run(op, &attrs, &inputs, &mut outputs, &mut scratch).unwrap();
+        y
+    }
+
+    /// MatMul with a bias and a fused activation, its right operand packed or not, computes the
+    /// bits of MatMul, then Add, then the activation.
+    #[test]
+    fn a_fused_bias_and_activation_give_the_bits_of_the_three_nodes() {
+        for (batch, m, k, n) in [(1, 1, 7, 5), (2, 3, 19, 21), (1, 17, 64, 40)] {
+            let sa = [batch, m, k];
+            let (sb, sy, sbias) = ([k, n], [batch, m, n], [n]);
+            let (a, b, bias) = (values(batch * m * k, 1), values(k * n, 2), values(n, 3));
+            let product = node("MatMul", &[], &[(&sa, &a), (&sb, &b)], &sy);
+            let added = node("Add", &[], &[(&sy, &product), (&sbias, &bias)], &sy);
+            let want = node("Relu", &[], &[(&sy, &added)], &sy);
+            let relu = [("activation", Attr::Str("Relu"))];
+            let fused = node(
+                "MatMul",
+                &relu,
+                &[(&sa, &a), (&sb, &b), (&sbias, &bias)],
+                &sy,
+            );
+            let ps = pack::matrix_shape(k, n).unwrap();
+            let mut packed = vec![0.0f32; ps.iter().product()];
+            pack::matrix(&b, k, n, false, &mut packed).unwrap();
+            let attrs = [("activation", Attr::Str("Relu")), ("packed", Attr::Int(16))];
+            let both = node(
+                "MatMul",
+                &attrs,
+                &[(&sa, &a), (&ps, &packed), (&sbias, &bias)],
+                &sy,
+            );
+            for (i, w) in want.iter().enumerate() {
+                assert_eq!(fused[i].to_bits(), w.to_bits(), "{batch}x{m}x{k}x{n}");
+                assert_eq!(both[i].to_bits(), w.to_bits(), "{batch}x{m}x{k}x{n} packed");
+            }
+        }
     }
 }

@@ -36,8 +36,9 @@ pub(crate) fn map<T: Elem>(
     Ok(())
 }
 
-/// The logistic function, computed without overflow for large |x|.
-fn sigmoid(x: f32) -> f32 {
+/// The logistic function, computed without overflow for large |x| (also the fused
+/// activation `Sigmoid`).
+pub(crate) fn sigmoid(x: f32) -> f32 {
     if x >= 0.0 {
         1.0 / (1.0 + libm::expf(-x))
     } else {
