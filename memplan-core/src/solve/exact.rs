@@ -39,7 +39,7 @@
 //! must be perfect at their busiest steps need these; packings with slack favour the static
 //! rules. Searches restart taking turns among the rules with a node limit that doubles every
 //! round, so a bad early choice under one rule costs little, and every other round perturbs
-//! the keys (see `search::tie_salt`). Each round then spends as many nodes again on short
+//! the keys (see `rules::tie_salt`). Each round then spends as many nodes again on short
 //! attempts, eight a rule, each an eighth as long and with keys perturbed its own way (and the
 //! full section with the fewest candidates filled first): the nodes a search needs are
 //! heavy-tailed on packings that must be perfect, and many short different trees find the
@@ -75,9 +75,12 @@
 //! meets the lower bound or a probe just below it (heights are multiples of the greatest
 //! common divisor of the sizes, alignments and pin edges) searched its whole tree.
 
+mod branch;
 mod components;
+mod node;
 mod orderings;
 mod outward;
+mod rules;
 mod search;
 mod subproblem;
 
@@ -85,7 +88,8 @@ use crate::bounds::aligned_lower_bound;
 use crate::model::{Plan, Problem};
 use crate::solve::{Solution, SolveOptions, Solver};
 
-use search::{Budget, minimise};
+use node::Budget;
+use search::minimise;
 use subproblem::Subproblem;
 
 /// Parts with more free buffers than this are not searched (a node costs `O(n)` there, and a

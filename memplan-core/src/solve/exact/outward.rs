@@ -30,7 +30,8 @@
 //! arena is as high as its highest window anyway). If none fits, the attempt ends and the
 //! caller keeps its other plans.
 
-use super::search::{Budget, Decision, WORK_PER_NODE, decide_window};
+use super::node::{Budget, WORK_PER_NODE};
+use super::search::{Decision, decide_window};
 use super::subproblem::Subproblem;
 use crate::model::{Buffer, Lifetime, Plan, Problem};
 
