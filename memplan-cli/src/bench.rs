@@ -2,12 +2,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
 
-use anyhow::{Context, bail};
-use memplan_core::{Problem, Solution, SolveOptions, Solver};
+use anyhow::Context;
+use memplan_core::{Problem, SolveOptions, Solver};
 
 use crate::output::ratio;
+use crate::solver_run::run_solver;
 use crate::{console, input, model_plan};
 
 #[derive(clap::Args, Debug)]
@@ -36,30 +36,6 @@ pub(crate) struct BenchArgs {
     /// Skips instances with more buffers than this for the named slow solvers (`enumerate`).
     #[arg(long, default_value_t = memplan_core::solve::ENUMERATE_MAX_BUFFERS)]
     enumerate_max: usize,
-}
-
-/// A solver's result and its wall-clock time.
-pub(crate) struct SolverRun {
-    pub(crate) solution: Solution,
-    pub(crate) seconds: f64,
-}
-
-/// Solves and times one run; also checks the plan, since a benchmark of invalid plans is void.
-pub(crate) fn run_solver(problem: &Problem, options: &SolveOptions) -> anyhow::Result<SolverRun> {
-    let start = Instant::now();
-    let solution = memplan_core::solve(problem, options)?;
-    let seconds = start.elapsed().as_secs_f64();
-    let violations = memplan_core::validate(problem, &solution.plan);
-    if let Some(first) = violations.first() {
-        let offsets: Vec<Option<u64>> = solution.plan.offsets.iter().map(|&o| Some(o)).collect();
-        bail!(
-            "solver {} made an invalid plan ({} violations), first: {}",
-            options.solver,
-            violations.len(),
-            first.display(problem, &offsets)
-        );
-    }
-    Ok(SolverRun { solution, seconds })
 }
 
 /// One bench input: a CSV problem, or a model TOML benchmarked as `memplan!` compiles it.

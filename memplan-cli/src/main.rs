@@ -10,6 +10,7 @@ mod model_plan;
 mod output;
 mod plan_csv;
 mod render;
+mod solver_run;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -124,7 +125,7 @@ fn plan(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         capacity,
         node_budget: args.nodes.or(model.nodes).unwrap_or(DEFAULT_NODE_BUDGET),
     };
-    let run = bench::run_solver(problem, &options)?;
+    let run = solver_run::run_solver(problem, &options)?;
     let summary = output::Summary::new(problem, &run, capacity);
     let plan = &run.solution.plan;
     if let Some(out) = &args.out {

@@ -6,7 +6,7 @@ use std::path::Path;
 use memplan_core::{Plan, Problem};
 use serde::Serialize;
 
-use crate::bench::SolverRun;
+use crate::solver_run::SolverRun;
 
 /// The one-line result of `memplan plan`.
 #[derive(Debug, Serialize)]

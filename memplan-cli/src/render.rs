@@ -14,7 +14,7 @@ use memplan_core::codegen::ModelPlan;
 use memplan_core::render::{self, RenderOptions};
 use memplan_core::{Model, Plan, Problem, SolveOptions, Violation, format_byte_size};
 
-use crate::{bench, check, console, input, model_plan, output, plan_csv};
+use crate::{check, console, input, model_plan, output, plan_csv, solver_run};
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct RenderArgs {
@@ -110,7 +110,9 @@ pub(crate) fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
                 solver: model.solver.unwrap_or(memplan_core::Solver::Auto),
                 ..SolveOptions::default()
             };
-            bench::run_solver(&model.problem, &options)?.solution.plan
+            solver_run::run_solver(&model.problem, &options)?
+                .solution
+                .plan
         }
     };
     // A plan that breaks the rules is drawn with its offending buffers marked in their labels.

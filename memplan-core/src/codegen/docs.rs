@@ -130,13 +130,13 @@ pub(crate) fn module(model: &Model, plan: &ModelPlan) -> String {
             plan.lower_bound_without_aliasing
         );
     }
-    if !crate::codegen::tables::per_item_docs(model) {
+    if !crate::codegen::layout::per_item_docs(model) {
         let _ = writeln!(
             doc,
             "The model has more than {} tensors, so the generated items carry no docs of their \
              own (that keeps the build and rustdoc fast); this table, `TENSORS` and \
              `TENSOR_INFO` describe every tensor.\n",
-            crate::codegen::tables::PER_ITEM_DOCS_UP_TO
+            crate::codegen::layout::PER_ITEM_DOCS_UP_TO
         );
     }
     let index = Index::new(model, plan);
@@ -456,7 +456,7 @@ impl Index {
                 chain[t].get_or_insert(c);
             }
         }
-        let lifetimes = crate::codegen::reported_lifetimes(model);
+        let lifetimes = crate::codegen::layout::reported_lifetimes(model);
         Self {
             writer,
             chain,

@@ -6,6 +6,9 @@ use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 
 use crate::codegen::docs;
+use crate::codegen::layout::{
+    aliases_by_op, op_fields, per_item_docs, reported_lifetimes, view_cuts,
+};
 use crate::codegen::names::camel;
 use crate::codegen::plan::{ModelPlan, check};
 use crate::codegen::tables::{tables, views_method};
@@ -47,22 +50,6 @@ pub fn generate(model: &Model, plan: &ModelPlan) -> TokenStream {
     }
 }
 
-/// The `[start, end)` each placement of `TENSORS` reports, per model tensor: an input that an op
-/// overwrites in place ends at that op's step, where its bytes become the output's. The CLI shows
-/// and checks these same lifetimes.
-pub fn reported_lifetimes(model: &Model) -> Vec<(u64, u64)> {
-    let mut lifetimes: Vec<(u64, u64)> = model
-        .tensors
-        .iter()
-        .map(|t| (t.lifetime.start, t.lifetime.end))
-        .collect();
-    // The first alias of an input wins, as a search from the front would find it.
-    for alias in model.aliases.iter().rev() {
-        lifetimes[alias.input].1 = alias.op as u64;
-    }
-    lifetimes
-}
-
 // The per-tensor and per-op items are written as source text and lexed once per group: a
 // 10,000-tensor model expands to hundreds of thousands of tokens, and building them one by one
 // (with `quote!`) costs about twice as much here, and far more inside the compiler, where every
@@ -91,7 +78,7 @@ fn doc_lines(text: &str) -> Vec<String> {
 /// [`doc_attr`] for a per-tensor or per-op item: nothing on a big model (see
 /// [`per_item_docs`](crate::codegen::tables::per_item_docs)), where the module's docs say it all.
 fn item_doc(model: &Model, text: impl FnOnce() -> String) -> String {
-    if crate::codegen::tables::per_item_docs(model) {
+    if per_item_docs(model) {
         doc_attr(&text())
     } else {
         String::new()
@@ -630,85 +617,6 @@ fn take_doc(model: &str, sectioned: &[(Ident, String)]) -> Vec<String> {
         lines.push("```".to_owned());
     }
     lines
-}
-
-/// The in-place aliases of each op, in model order.
-pub(crate) fn aliases_by_op(model: &Model) -> Vec<Vec<&Alias>> {
-    let mut by_op = vec![Vec::new(); model.ops.len()];
-    for alias in &model.aliases {
-        by_op[alias.op].push(alias);
-    }
-    by_op
-}
-
-/// The fields of op `k`'s view struct, in order: inputs, then outputs and scratch; a tensor
-/// listed twice is one field, and an input overwritten in place is its output's field.
-pub(crate) fn op_fields(model: &Model, k: usize, aliases: &[&Alias]) -> Vec<Field> {
-    let op = &model.ops[k];
-    let absorbed = |input: usize| aliases.iter().any(|a| a.input == input);
-    let mut fields: Vec<Field> = Vec::new();
-    let roles = op
-        .inputs
-        .iter()
-        .map(|&t| (t, false))
-        .chain(op.outputs.iter().chain(&op.scratch).map(|&t| (t, true)));
-    for (t, mutable) in roles {
-        if (!mutable && absorbed(t)) || fields.iter().any(|f| f.tensor == t) {
-            continue;
-        }
-        let absorbs = aliases.iter().find(|a| a.output == t).map(|a| a.input);
-        fields.push(Field {
-            tensor: t,
-            mutable,
-            absorbs,
-        });
-    }
-    fields
-}
-
-/// One arena view of an op, as cut from its pool: `gap` bytes after the previous view's end.
-pub(crate) struct ViewCut {
-    pub(crate) pool: usize,
-    pub(crate) gap: u64,
-    pub(crate) size: u64,
-    /// Index into the op's fields.
-    pub(crate) field: usize,
-}
-
-/// The arena views of `fields`, in pool order, then offset order (external tensors have none).
-pub(crate) fn view_cuts(model: &Model, plan: &ModelPlan, fields: &[Field]) -> Vec<ViewCut> {
-    let mut order: Vec<(usize, u64, usize)> = fields
-        .iter()
-        .enumerate()
-        .filter_map(|(f, field)| {
-            plan.tensors[field.tensor].map(|place| (place.pool, place.offset, f))
-        })
-        .collect();
-    order.sort_by_key(|&(pool, offset, f)| (pool, offset, fields[f].tensor));
-    let mut cuts = Vec::with_capacity(order.len());
-    let mut cursor = (usize::MAX, 0u64);
-    for (pool, offset, f) in order {
-        if cursor.0 != pool {
-            cursor = (pool, 0);
-        }
-        let size = model.tensors[fields[f].tensor].size;
-        cuts.push(ViewCut {
-            pool,
-            gap: offset - cursor.1,
-            size,
-            field: f,
-        });
-        cursor.1 = offset + size;
-    }
-    cuts
-}
-
-/// One field of an op's view struct.
-pub(crate) struct Field {
-    pub(crate) tensor: usize,
-    pub(crate) mutable: bool,
-    /// The input this output overwrites in place, if any.
-    pub(crate) absorbs: Option<usize>,
 }
 
 /// The `op_<name>` method (into `methods`) and the `op::<name>` struct (into `structs`) of op

@@ -55,6 +55,8 @@ mod expand;
 mod extend;
 #[cfg(feature = "codegen")]
 mod items;
+#[cfg(feature = "codegen")]
+mod layout;
 pub(crate) mod names;
 #[cfg(feature = "codegen")]
 mod placeholder;
@@ -69,7 +71,9 @@ pub use expand::{MAX_MACRO_TENSORS, expand_model, expand_model_for_macro, expand
 #[cfg(feature = "codegen")]
 pub use extend::append_to_module;
 #[cfg(feature = "codegen")]
-pub use items::{generate, reported_lifetimes};
+pub use items::generate;
+#[cfg(feature = "codegen")]
+pub use layout::reported_lifetimes;
 #[cfg(feature = "codegen")]
 pub use placeholder::placeholder;
 pub use plan::MAX_ARENA_BYTES;

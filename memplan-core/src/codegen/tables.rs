@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use crate::codegen::items::{aliases_by_op, op_fields, view_cuts};
+use crate::codegen::layout::{aliases_by_op, op_fields, per_item_docs, view_cuts};
 use crate::codegen::plan::ModelPlan;
 use crate::model_file::{AttrValue, DType, Layout, Model, OpInput, sanitize_identifier};
 
@@ -128,16 +128,6 @@ fn doc(model: &Model, text: impl FnOnce() -> String) -> String {
     } else {
         String::new()
     }
-}
-
-/// Models up to this many tensors get rustdoc on every generated item; bigger ones only on the
-/// module and the item groups, so the docs stay a bounded size per tensor that rustdoc and the
-/// compiler handle quickly (the module's table lists the tensors).
-pub(crate) const PER_ITEM_DOCS_UP_TO: usize = 2000;
-
-/// Whether every item of `model` gets its own rustdoc.
-pub(crate) fn per_item_docs(model: &Model) -> bool {
-    model.tensors.len() <= PER_ITEM_DOCS_UP_TO
 }
 
 /// Shapes, dtypes, `TENSOR_INFO`, `WEIGHTS`, weight shapes and dtypes, attribute constants,

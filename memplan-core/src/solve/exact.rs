@@ -109,7 +109,7 @@ const MAX_PASSES: usize = 8;
 /// The heuristics', plus at most `options.node_budget` nodes of `O(n + L + S)` each (`n`
 /// buffers, `L` the sections their lifetimes span in all, `S` sections).
 pub(crate) fn solve(problem: &Problem, options: &SolveOptions) -> Solution {
-    let (_, incumbent) = crate::solve::auto::best_heuristic(problem);
+    let (_, incumbent) = crate::solve::portfolio::best_heuristic(problem);
     let (plan, optimal, nodes, _) = improve(problem, incumbent, options);
     Solution {
         plan,

@@ -21,6 +21,7 @@ mod live_index;
 mod naive;
 mod patent;
 mod placements;
+mod portfolio;
 
 use std::fmt;
 use std::str::FromStr;
@@ -259,7 +260,7 @@ pub fn solve(problem: &Problem, options: &SolveOptions) -> Result<Solution, Solv
         Solver::Patent(_) | Solver::PatentLiteral(_) => heuristic(
             problem,
             options.solver,
-            auto::run_heuristic(problem, options.solver),
+            portfolio::run_heuristic(problem, options.solver),
         ),
         Solver::Enumerate => enumerate::solve(problem)?,
         Solver::Exact => exact::solve(problem, options),
