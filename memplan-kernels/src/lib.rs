@@ -55,6 +55,11 @@
 //!   [`Attr::Float`] or [`Attr::Int`] they hold. `Constant` nodes are the caller's to fold.
 //! - MaxPool's optional Indices output is not supported (pass only output 0).
 //! - Integer division or remainder by zero is an error; float arithmetic follows IEEE 754.
+//! - Quantized networks: QuantizeLinear/DequantizeLinear and the QOperator ops (QLinearConv,
+//!   QLinearMatMul, ConvInteger, MatMulInteger, DynamicQuantizeLinear, and of `com.microsoft`
+//!   QLinearAdd, QLinearMul, QGemm, QLinearGlobalAveragePool) take int8 and uint8 and compute
+//!   what ONNX Runtime's MLAS computes (exact int32 sums, float32 requantisation rounded half to
+//!   even); the `tflite.*` kernels compute what LiteRT's reference kernels compute.
 //!
 //! ### Special values
 //!
@@ -275,8 +280,10 @@ fn dispatch(
         "MaxPool" => pool::pool(attrs, inputs, outputs, true),
         "OneHot" => topk::one_hot(attrs, inputs, outputs),
         "Pad" => pad::pad(attrs, inputs, outputs),
+        "QGemm" => qlinear::qgemm(attrs, inputs, outputs),
         "QLinearAdd" => qlinear::qlinear_binary(inputs, outputs, false),
         "QLinearConv" => qlinear::qlinear_conv(attrs, inputs, outputs),
+        "QLinearGlobalAveragePool" => qlinear::qlinear_global_average_pool(attrs, inputs, outputs),
         "QLinearMatMul" => qlinear::qlinear_matmul(inputs, outputs),
         "QLinearMul" => qlinear::qlinear_binary(inputs, outputs, true),
         "QuantizeLinear" => qdq::quantize(attrs, inputs, outputs),

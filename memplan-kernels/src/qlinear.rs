@@ -15,6 +15,10 @@
 //!   and saturated. ONNX Runtime's other builds differ in the last bit before rounding (its SSE2
 //!   kernel adds without fusing, its Arm kernel uses fixed-point multipliers), so there its
 //!   results can be 1 off ours where a value falls next to a tie.
+//! - `QGemm`, `QLinearGlobalAveragePool` (domain `com.microsoft`): the int32 sums (plus QGemm's
+//!   int32 bias), requantised as above with `alpha * a_scale * b_scale[j] / y_scale` (QGemm;
+//!   without `y_scale` the float32 `acc * alpha * a_scale * b_scale[j]`) and `x_scale / (y_scale
+//!   * pixels)` of the sum of `x - x_zero_point` (the pool).
 //! - `DynamicQuantizeLinear`: uint8 with the scale `(max(x, 0) - min(x, 0)) / 255` and the zero
 //!   point `round(-min / scale)` saturated, ONNX's definition, as ONNX Runtime computes it.
 //!
@@ -688,6 +692,135 @@ pub(crate) fn dynamic_quantize(
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     {
         *z0 = zp as u8;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// QGemm and QLinearGlobalAveragePool (com.microsoft).
+
+/// `QGemm(A, a_scale, a_zero_point, B, b_scale, b_zero_point, C?, y_scale?, y_zero_point?)`:
+/// `alpha A' B' + C` with `'` the optional transposes, C an int32 bias `[N]` (or one value);
+/// with `y_scale`, requantised as QLinearMatMul with `scale = alpha * a_scale * b_scale[j] /
+/// y_scale`; without it, float32 `acc * (alpha * a_scale * b_scale[j])`.
+pub(crate) fn qgemm(
+    attrs: &Attrs<'_>,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    let (as_, a) = q8_input(inputs, 0)?;
+    let (bs, b) = q8_input(inputs, 3)?;
+    let trans_a = attrs.int("transA", 0)? != 0;
+    let trans_b = attrs.int("transB", 0)? != 0;
+    let alpha = attrs.float("alpha", 1.0)?;
+    if as_.len() != 2 || bs.len() != 2 {
+        bail!("A {as_:?} and B {bs:?} must be matrices");
+    }
+    let (m, k) = if trans_a {
+        (as_[1], as_[0])
+    } else {
+        (as_[0], as_[1])
+    };
+    let (kb, n) = if trans_b {
+        (bs[1], bs[0])
+    } else {
+        (bs[0], bs[1])
+    };
+    if k != kb {
+        bail!("A {as_:?} and B {bs:?} do not multiply");
+    }
+    let a_scale = scales(inputs, 1, 1)?[0];
+    let za = zero_point(inputs, 2, 1, Some(a))?.at(0);
+    let b_scale = scales(inputs, 4, n)?;
+    let zb = zero_point(inputs, 5, n, Some(b))?;
+    let bias = match opt_value(inputs, 6)? {
+        None => None,
+        Some((_, Data::I32(c))) if c.len() == n || c.len() == 1 => Some(c),
+        Some(_) => bail!("C must be int32 [{n}]"),
+    };
+    let ai = move |i: usize, p: usize| if trans_a { p * m + i } else { i * k + p };
+    let bi = move |p: usize, j: usize| if trans_b { j * k + p } else { p * n + j };
+    let sum = |i: usize, j: usize| -> i32 {
+        let zbj = zb.at(j);
+        let mut acc = bias.map_or(0, |c| if c.len() == 1 { c[0] } else { c[j] });
+        for p in 0..k {
+            acc = acc.wrapping_add((a.at(ai(i, p)) - za) * (b.at(bi(p, j)) - zbj));
+        }
+        acc
+    };
+    let scale = |j: usize| alpha * a_scale * scale_at(b_scale, j);
+    if opt_value(inputs, 7)?.is_none() {
+        let (ys, y) = output::<f32>(outputs, 0)?;
+        expect_shape(0, ys, &[m, n])?;
+        for i in 0..m {
+            for j in 0..n {
+                #[allow(clippy::cast_precision_loss)] // as MLAS converts the sum
+                let v = sum(i, j) as f32 * scale(j);
+                y[i * n + j] = v;
+            }
+        }
+        return Ok(());
+    }
+    let y_scale = scales(inputs, 7, 1)?[0];
+    let (ys, mut y) = q_out(outputs, 0)?;
+    expect_shape(0, ys, &[m, n])?;
+    let zy = out_zero_point(inputs, 8, &y)?;
+    let (lo, hi) = y.range();
+    for i in 0..m {
+        for j in 0..n {
+            y.set(
+                i * n + j,
+                requantize(sum(i, j), scale(j) / y_scale, zy, lo, hi),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `QLinearGlobalAveragePool(X, x_scale, x_zero_point, y_scale, y_zero_point)`, `channels_last`
+/// 0 (NCHW...) or 1 (NHWC...): per image and channel the int32 sum of `x - x_zero_point`,
+/// requantised with `scale = x_scale / (y_scale * pixels)` as MLAS does.
+pub(crate) fn qlinear_global_average_pool(
+    attrs: &Attrs<'_>,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    let (xs, x) = q8_input(inputs, 0)?;
+    let last = attrs.int("channels_last", 0)? != 0;
+    if xs.len() < 3 {
+        bail!("input {xs:?} must be [N, C, spatial...] or [N, spatial..., C]");
+    }
+    let (batch, channels) = (xs[0], if last { xs[xs.len() - 1] } else { xs[1] });
+    let spatial: usize = if last {
+        xs[1..xs.len() - 1].iter().product()
+    } else {
+        xs[2..].iter().product()
+    };
+    let x_scale = scales(inputs, 1, 1)?[0];
+    let zx = zero_point(inputs, 2, 1, Some(x))?.at(0);
+    let y_scale = scales(inputs, 3, 1)?[0];
+    let (ys, mut y) = q_out(outputs, 0)?;
+    if y.len() != batch * channels || ys.len() != xs.len() {
+        bail!("output {ys:?} must hold one value per image and channel of {xs:?}");
+    }
+    let zy = out_zero_point(inputs, 4, &y)?;
+    let (lo, hi) = y.range();
+    #[allow(clippy::cast_precision_loss)] // a pixel count
+    let scale = x_scale / (y_scale * spatial as f32);
+    let n = i32::try_from(spatial).map_err(|_| crate::error::error!("too many pixels"))?;
+    for b in 0..batch {
+        for c in 0..channels {
+            let mut acc = (-zx).wrapping_mul(n);
+            for p in 0..spatial {
+                let at = if last {
+                    (b * spatial + p) * channels + c
+                } else {
+                    (b * channels + c) * spatial + p
+                };
+                acc = acc.wrapping_add(x.at(at));
+            }
+            y.set(b * channels + c, requantize(acc, scale, zy, lo, hi));
+        }
     }
     Ok(())
 }

@@ -138,7 +138,12 @@ pub const SUPPORTED_OPS: &[&str] = &[
 
 /// The supported `op_type`s of the `com.microsoft` domain (ONNX Runtime's contrib operators that
 /// its quantiser writes), sorted. Their names are not those of any default-domain operator.
-pub const SUPPORTED_MICROSOFT_OPS: &[&str] = &["QLinearAdd", "QLinearMul"];
+pub const SUPPORTED_MICROSOFT_OPS: &[&str] = &[
+    "QGemm",
+    "QLinearAdd",
+    "QLinearGlobalAveragePool",
+    "QLinearMul",
+];
 
 /// Strings written with `, ` between them.
 struct Joined<'a>(&'a [&'a str]);

@@ -727,6 +727,18 @@ def qlinear():
             case(f"qlinear_{name}_{kind}_columns", op, [q8((2, 3, 37)), s(0.125), z(lo), q8((3, 1)), s(0.375), z(lo + 2), s(0.25), z(lo + 9)], domain="com.microsoft")
             case(f"qlinear_{name}_{kind}_scalar_a", op, [q8((1,)), s(0.02), z(lo), q8((4, 9)), s(0.013), z(lo + 4), s(0.03), z(lo)], domain="com.microsoft")
 
+    # com.microsoft QGemm: (A, a_scale, a_zp, B, b_scale, b_zp, C, y_scale, y_zp), and
+    # QLinearGlobalAveragePool: (X, x_scale, x_zp, y_scale, y_zp).
+    case("qgemm_u8s8", "QGemm", [u8((3, 20)), s(0.04), zu(128), i8((6, 20)), s(0.01), zi(0), bias(6), s(0.3), zu(120)],
+         {"transB": 1, "alpha": 0.5}, domain="com.microsoft")
+    case("qgemm_s8_per_column", "QGemm", [i8((20, 4)), s(0.05), zi(3), i8((20, 5)), s([0.01, 0.02, 0.004, 0.03, 0.0125]), zi([0, 0, 0, 0, 0]), bias(5), s(0.25), zi(-6)],
+         {"transA": 1}, domain="com.microsoft")
+    case("qgemm_float_output", "QGemm", [u8((2, 9)), s(0.1), zu(100), i8((9, 3)), s(0.02), zi(0), None], domain="com.microsoft")
+    case("qlinear_global_average_pool_u8", "QLinearGlobalAveragePool", [u8((2, 3, 5, 7)), s(0.05), zu(128), s(0.02), zu(100)],
+         {"channels_last": 0}, domain="com.microsoft")
+    case("qlinear_global_average_pool_s8_nhwc", "QLinearGlobalAveragePool", [i8((1, 4, 4, 6)), s(0.125), zi(-3), s(0.0625), zi(5)],
+         {"channels_last": 1}, domain="com.microsoft")
+
     # DynamicQuantizeLinear: (y uint8, y_scale, y_zero_point).
     case("dynamic_quantize", "DynamicQuantizeLinear", [f(3, 17, lo=-3.0, hi=7.0)], outputs=3, opset=17)
     case("dynamic_quantize_positive", "DynamicQuantizeLinear", [f(20, lo=0.5, hi=2.0)], outputs=3, opset=17)
