@@ -115,7 +115,7 @@ pub(crate) fn scratch_len(
             return Ok(0);
         };
         let geo = Geometry::new(attrs, xs, ws, ys)?;
-        return Ok(Plane::of(&geo.win).map_or(0, |p| p.len().div_ceil(2)));
+        return Ok(Plane::of(&geo.win).map_or(0, |p| (p.len() + DW_COLS).div_ceil(2)));
     }
     if packed(attrs)? {
         // [group, panels, k, 16]: only B is packed at run time.
@@ -207,8 +207,8 @@ pub(crate) fn conv(
             act,
         };
         let floats: &mut [f32] = bytemuck::cast_slice_mut(scratch);
-        if let Some(plane) = Plane::of(&geo.win).filter(|p| p.len() <= floats.len()) {
-            let pad = &mut floats[..plane.len()];
+        if let Some(plane) = Plane::of(&geo.win).filter(|p| p.len() + DW_COLS <= floats.len()) {
+            let pad = &mut floats[..plane.len() + DW_COLS];
             return dispatch!(
                 padded_portable,
                 padded_avx2,
@@ -346,6 +346,8 @@ impl Panel for Im2col<'_> {
 
 /// Output columns a depthwise Conv sums in registers at a time (one AVX-512 vector).
 const DW_COLS: usize = 16;
+/// The widest kernel the padded depthwise method takes (a wider one computes directly).
+const MAX_DW_KW: usize = 32;
 
 /// A depthwise Conv's operands.
 struct Depthwise<'a> {
@@ -386,7 +388,7 @@ impl Plane {
             left: win.pad_begin[2],
         };
         // At most 4 Mi floats (16 MiB): a larger plane computes directly.
-        (plane.len() <= 1 << 22).then_some(plane)
+        (plane.len() <= 1 << 22 && win.kernel[2] <= MAX_DW_KW).then_some(plane)
     }
 
     fn row_len(&self) -> usize {
@@ -481,9 +483,11 @@ fn padded_avx512(
     padded(d, plane, pad, y)
 }
 
-/// The depthwise method on a padded plane: output row by output row (in cache), every tap (in
-/// the order (kh, kw), the padding's zeros included) adds its products to the whole row with no
-/// edge to test; then the bias and the activation.
+/// The depthwise method on a padded plane: blocks of up to 2 output rows by 64 output columns
+/// (8 vectors of sums in registers), every tap (in the order (kh, kw), the padding's zeros
+/// included) added to the whole block with no edge to test; then the bias and the activation.
+/// The last block of a row reads up to 15 columns past it (the plane's slack), whose lanes are
+/// never stored.
 #[inline(always)]
 fn padded(
     d: &Depthwise<'_>,
@@ -502,68 +506,118 @@ fn padded(
     let (s, phase, rl) = (plane.stride, plane.phase, plane.row_len());
     let taps = kh * kw;
     let (in_plane, out_plane) = (ih * iw, oh * ow);
-    // Where tap `tw` reads output column 0 in a padded row (for the first 32 taps; a wider
-    // kernel computes the rest as it goes).
-    let offset = |tw: usize| ((tw * dw) % s) * phase + (tw * dw) / s;
-    let mut offsets = [0usize; 32];
+    // Where tap `tw` reads output column 0 in a padded row.
+    let mut offsets = [0usize; MAX_DW_KW];
     for (tw, o) in offsets.iter_mut().enumerate().take(kw) {
-        *o = offset(tw);
+        *o = ((tw * dw) % s) * phase + (tw * dw) / s;
     }
-    let offset = |tw: usize| offsets.get(tw).copied().unwrap_or_else(|| offset(tw));
+    let g = DwGeometry {
+        rl,
+        sh,
+        dh,
+        kh,
+        kw,
+        offsets: &offsets[..kw],
+    };
+    if pad.len() < plane.len() + DW_COLS {
+        bail!("internal error: the padded plane has no slack");
+    }
     for b in 0..geo.n {
         for oc in 0..m {
             let ic = oc / mg;
-            let filled = oc % mg == 0;
-            if filled {
+            if oc % mg == 0 {
                 plane.fill(&d.x[(b * c + ic) * in_plane..][..in_plane], ih, iw, pad);
             }
             let pad: &[f32] = pad;
             let weights = &d.w[oc * taps..][..taps];
-            let bv = d.bias.map_or(0.0, |bias| bias[oc]);
             let out = &mut y[(b * m + oc) * out_plane..][..out_plane];
-            for (yo, row_out) in out.chunks_exact_mut(ow).enumerate() {
-                let rows = &pad[yo * sh * rl..];
-                // 16 output columns at a time, their sums in registers through every tap.
+            let mut yo = 0;
+            while yo < oh {
+                let rows = if yo + 1 < oh { 2 } else { 1 };
                 let mut j0 = 0;
-                while j0 + DW_COLS <= ow {
-                    let mut acc = [0.0f32; DW_COLS];
-                    for th in 0..kh {
-                        let row = &rows[th * dh * rl..][..rl];
-                        for tw in 0..kw {
-                            let wv = weights[th * kw + tw];
-                            let Some(src) = row[offset(tw) + j0..].first_chunk::<DW_COLS>() else {
-                                bail!("internal error: a padded row is too short");
-                            };
-                            for (a, &v) in acc.iter_mut().zip(src) {
-                                *a += wv * v;
-                            }
-                        }
+                while j0 < ow {
+                    let chunks = (ow - j0).div_ceil(DW_COLS).min(4);
+                    match (rows, chunks) {
+                        (2, 4) => dw_block::<2, 4>(&g, pad, weights, yo, j0, ow, out),
+                        (2, 3) => dw_block::<2, 3>(&g, pad, weights, yo, j0, ow, out),
+                        (2, 2) => dw_block::<2, 2>(&g, pad, weights, yo, j0, ow, out),
+                        (2, _) => dw_block::<2, 1>(&g, pad, weights, yo, j0, ow, out),
+                        (_, 4) => dw_block::<1, 4>(&g, pad, weights, yo, j0, ow, out),
+                        (_, 3) => dw_block::<1, 3>(&g, pad, weights, yo, j0, ow, out),
+                        (_, 2) => dw_block::<1, 2>(&g, pad, weights, yo, j0, ow, out),
+                        _ => dw_block::<1, 1>(&g, pad, weights, yo, j0, ow, out),
                     }
-                    row_out[j0..j0 + DW_COLS].copy_from_slice(&acc);
-                    j0 += DW_COLS;
+                    j0 += chunks * DW_COLS;
                 }
-                let tail = &mut row_out[j0..];
-                if !tail.is_empty() {
-                    tail.fill(0.0);
-                    for th in 0..kh {
-                        let row = &rows[th * dh * rl..][..rl];
-                        for tw in 0..kw {
-                            let wv = weights[th * kw + tw];
-                            let src = &row[offset(tw) + j0..][..tail.len()];
-                            for (o, &v) in tail.iter_mut().zip(src) {
-                                *o += wv * v;
-                            }
-                        }
+                for row_out in out[yo * ow..(yo + rows) * ow].chunks_exact_mut(ow) {
+                    if let Some(bias) = d.bias {
+                        let bv = bias[oc];
+                        row_out.iter_mut().for_each(|v| *v += bv);
                     }
+                    d.act.apply(row_out);
                 }
-                if d.bias.is_some() {
-                    row_out.iter_mut().for_each(|v| *v += bv);
-                }
-                d.act.apply(row_out);
+                yo += rows;
             }
         }
     }
     Ok(())
+}
+
+/// What a block of the padded depthwise method needs of the geometry.
+struct DwGeometry<'a> {
+    rl: usize,
+    sh: usize,
+    dh: usize,
+    kh: usize,
+    kw: usize,
+    offsets: &'a [usize],
+}
+
+/// Output rows `yo..yo + R`, columns `j0..j0 + 16 C` (those below `ow` stored) of one channel:
+/// each sum `0 + w0 x0 + w1 x1 + ...` over the taps in order, in registers.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn dw_block<const R: usize, const C: usize>(
+    g: &DwGeometry<'_>,
+    pad: &[f32],
+    weights: &[f32],
+    yo: usize,
+    j0: usize,
+    ow: usize,
+    out: &mut [f32],
+) {
+    let mut acc = [[[0.0f32; DW_COLS]; C]; R];
+    for th in 0..g.kh {
+        for (tw, &off) in g.offsets.iter().enumerate() {
+            let wv = weights[th * g.kw + tw];
+            for (r, acc) in acc.iter_mut().enumerate() {
+                let at = ((yo + r) * g.sh + th * g.dh) * g.rl + off + j0;
+                let Some(src) = pad.get(at..at + C * DW_COLS) else {
+                    continue;
+                };
+                let (src, _) = src.as_chunks::<DW_COLS>();
+                for (a, x) in acc.iter_mut().zip(src) {
+                    for j in 0..DW_COLS {
+                        a[j] += wv * x[j];
+                    }
+                }
+            }
+        }
+    }
+    for (r, acc) in acc.iter().enumerate() {
+        let row = &mut out[(yo + r) * ow..][..ow];
+        for (c, a) in acc.iter().enumerate() {
+            let j = j0 + c * DW_COLS;
+            if j + DW_COLS <= ow {
+                row[j..j + DW_COLS].copy_from_slice(a);
+            } else if j < ow {
+                let n = ow - j;
+                for (o, &v) in row[j..].iter_mut().zip(&a[..n]) {
+                    *o = v;
+                }
+            }
+        }
+    }
 }
 
 fn depthwise_portable(d: &Depthwise<'_>, y: &mut [f32]) -> Result<(), KernelError> {

@@ -64,8 +64,14 @@ impl Panel for RowMajor<'_> {
     fn pack(&self, k0: usize, n0: usize, w: usize, nr: usize, dst: &mut [Row]) {
         for (p, row) in dst.iter_mut().enumerate() {
             let src = &self.b[(k0 + p) * self.ld + n0..][..w];
-            row[..w].copy_from_slice(src);
-            row[w..nr].fill(0.0);
+            // A whole panel row as one fixed-size copy (a vector move, not a call to memcpy).
+            match src.first_chunk::<PANEL>() {
+                Some(full) => *row = *full,
+                None => {
+                    row[..w].copy_from_slice(src);
+                    row[w..nr].fill(0.0);
+                }
+            }
         }
     }
 }
@@ -503,7 +509,11 @@ fn tile<const H: usize, const W: usize>(p: &mut Product<'_, '_>, t: &Tile<'_>, s
     let mut sums = [[0.0f32; W]; H];
     if !step.first {
         for (i, s) in sums.iter_mut().enumerate().take(rows) {
-            s[..w].copy_from_slice(&p.c[(m0 + i) * ldc + n0..][..w]);
+            let from = &p.c[(m0 + i) * ldc + n0..][..w];
+            match from.first_chunk::<W>() {
+                Some(full) => *s = *full,
+                None => s[..w].copy_from_slice(from),
+            }
         }
     }
     micro::<H, W>(&mut sums, t.a, t.r0, t.b, t.c0);
@@ -514,7 +524,10 @@ fn tile<const H: usize, const W: usize>(p: &mut Product<'_, '_>, t: &Tile<'_>, s
             finish(p.bias, p.act, m0 + i, n0, s);
         }
         let out = &mut p.c[(m0 + i) * ldc + n0..][..w];
-        out.copy_from_slice(&s[..w]);
+        match out.first_chunk_mut::<W>() {
+            Some(full) => *full = *s,
+            None => out.copy_from_slice(&s[..w]),
+        }
         if step.last && gemm_c {
             finish(p.bias, p.act, m0 + i, n0, out);
         }

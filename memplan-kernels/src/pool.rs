@@ -67,6 +67,16 @@ pub(crate) fn pool(
     let out_plane: usize = win.output.iter().product();
     let [ih, iw] = [win.input[1], win.input[2]];
     let [oh, ow] = [win.output[1], win.output[2]];
+    if kind == Kind::Max && win.kernel[0] == 1 && win.input[0] == 1 && win.output[0] == 1 {
+        for p in 0..planes {
+            max_2d(
+                &win,
+                &x[p * in_plane..][..in_plane],
+                &mut y[p * out_plane..][..out_plane],
+            );
+        }
+        return Ok(());
+    }
     for p in 0..planes {
         let src = &x[p * in_plane..][..in_plane];
         let dst = &mut y[p * out_plane..][..out_plane];
@@ -121,6 +131,56 @@ pub(crate) fn pool(
         }
     }
     Ok(())
+}
+
+/// The taps `t` of dimension `i` whose source for output `o` is inside the input (a range: the
+/// sources grow with `t`).
+fn valid_taps(win: &Window, i: usize, o: usize) -> core::ops::Range<usize> {
+    let (start, d, pad, n) = (
+        o * win.strides[i],
+        win.dilations[i],
+        win.pad_begin[i],
+        win.input[i],
+    );
+    let lo = if start >= pad {
+        0
+    } else {
+        (pad - start).div_ceil(d)
+    };
+    let hi = if n + pad > start {
+        (n + pad - start).div_ceil(d).min(win.kernel[i])
+    } else {
+        0
+    };
+    lo..hi.max(lo)
+}
+
+/// A 1-D or 2-D max pool of one plane: each output the max of its window's taps inside the input
+/// in row-major tap order, starting from the lowest finite float32, a tap taken when greater (a
+/// select, not a branch: the comparisons are unpredictable).
+fn max_2d(win: &Window, src: &[f32], dst: &mut [f32]) {
+    let iw = win.input[2];
+    let [oh, ow] = [win.output[1], win.output[2]];
+    let (sh, sw) = (win.strides[1], win.strides[2]);
+    let (dh, dw) = (win.dilations[1], win.dilations[2]);
+    let (ph, pw) = (win.pad_begin[1], win.pad_begin[2]);
+    for yo in 0..oh {
+        let rows = valid_taps(win, 1, yo);
+        let out = &mut dst[yo * ow..][..ow];
+        for (xo, o) in out.iter_mut().enumerate() {
+            let cols = valid_taps(win, 2, xo);
+            let mut acc = f32::MIN;
+            for th in rows.clone() {
+                let yi = yo * sh + th * dh - ph;
+                let row = &src[yi * iw..][..iw];
+                for tw in cols.clone() {
+                    let v = row[xo * sw + tw * dw - pw];
+                    acc = if v > acc { v } else { acc };
+                }
+            }
+            *o = acc;
+        }
+    }
 }
 
 /// The number of taps of output `o`'s window inside the input plus its explicit padding.
