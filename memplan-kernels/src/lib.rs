@@ -277,7 +277,13 @@ fn dispatch(
         "LpNormalization" => normalization::lp_norm(attrs, inputs, outputs),
         "MatMul" => matmul::matmul(attrs, inputs, outputs, scratch),
         "MatMulInteger" => qlinear::matmul_integer(inputs, outputs),
-        "MaxPool" => pool::pool(attrs, inputs, outputs, true),
+        "MaxPool" => match inputs.first() {
+            Some(Input::Value {
+                data: Data::I8(_) | Data::U8(_),
+                ..
+            }) => qlinear::max_pool(attrs, inputs, outputs),
+            _ => pool::pool(attrs, inputs, outputs, true),
+        },
         "OneHot" => topk::one_hot(attrs, inputs, outputs),
         "Pad" => pad::pad(attrs, inputs, outputs),
         "QGemm" => qlinear::qgemm(attrs, inputs, outputs),

@@ -19,6 +19,7 @@
 //!   int32 bias), requantised as above with `alpha * a_scale * b_scale[j] / y_scale` (QGemm;
 //!   without `y_scale` the float32 `acc * alpha * a_scale * b_scale[j]`) and `x_scale / (y_scale
 //!   * pixels)` of the sum of `x - x_zero_point` (the pool).
+//! - `MaxPool` of int8 or uint8: the window's largest element (padding takes no part).
 //! - `DynamicQuantizeLinear`: uint8 with the scale `(max(x, 0) - min(x, 0)) / 255` and the zero
 //!   point `round(-min / scale)` saturated, ONNX's definition, as ONNX Runtime computes it.
 //!
@@ -820,6 +821,79 @@ pub(crate) fn qlinear_global_average_pool(
                 acc = acc.wrapping_add(x.at(at));
             }
             y.set(b * channels + c, requantize(acc, scale, zy, lo, hi));
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// MaxPool on 8-bit tensors.
+
+/// `MaxPool` of an int8 or uint8 tensor (ONNX opset 12 on, as ONNX Runtime runs the QOperator
+/// form's pools): the largest element of each window; padding takes no part. No Indices output.
+pub(crate) fn max_pool(
+    attrs: &Attrs<'_>,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+) -> Result<(), KernelError> {
+    if outputs.len() > 1 {
+        bail!("the Indices output is not supported");
+    }
+    if attrs.int("storage_order", 0)? != 0 {
+        bail!("storage_order 1 is not supported");
+    }
+    let (xs, x) = q8_input(inputs, 0)?;
+    let (ys, mut y) = q_out(outputs, 0)?;
+    if x.is_signed() != y.is_signed() {
+        bail!("the output's type differs from the input's");
+    }
+    if xs.len() < 3 || ys.len() != xs.len() || ys[..2] != xs[..2] {
+        bail!("input {xs:?} and output {ys:?} must be [N, C, spatial...] alike");
+    }
+    let Some(ks) = attrs.ints("kernel_shape")? else {
+        bail!("attribute kernel_shape is required");
+    };
+    let kernel: Dims =
+        crate::tensor::try_collect(ks.iter().map(|&k| {
+            usize::try_from(k).map_err(|_| crate::error::error!("negative kernel size"))
+        }))?;
+    let ceil = attrs.int("ceil_mode", 0)? != 0;
+    let win = Window::new(attrs, &xs[2..], &kernel, ceil, &ys[2..])?.to_3d();
+    let planes = xs[0] * xs[1];
+    let in_plane: usize = win.input.iter().product();
+    let out_plane: usize = win.output.iter().product();
+    if x.len() != planes * in_plane || y.len() != planes * out_plane {
+        bail!("the input and output sizes do not fit the window");
+    }
+    let (ih, iw) = (win.input[1], win.input[2]);
+    let (od, oh, ow) = (win.output[0], win.output[1], win.output[2]);
+    let mut o = 0;
+    for p in 0..planes {
+        for zo in 0..od {
+            for yo in 0..oh {
+                for xo in 0..ow {
+                    let mut best = i32::MIN;
+                    for td in 0..win.kernel[0] {
+                        let Some(zi) = win.source(0, zo, td) else {
+                            continue;
+                        };
+                        for th in 0..win.kernel[1] {
+                            let Some(yi) = win.source(1, yo, th) else {
+                                continue;
+                            };
+                            for tw in 0..win.kernel[2] {
+                                let Some(xi) = win.source(2, xo, tw) else {
+                                    continue;
+                                };
+                                best = best.max(x.at(p * in_plane + (zi * ih + yi) * iw + xi));
+                            }
+                        }
+                    }
+                    let (lo, hi) = y.range();
+                    y.set(o, best.clamp(lo, hi));
+                    o += 1;
+                }
+            }
         }
     }
     Ok(())

@@ -739,6 +739,10 @@ def qlinear():
     case("qlinear_global_average_pool_s8_nhwc", "QLinearGlobalAveragePool", [i8((1, 4, 4, 6)), s(0.125), zi(-3), s(0.0625), zi(5)],
          {"channels_last": 1}, domain="com.microsoft")
 
+    # MaxPool on 8-bit tensors (the QOperator form's pools).
+    case("max_pool_u8", "MaxPool", [u8((1, 2, 7, 6))], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]})
+    case("max_pool_s8_ceil", "MaxPool", [i8((1, 3, 5, 5))], {"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1})
+
     # DynamicQuantizeLinear: (y uint8, y_scale, y_zero_point).
     case("dynamic_quantize", "DynamicQuantizeLinear", [f(3, 17, lo=-3.0, hi=7.0)], outputs=3, opset=17)
     case("dynamic_quantize_positive", "DynamicQuantizeLinear", [f(20, lo=0.5, hi=2.0)], outputs=3, opset=17)
