@@ -54,6 +54,14 @@ pub(crate) fn fold<T: Elem>(
     }
     let (out_shape, out) = output::<T>(outputs, 0)?;
     expect_shape(0, out_shape, &broadcast_shapes(&shapes)?)?;
+    if let ([a, b], [sa, sb]) = (&srcs[..], &shapes[..])
+        && let (Some(pa), Some(pb)) = (period(sa, out_shape), period(sb, out_shape))
+    {
+        if fold2([*a, *b], [pa, pb], out, &f, &finish) {
+            bail!("integer division by zero");
+        }
+        return Ok(());
+    }
     let strides: ArrayVec<Dims, MAX_OPERANDS> =
         try_collect(shapes.iter().map(|s| broadcast_strides(s, out_shape)))?;
     let mut failed = false;
@@ -73,13 +81,102 @@ pub(crate) fn fold<T: Elem>(
     Ok(())
 }
 
-/// A binary or variadic arithmetic operator over f32, int64 and int32.
+/// The period of an operand of `shape` broadcast to `out`, when it is the output's trailing
+/// dimensions (leading 1s aside): element `i` of the output reads element `i % period`. A
+/// scalar has period 1, an operand of the output's shape the output's length.
+fn period(shape: &[usize], out: &[usize]) -> Option<usize> {
+    let first = shape.iter().position(|&d| d != 1).unwrap_or(shape.len());
+    let dims = &shape[first..];
+    (dims.len() <= out.len() && out[out.len() - dims.len()..] == *dims)
+        .then(|| dims.iter().product())
+}
+
+/// [`fold`] of two operands that repeat with `periods` (see [`period`]): the output in blocks
+/// over which each operand is a slice (or one value), so the loops vectorise; each element is
+/// `finish(f(a, b))` as in the general loop. Returns whether `f` failed.
+#[inline(always)]
+fn fold2<T: Elem>(
+    srcs: [Operand<'_, T>; 2],
+    periods: [usize; 2],
+    out: &mut [T],
+    f: &impl Fn(T, T) -> Option<T>,
+    finish: &impl Fn(T) -> T,
+) -> bool {
+    let total = out.len();
+    let [pa, pb] = periods;
+    if pa == 0 || pb == 0 || !total.is_multiple_of(pa) || !total.is_multiple_of(pb) {
+        return total != 0;
+    }
+    let mut failed = false;
+    let mut step = |x: T, y: T| match f(x, y) {
+        Some(v) => finish(v),
+        None => {
+            failed = true;
+            finish(x)
+        }
+    };
+    let block = match (pa, pb) {
+        (1, p) | (p, 1) => p,
+        _ => pa.min(pb),
+    };
+    let mut s = 0;
+    while s < total {
+        let (ao, bo) = (s % pa, s % pb);
+        let o = &mut out[s..s + block];
+        match srcs {
+            [Operand::Slice(a), Operand::Slice(b)] => match (pa, pb) {
+                (1, _) => {
+                    let x = a[0];
+                    for (o, &y) in o.iter_mut().zip(&b[bo..bo + block]) {
+                        *o = step(x, y);
+                    }
+                }
+                (_, 1) => {
+                    let y = b[0];
+                    for (o, &x) in o.iter_mut().zip(&a[ao..ao + block]) {
+                        *o = step(x, y);
+                    }
+                }
+                _ => {
+                    for ((o, &x), &y) in
+                        o.iter_mut().zip(&a[ao..ao + block]).zip(&b[bo..bo + block])
+                    {
+                        *o = step(x, y);
+                    }
+                }
+            },
+            // In place: the operand is the output (its period the output's length).
+            [Operand::Out, Operand::Slice(b)] => {
+                for (j, o) in o.iter_mut().enumerate() {
+                    let y = if pb == 1 { b[0] } else { b[bo + j] };
+                    *o = step(*o, y);
+                }
+            }
+            [Operand::Slice(a), Operand::Out] => {
+                for (j, o) in o.iter_mut().enumerate() {
+                    let x = if pa == 1 { a[0] } else { a[ao + j] };
+                    *o = step(x, *o);
+                }
+            }
+            [Operand::Out, Operand::Out] => {
+                for o in o.iter_mut() {
+                    *o = step(*o, *o);
+                }
+            }
+        }
+        s += block;
+    }
+    failed
+}
+
+/// A binary or variadic arithmetic operator over f32, int64 and int32 (each function inlined
+/// into its loop).
 fn arithmetic(
     inputs: &[Input<'_>],
     outputs: &mut [Output<'_>],
-    f: fn(f32, f32) -> f32,
-    g: fn(i64, i64) -> Option<i64>,
-    h: fn(i32, i32) -> Option<i32>,
+    f: impl Fn(f32, f32) -> f32,
+    g: impl Fn(i64, i64) -> Option<i64>,
+    h: impl Fn(i32, i32) -> Option<i32>,
 ) -> Result<(), KernelError> {
     match out_dtype(outputs, 0)? {
         DType::F32 => fold(inputs, outputs, |a, b| Some(f(a, b)), |x| x),
