@@ -13,24 +13,30 @@ use crate::model::{Buffer, Problem};
 /// `O(n log n)` for `n` buffers.
 pub fn live_profile(problem: &Problem) -> Vec<(u64, u64)> {
     // Half-open lifetimes: at a step where one buffer ends and another starts, the end comes first,
-    // so the two are never counted together. Sorting (step, delta) with deltas as i128 puts the
-    // negative deltas (ends) before the positive ones (starts) at the same step.
-    let mut events: Vec<(u64, i128)> = Vec::with_capacity(problem.len() * 2);
+    // so the two are never counted together. An event is (step, tag): the tag is the size with
+    // the top bit set for a start, so ends sort before starts at the same step (sizes stay below
+    // 2^62, see `Problem::new`). 16 bytes an event: 32 MB at 10^6 buffers.
+    const START: u64 = 1 << 63;
+    let mut events: Vec<(u64, u64)> = Vec::with_capacity(problem.len() * 2);
     for buffer in problem.buffers() {
-        events.push((buffer.lifetime.start, i128::from(buffer.size)));
-        events.push((buffer.lifetime.end, -i128::from(buffer.size)));
+        events.push((buffer.lifetime.start, START | buffer.size));
+        events.push((buffer.lifetime.end, buffer.size));
     }
     events.sort_unstable();
     let mut profile: Vec<(u64, u64)> = Vec::new();
-    let mut live: i128 = 0;
-    for (i, &(step, delta)) in events.iter().enumerate() {
-        live += delta;
+    // Never below zero: a buffer's end sorts after its start.
+    let mut live: u64 = 0;
+    for (i, &(step, tag)) in events.iter().enumerate() {
+        if tag & START != 0 {
+            live += tag & !START;
+        } else {
+            live -= tag;
+        }
         let last_at_step = events.get(i + 1).is_none_or(|&(next, _)| next != step);
         if last_at_step {
-            let bytes = u64::try_from(live).expect("live bytes are a sum of u64 sizes");
             match profile.last_mut() {
-                Some(last) if last.1 == bytes => {}
-                _ => profile.push((step, bytes)),
+                Some(last) if last.1 == live => {}
+                _ => profile.push((step, live)),
             }
         }
     }

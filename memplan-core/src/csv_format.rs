@@ -39,7 +39,13 @@ pub fn read_csv(file: &str, text: &str) -> Result<CsvInput, InputError> {
         .flexible(true)
         .from_reader(text.as_bytes());
     let mut records = reader.records();
-    let lines: Vec<&str> = text.lines().collect();
+    // The text of the row that starts at byte `at`, for columns in messages (found only when a
+    // message needs one, so reading keeps no table of lines).
+    let row_at = |at: usize| {
+        text.get(at..)
+            .and_then(|rest| rest.lines().next())
+            .unwrap_or("")
+    };
     let error = |line: usize, column: usize, message: String, help: &str| {
         InputError::new(file, line, column, message, help)
     };
@@ -70,7 +76,7 @@ pub fn read_csv(file: &str, text: &str) -> Result<CsvInput, InputError> {
         let Some(known) = known else {
             return Err(error(
                 1,
-                column_of(&lines, 1, index),
+                column_of(row_at(0), index),
                 format!("unknown column `{name}`"),
                 "columns are id, lower, upper, size and optionally alignment and offset \
                  (or MiniMalloc's buffer, start, end, size)",
@@ -85,7 +91,7 @@ pub fn read_csv(file: &str, text: &str) -> Result<CsvInput, InputError> {
             };
             return Err(error(
                 1,
-                column_of(&lines, 1, index),
+                column_of(row_at(0), index),
                 message,
                 "remove the second one",
             ));
@@ -101,13 +107,27 @@ pub fn read_csv(file: &str, text: &str) -> Result<CsvInput, InputError> {
         ));
     }
 
-    let mut buffers = Vec::new();
+    // Each column's index, looked up once: a map lookup per field was a fifth of reading.
+    let known_columns: Vec<(&str, usize)> = columns.iter().map(|(&k, &v)| (k, v)).collect();
+    let index_of = |name: &str| -> usize {
+        known_columns
+            .iter()
+            .find(|(known, _)| std::ptr::eq(*known, name) || *known == name)
+            .map(|&(_, index)| index)
+            .expect("only known columns are looked up")
+    };
+    // One buffer a line at most: reserved once, so 10^6 buffers never hold two copies while
+    // the vector grows.
+    let rows = text.lines().count().saturating_sub(1);
+    let mut buffers = Vec::with_capacity(rows);
     let mut offsets = columns.contains_key("offset").then(Vec::new);
-    let mut lines_by_id: BTreeMap<String, usize> = BTreeMap::new();
+    // The line and id column of each buffer, for the duplicate-id message.
+    let mut placed_at: Vec<(usize, usize)> = Vec::new();
     let mut total: u64 = 0; // bytes of all sizes so far
     for record in records {
         let record = record.map_err(|e| csv_error(file, &e))?;
         let line = record.position().map_or(0, |p| p.line() as usize);
+        let row = row_at(record.position().map_or(usize::MAX, |p| p.byte() as usize));
         if record.iter().all(str::is_empty) {
             continue;
         }
@@ -123,14 +143,12 @@ pub fn read_csv(file: &str, text: &str) -> Result<CsvInput, InputError> {
                 "give every row one value per header column",
             ));
         }
-        let field = |name: &str| -> (&str, usize) {
-            let index = columns[name];
-            (&record[index], column_of(&lines, line, index))
-        };
+        let value = |name: &str| -> &str { &record[index_of(name)] };
+        let column = |name: &str| column_of(row, index_of(name));
         let number = |name: &str, what: &str| -> Result<u64, InputError> {
-            let (value, column) = field(name);
-            let name = spelled[name];
+            let value = value(name);
             value.parse::<u64>().map_err(|e| {
+                let (column, name) = (column(name), spelled[name]);
                 let why = match e.kind() {
                     std::num::IntErrorKind::PosOverflow => "does not fit in 64 bits".to_string(),
                     std::num::IntErrorKind::Empty => "is empty".to_string(),
@@ -144,11 +162,11 @@ pub fn read_csv(file: &str, text: &str) -> Result<CsvInput, InputError> {
                 )
             })
         };
-        let (id, id_column) = field("id");
+        let id = value("id");
         if id.is_empty() {
             return Err(error(
                 line,
-                id_column,
+                column("id"),
                 "empty id".into(),
                 "give every buffer a name or number",
             ));
@@ -157,7 +175,7 @@ pub fn read_csv(file: &str, text: &str) -> Result<CsvInput, InputError> {
         let upper = number("upper", "the first step after the buffer dies")?;
         let size = number("size", "the size in bytes")?;
         let alignment = match columns.get("alignment") {
-            Some(_) if !field("alignment").0.is_empty() => {
+            Some(_) if !value("alignment").is_empty() => {
                 number("alignment", "the alignment in bytes")?
             }
             _ => 1,
@@ -165,7 +183,7 @@ pub fn read_csv(file: &str, text: &str) -> Result<CsvInput, InputError> {
         if upper <= lower {
             return Err(error(
                 line,
-                field("upper").1,
+                column("upper"),
                 format!(
                     "`{}` ({upper}) is not greater than `{}` ({lower})",
                     spelled["upper"], spelled["lower"]
@@ -177,7 +195,7 @@ pub fn read_csv(file: &str, text: &str) -> Result<CsvInput, InputError> {
                 ),
             ));
         }
-        let mut buffer = Buffer::new(id, size, lower, upper).with_alignment(alignment);
+        let buffer = Buffer::new(id, size, lower, upper).with_alignment(alignment);
         if let Some(offsets) = offsets.as_mut() {
             offsets.push(number("offset", "the offset in bytes")?);
         }
@@ -185,37 +203,44 @@ pub fn read_csv(file: &str, text: &str) -> Result<CsvInput, InputError> {
         let problem_error = |e: ProblemError| -> InputError {
             let (column, help) = match e {
                 ProblemError::ZeroSize { .. } => {
-                    (field("size").1, "every buffer needs at least one byte")
+                    (column("size"), "every buffer needs at least one byte")
                 }
                 ProblemError::BadAlignment { .. } => (
-                    field("alignment").1,
+                    column("alignment"),
                     "use a power of two such as 1, 8, 16 or 64",
                 ),
                 ProblemError::Overflow { .. } => (
-                    field("size").1,
+                    column("size"),
                     "the sizes, each plus up to `alignment - 1` bytes of padding, must stay below 2^62 bytes together",
                 ),
                 _ => (1, "fix this row"),
             };
             error(line, column, e.to_string(), help)
         };
-        buffer = Problem::new(vec![buffer.clone()])
-            .map(|_| buffer)
-            .map_err(problem_error)?;
+        crate::model::check_buffer(&buffer).map_err(problem_error)?;
         // The whole problem also bounds the padded sizes together (see `Problem::new`).
         total = total.saturating_add(buffer.padded_size());
         if total > crate::model::MAX_ADDRESS {
             return Err(problem_error(ProblemError::Overflow { id: id.to_string() }));
         }
-        if let Some(first) = lines_by_id.insert(id.to_string(), line) {
-            return Err(error(
-                line,
-                id_column,
-                format!("duplicate id `{id}` (first on line {first})"),
-                "give every buffer a unique id",
-            ));
-        }
+        placed_at.push((line, column("id")));
         buffers.push(buffer);
+    }
+    // Ids are checked together, by `Problem::new`; only a duplicate looks for its lines.
+    if let Some((first, second)) = has_duplicate_ids(&buffers)
+        .then(|| first_duplicate(&buffers))
+        .flatten()
+    {
+        let (line, id_column) = placed_at[second];
+        return Err(error(
+            line,
+            id_column,
+            format!(
+                "duplicate id `{}` (first on line {})",
+                buffers[second].id, placed_at[first].0
+            ),
+            "give every buffer a unique id",
+        ));
     }
     let problem = Problem::new(buffers).expect("every buffer was checked on its own line");
     Ok(CsvInput { problem, offsets })
@@ -290,12 +315,29 @@ fn csv_error(file: &str, e: &csv::Error) -> InputError {
 
 /// 1-based column of field `index` on 1-based `line` of `text` (plain comma counting, which is
 /// right for the unquoted numeric fields errors point at).
-/// The 1-based column of field `index` on 1-based `line`, given the text split into lines once
-/// (looking lines up by index keeps reading linear in the file size).
-fn column_of(lines: &[&str], line: usize, index: usize) -> usize {
-    let Some(row) = lines.get(line.saturating_sub(1)) else {
-        return 1;
-    };
+/// Whether two buffers share an id.
+fn has_duplicate_ids(buffers: &[Buffer]) -> bool {
+    let mut seen = std::collections::HashSet::with_capacity(buffers.len());
+    !buffers.iter().all(|b| seen.insert(b.id.as_str()))
+}
+
+/// The first buffer whose id an earlier one already has, as `(earlier, it)`: the one a reader
+/// meets first going down the file. Sorting indices by id takes 4 bytes a buffer where a map of
+/// the ids took a copy of each.
+fn first_duplicate(buffers: &[Buffer]) -> Option<(usize, usize)> {
+    let mut by_id: Vec<u32> = (0..buffers.len() as u32).collect();
+    by_id.sort_unstable_by(|&a, &b| {
+        (buffers[a as usize].id.as_str(), a).cmp(&(buffers[b as usize].id.as_str(), b))
+    });
+    by_id
+        .windows(2)
+        .filter(|pair| buffers[pair[0] as usize].id == buffers[pair[1] as usize].id)
+        .map(|pair| (pair[0] as usize, pair[1] as usize))
+        .min_by_key(|&(_, second)| second)
+}
+
+/// The 1-based column of field `index` in `row`.
+fn column_of(row: &str, index: usize) -> usize {
     let mut column = 1;
     for (i, field) in row.split(',').enumerate() {
         if i == index {

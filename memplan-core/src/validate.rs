@@ -206,27 +206,36 @@ fn collect_overlaps(problem: &Problem, offsets: &[Option<u64>], out: &mut Vec<Vi
     // Exact, in 128 bits: an end past 2^64 must not saturate onto a buffer at the very top.
     let end = |i: usize| u128::from(offset(i)) + u128::from(buffers[i].size);
 
-    // (step, is_start, buffer): ends (false) sort before starts (true) at the same step.
-    let mut events: Vec<(u64, bool, usize)> = Vec::with_capacity(placed.len() * 2);
+    // (step, tag): the tag is the buffer with the top bit set for a start, so ends sort before
+    // starts at the same step, each kind by buffer. 16 bytes an event, not 24 as a tuple with a
+    // flag: at 10^6 buffers, 32 MB.
+    const START: u64 = 1 << 63;
+    let mut events: Vec<(u64, u64)> = Vec::with_capacity(placed.len() * 2);
     for &i in &placed {
-        events.push((buffers[i].lifetime.start, true, i));
-        events.push((buffers[i].lifetime.end, false, i));
+        events.push((buffers[i].lifetime.start, START | i as u64));
+        events.push((buffers[i].lifetime.end, i as u64));
     }
+    drop(placed);
     events.sort_unstable();
 
     let mut live: BTreeMap<(u64, usize), ()> = BTreeMap::new();
-    let mut partners: Vec<Vec<usize>> = vec![Vec::new(); buffers.len()];
+    // Who overlaps whom, made only once an overlap is found: a valid plan needs none of it.
+    let mut partners: Vec<Vec<usize>> = Vec::new();
     let mut is_live = vec![false; buffers.len()];
     let mut live_overlaps = 0usize;
+    let mut found = Vec::new();
 
-    for (_, is_start, i) in events {
+    for (_, tag) in events {
+        let (is_start, i) = (tag & START != 0, (tag & !START) as usize);
         if !is_start {
             live.remove(&(offset(i), i));
             is_live[i] = false;
-            live_overlaps -= partners[i].iter().filter(|&&j| is_live[j]).count();
+            if let Some(mine) = partners.get(i) {
+                live_overlaps -= mine.iter().filter(|&&j| is_live[j]).count();
+            }
             continue;
         }
-        let mut found = Vec::new();
+        found.clear();
         for (&(o, j), _) in live.range((offset(i), 0)..) {
             if u128::from(o) >= end(i) {
                 break;
@@ -240,7 +249,10 @@ fn collect_overlaps(problem: &Problem, offsets: &[Option<u64>], out: &mut Vec<Vi
                 break;
             }
         }
-        for j in found {
+        if !found.is_empty() && partners.is_empty() {
+            partners = vec![Vec::new(); buffers.len()];
+        }
+        for &j in &found {
             out.push(Violation::Overlap {
                 first: i.min(j),
                 second: i.max(j),
