@@ -24,7 +24,9 @@ fn the_default_model_matches_onnx_runtime_in_place_and_not() {
             &shipped("default.output.bin"),
             inplace,
         );
-        // The plan in place is below the bound without sharing; without, at it or above.
+        // In place never costs: at or below the bound without sharing (fusion leaves the
+        // default model no in-place pair that saves bytes, see memplan-build's fuse.rs);
+        // without, at it or above.
         let ratio: f64 = summary
             .split("ratio ")
             .nth(1)
@@ -32,7 +34,7 @@ fn the_default_model_matches_onnx_runtime_in_place_and_not() {
             .and_then(|r| r.parse().ok())
             .expect("the summary has a ratio");
         if inplace {
-            assert!(ratio < 1.0, "{summary}");
+            assert!(ratio <= 1.0, "{summary}");
         } else {
             assert!(ratio >= 1.0, "{summary}");
         }
