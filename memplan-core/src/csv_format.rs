@@ -107,27 +107,18 @@ pub fn read_csv(file: &str, text: &str) -> Result<CsvInput, InputError> {
         ));
     }
 
-    // Each column's index, looked up once: a map lookup per field was a fifth of reading.
-    let known_columns: Vec<(&str, usize)> = columns.iter().map(|(&k, &v)| (k, v)).collect();
-    let index_of = |name: &str| -> usize {
-        known_columns
-            .iter()
-            .find(|(known, _)| std::ptr::eq(*known, name) || *known == name)
-            .map(|&(_, index)| index)
-            .expect("only known columns are looked up")
-    };
     // One buffer a line at most: reserved once, so 10^6 buffers never hold two copies while
     // the vector grows.
     let rows = text.lines().count().saturating_sub(1);
     let mut buffers = Vec::with_capacity(rows);
     let mut offsets = columns.contains_key("offset").then(Vec::new);
-    // The line and id column of each buffer, for the duplicate-id message.
-    let mut placed_at: Vec<(usize, usize)> = Vec::new();
+    // The line and the row's first byte of each buffer, for the duplicate-id message.
+    let mut placed_at: Vec<(usize, usize)> = Vec::with_capacity(rows);
     let mut total: u64 = 0; // bytes of all sizes so far
     for record in records {
         let record = record.map_err(|e| csv_error(file, &e))?;
         let line = record.position().map_or(0, |p| p.line() as usize);
-        let row = row_at(record.position().map_or(usize::MAX, |p| p.byte() as usize));
+        let at = record.position().map_or(usize::MAX, |p| p.byte() as usize);
         if record.iter().all(str::is_empty) {
             continue;
         }
@@ -143,8 +134,8 @@ pub fn read_csv(file: &str, text: &str) -> Result<CsvInput, InputError> {
                 "give every row one value per header column",
             ));
         }
-        let value = |name: &str| -> &str { &record[index_of(name)] };
-        let column = |name: &str| column_of(row, index_of(name));
+        let value = |name: &str| -> &str { &record[columns[name]] };
+        let column = |name: &str| column_of(row_at(at), columns[name]);
         let number = |name: &str, what: &str| -> Result<u64, InputError> {
             let value = value(name);
             value.parse::<u64>().map_err(|e| {
@@ -223,18 +214,14 @@ pub fn read_csv(file: &str, text: &str) -> Result<CsvInput, InputError> {
         if total > crate::model::MAX_ADDRESS {
             return Err(problem_error(ProblemError::Overflow { id: id.to_string() }));
         }
-        placed_at.push((line, column("id")));
+        placed_at.push((line, at));
         buffers.push(buffer);
     }
-    // Ids are checked together, by `Problem::new`; only a duplicate looks for its lines.
-    if let Some((first, second)) = has_duplicate_ids(&buffers)
-        .then(|| first_duplicate(&buffers))
-        .flatten()
-    {
-        let (line, id_column) = placed_at[second];
+    if let Some((first, second)) = first_duplicate(&buffers) {
+        let (line, at) = placed_at[second];
         return Err(error(
             line,
-            id_column,
+            column_of(row_at(at), columns["id"]),
             format!(
                 "duplicate id `{}` (first on line {})",
                 buffers[second].id, placed_at[first].0
@@ -313,30 +300,18 @@ fn csv_error(file: &str, e: &csv::Error) -> InputError {
     )
 }
 
-/// 1-based column of field `index` on 1-based `line` of `text` (plain comma counting, which is
-/// right for the unquoted numeric fields errors point at).
-/// Whether two buffers share an id.
-fn has_duplicate_ids(buffers: &[Buffer]) -> bool {
-    let mut seen = std::collections::HashSet::with_capacity(buffers.len());
-    !buffers.iter().all(|b| seen.insert(b.id.as_str()))
-}
-
 /// The first buffer whose id an earlier one already has, as `(earlier, it)`: the one a reader
-/// meets first going down the file. Sorting indices by id takes 4 bytes a buffer where a map of
-/// the ids took a copy of each.
+/// meets first going down the file. One pass, each id borrowed (not copied) into the map.
 fn first_duplicate(buffers: &[Buffer]) -> Option<(usize, usize)> {
-    let mut by_id: Vec<u32> = (0..buffers.len() as u32).collect();
-    by_id.sort_unstable_by(|&a, &b| {
-        (buffers[a as usize].id.as_str(), a).cmp(&(buffers[b as usize].id.as_str(), b))
-    });
-    by_id
-        .windows(2)
-        .filter(|pair| buffers[pair[0] as usize].id == buffers[pair[1] as usize].id)
-        .map(|pair| (pair[0] as usize, pair[1] as usize))
-        .min_by_key(|&(_, second)| second)
+    let mut first_of = std::collections::HashMap::with_capacity(buffers.len());
+    buffers
+        .iter()
+        .enumerate()
+        .find_map(|(i, b)| first_of.insert(b.id.as_str(), i).map(|first| (first, i)))
 }
 
-/// The 1-based column of field `index` in `row`.
+/// 1-based column of field `index` in `row` (plain comma counting, which is right for the
+/// unquoted numeric fields errors point at).
 fn column_of(row: &str, index: usize) -> usize {
     let mut column = 1;
     for (i, field) in row.split(',').enumerate() {

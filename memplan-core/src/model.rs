@@ -204,6 +204,7 @@ impl Problem {
                     id: buffer.id.clone(),
                 });
             }
+            check_pin(buffer)?;
             if !seen.insert(buffer.id.as_str()) {
                 return Err(ProblemError::DuplicateId {
                     id: buffer.id.clone(),
@@ -239,8 +240,9 @@ impl Problem {
     }
 }
 
-/// The checks of [`Problem::new`] that concern one buffer alone: a non-zero size, a non-empty
-/// lifetime, a power-of-two alignment, a pin that is aligned and ends below the headroom.
+/// The first checks of [`Problem::new`] on each buffer, which concern it alone: a non-zero
+/// size, a non-empty lifetime, a power-of-two alignment (its pin is checked after the sizes'
+/// total, by `check_pin`).
 pub(crate) fn check_buffer(buffer: &Buffer) -> Result<(), ProblemError> {
     let id = || buffer.id.clone();
     if buffer.size == 0 {
@@ -258,6 +260,13 @@ pub(crate) fn check_buffer(buffer: &Buffer) -> Result<(), ProblemError> {
             alignment: buffer.alignment,
         });
     }
+    Ok(())
+}
+
+/// The check of [`Problem::new`] on a pinned buffer: its pin is aligned and the buffer ends
+/// below the headroom.
+fn check_pin(buffer: &Buffer) -> Result<(), ProblemError> {
+    let id = || buffer.id.clone();
     if let Some(offset) = buffer.fixed_offset {
         if offset % buffer.alignment != 0 {
             return Err(ProblemError::MisalignedPin {

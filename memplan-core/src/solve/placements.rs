@@ -131,17 +131,12 @@ impl<'p> Placements<'p> {
     /// The pinned buffers placed at their offsets, nothing else.
     pub(crate) fn with_pins(problem: &'p Problem) -> Self {
         let mut placements = Self::new(problem);
-        placements.place_pins();
-        placements
-    }
-
-    /// Places the pinned buffers at their offsets.
-    pub(crate) fn place_pins(&mut self) {
-        for (i, buffer) in self.problem.buffers().iter().enumerate() {
+        for (i, buffer) in problem.buffers().iter().enumerate() {
             if let Some(offset) = buffer.fixed_offset {
-                self.place(i, offset);
+                placements.place(i, offset);
             }
         }
+        placements
     }
 
     /// Whether buffer `i` has an offset yet.
