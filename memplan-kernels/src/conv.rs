@@ -707,21 +707,10 @@ fn depthwise(d: &Depthwise<'_>, y: &mut [f32]) -> Result<(), KernelError> {
 #[cfg(test)]
 mod tests {
     use crate::simd::{Level, detected, limit};
+    use crate::test_values::values;
     use crate::{Attr, Attrs, Data, DataMut, Input, Output, run, scratch_len};
     use std::vec;
     use std::vec::Vec;
-
-    fn values(n: usize, seed: u32) -> Vec<f32> {
-        let mut s = seed.wrapping_mul(2_654_435_761).max(1);
-        (0..n)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 17;
-                s ^= s << 5;
-                (s >> 8) as f32 / (1u32 << 23) as f32 - 1.0
-            })
-            .collect()
-    }
 
     /// Runs a Conv with `words` of scratch (`None`: what `scratch_len` says).
     fn conv(

@@ -596,20 +596,9 @@ fn part<const N: usize>(row: &Row, at: usize) -> &[f32; N] {
 mod tests {
     use super::*;
     use crate::simd::{Level, detected, limit};
+    use crate::test_values::values;
     use std::vec;
     use std::vec::Vec;
-
-    fn values(n: usize, seed: u32) -> Vec<f32> {
-        let mut s = seed.wrapping_mul(2_654_435_761).max(1);
-        (0..n)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 17;
-                s ^= s << 5;
-                (s >> 8) as f32 / (1u32 << 23) as f32 - 1.0
-            })
-            .collect()
-    }
 
     /// The plain triple loop, summing in increasing k from zero: the bits every level must give.
     fn reference(m: usize, n: usize, k: usize, a: &[f32], b: &[f32]) -> Vec<f32> {

@@ -168,6 +168,8 @@ mod space_depth;
 mod spatial;
 pub mod supported;
 mod tensor;
+#[cfg(test)]
+mod test_values;
 pub mod tflite;
 mod tile;
 mod topk;

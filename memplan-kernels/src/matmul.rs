@@ -302,21 +302,10 @@ fn p_a<'a>(a: A<'a>) -> &'a [f32] {
 
 #[cfg(test)]
 mod tests {
+    use crate::test_values::values;
     use crate::{Attr, Attrs, Data, DataMut, Input, Output, pack, run, scratch_len};
     use std::vec;
     use std::vec::Vec;
-
-    fn values(n: usize, seed: u32) -> Vec<f32> {
-        let mut s = seed.wrapping_mul(2_654_435_761).max(1);
-        (0..n)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 17;
-                s ^= s << 5;
-                (s >> 8) as f32 / (1u32 << 23) as f32 - 1.0
-            })
-            .collect()
-    }
 
     fn node(
         op: &str,
