@@ -15,33 +15,10 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::buffer::Buffer;
+use crate::clock::cpu_seconds;
 use crate::network::net;
 use crate::network::net::network::{NODES, VALUES};
 use crate::{heap, run_arena};
-
-/// The process's CPU time in seconds (wall time where there is no such clock).
-pub(crate) fn cpu_seconds() -> f64 {
-    #[cfg(unix)]
-    {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `ts` is a valid, writable `timespec` for the call's duration; `clock_gettime`
-        // writes only it.
-        let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &raw mut ts) };
-        if rc == 0 {
-            #[allow(clippy::cast_precision_loss)]
-            return ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9;
-        }
-    }
-    use std::sync::OnceLock;
-    static START: OnceLock<std::time::Instant> = OnceLock::new();
-    START
-        .get_or_init(std::time::Instant::now)
-        .elapsed()
-        .as_secs_f64()
-}
 
 /// CPU seconds per call of `f`, over `reps` calls.
 fn per_run(reps: usize, mut f: impl FnMut() -> Result<(), String>) -> Result<f64, String> {

@@ -68,7 +68,7 @@ pub(crate) fn run(
                 .zip(node.outputs)
                 .map(|(b, &v)| b.output(VALUES[v].shape))
                 .collect();
-            let started = profile.as_ref().map(|_| crate::bench::cpu_seconds());
+            let started = profile.as_ref().map(|_| crate::clock::cpu_seconds());
             kernels::run(
                 node.op_type,
                 &node.attrs,
@@ -78,7 +78,7 @@ pub(crate) fn run(
             )
             .map_err(fail)?;
             if let (Some(times), Some(started)) = (profile.as_deref_mut(), started) {
-                times[k] += crate::bench::cpu_seconds() - started;
+                times[k] += crate::clock::cpu_seconds() - started;
             }
         }
         for (buffer, &v) in outs.into_iter().zip(node.outputs) {

@@ -13,6 +13,7 @@
 
 mod bench;
 mod buffer;
+mod clock;
 mod heap;
 mod network;
 
@@ -156,13 +157,13 @@ fn run(args: &Args) -> Result<ExitCode, String> {
         net::network::INPLACE_PAIRS,
         net::network::SUM_OF_SIZES,
     );
-    let started = bench::cpu_seconds();
+    let started = clock::cpu_seconds();
     let outputs = if args.heap {
         run_heap(&inputs)?
     } else {
         run_arena(arena, &inputs)?
     };
-    let seconds = bench::cpu_seconds() - started;
+    let seconds = clock::cpu_seconds() - started;
     let output = buffer::to_f32(outputs[0].data());
     match outputs[0].data() {
         // An int8 or uint8 output is written as its own bytes; float32 and the others as
