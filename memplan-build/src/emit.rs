@@ -10,7 +10,7 @@ use memplan_core::model_file::Layout;
 use memplan_onnx::{AttrValue, OpInput};
 use proc_macro2::TokenStream;
 
-use crate::prepare::{Prepared, kernel_dtype};
+use crate::graph::{Prepared, kernel_dtype};
 
 /// Alignment of the weight blob and of every constant's offset in it.
 pub(crate) const CONSTANT_ALIGN: usize = 16;

@@ -26,20 +26,7 @@
 use memplan_core::{DType, Model};
 use memplan_onnx::{AttrValue, OpInput};
 
-use crate::prepare::{Constant, Node};
-
-/// What [`fuse`] did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Report {
-    /// BatchNormalizations folded into Convs.
-    pub(crate) batch_norms: usize,
-    /// Constant `Add`s folded into MatMuls as a bias.
-    pub(crate) biases: usize,
-    /// Activations fused into the node before them.
-    pub(crate) activations: usize,
-    /// Constants packed for the matrix product.
-    pub(crate) packed: usize,
-}
+use crate::graph::{Constant, FuseReport, Node};
 
 /// The graph being rewritten: the model's tensors and ops, their ONNX shapes, the nodes (one per
 /// op) and the constants.
@@ -58,7 +45,7 @@ pub(crate) fn fuse(
     shapes: &mut Vec<Vec<u64>>,
     nodes: &mut Vec<Node>,
     constants: &mut Vec<Constant>,
-) -> Report {
+) -> FuseReport {
     let dead = vec![false; model.tensors.len()];
     let mut g = Graph {
         model,
@@ -67,7 +54,7 @@ pub(crate) fn fuse(
         constants,
         dead,
     };
-    let mut report = Report::default();
+    let mut report = FuseReport::default();
     for k in 0..g.nodes.len() {
         if g.fold_batch_norm(k) {
             report.batch_norms += 1;

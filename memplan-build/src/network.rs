@@ -4,25 +4,9 @@ use std::path::{Path, PathBuf};
 
 use crate::emit::{self, BlobPath};
 use crate::error::Error;
-use crate::prepare::{self, Prepared};
-
-/// What the builder's options set (see [`Network`]).
-#[derive(Clone, Debug)]
-pub(crate) struct Options {
-    pub(crate) name: Option<String>,
-    pub(crate) inplace: bool,
-    pub(crate) alignment: u64,
-    pub(crate) solver: Option<String>,
-    pub(crate) nodes: Option<u64>,
-    pub(crate) budget: Option<u64>,
-    pub(crate) io_in_arena: bool,
-    pub(crate) plan_docs: bool,
-    /// Build-time rewriting: BatchNormalization folded, biases and activations fused, weights
-    /// packed (see [`Network::fuse`]).
-    pub(crate) fuse: bool,
-    /// `[[pools]]`: name, size, linker section.
-    pub(crate) pools: Vec<(String, Option<u64>, Option<String>)>,
-}
+use crate::graph::Prepared;
+use crate::options::Options;
+use crate::prepare;
 
 /// A network to generate code for, from an ONNX file.
 ///

@@ -17,8 +17,9 @@ use memplan_kernels::tflite::quant::quantize_multiplier;
 use memplan_onnx::{AttrValue, OpInput};
 use memplan_tflite::{Activation, ElementType, Graph, Operator, Options as Opts, Padding};
 
-use crate::network::Options;
-use crate::prepare::{self, Constant, Node, Prepared, kernel_dtype};
+use crate::graph::{Constant, FuseReport, Node, Prepared, kernel_dtype};
+use crate::options::Options;
+use crate::prepare;
 
 /// The TFLite builtin operators the kernels run, sorted.
 pub const SUPPORTED_BUILTINS: &[&str] = &[
@@ -91,7 +92,7 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
         nodes,
         &weight_shapes,
     )?;
-    Ok(planned.with(constants, Vec::new(), crate::fuse::Report::default()))
+    Ok(planned.with(constants, Vec::new(), FuseReport::default()))
 }
 
 /// The lowering of one graph's operators, collecting the constants they read.

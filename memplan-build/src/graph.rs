@@ -1,0 +1,95 @@
+//! The network between the stages of the build: each node as the generated code runs it, the
+//! constants, the planned network ready to be written ([`Prepared`]), what the build-time
+//! rewriting did ([`FuseReport`]) and the kernels' names for dtypes. The importers (`prepare` for
+//! ONNX, `tflite`) make it, `fuse` rewrites it, `emit` writes it; this module imports none of
+//! them.
+
+use std::path::PathBuf;
+
+use memplan_core::codegen::ModelPlan;
+use memplan_core::{DType, Model};
+use memplan_onnx::{AttrValue, OpInput};
+
+/// The kernels' name for a dtype (the `Data` variant), or why they cannot hold it.
+pub(crate) fn kernel_dtype(dtype: DType) -> Result<&'static str, String> {
+    match dtype {
+        DType::F32 => Ok("F32"),
+        DType::I64 => Ok("I64"),
+        DType::I32 => Ok("I32"),
+        DType::Bool => Ok("Bool"),
+        DType::I8 => Ok("I8"),
+        DType::U8 => Ok("U8"),
+        other => Err(format!(
+            "element type {} is not supported by the kernels (float32, int64, int32, bool, int8, uint8)",
+            other.name()
+        )),
+    }
+}
+
+/// One node as the generated code runs it.
+pub(crate) struct Node {
+    /// The ONNX node's name, or `<op_type>_<k>`.
+    pub(crate) label: String,
+    /// Its `op_type`.
+    pub(crate) op_type: String,
+    /// Its attributes, tensor-valued ones as the one value they hold.
+    pub(crate) attrs: Vec<(String, AttrValue)>,
+    /// Its inputs in ONNX order.
+    pub(crate) inputs: Vec<OpInput>,
+    /// Its outputs (indices into the model's tensors).
+    pub(crate) outputs: Vec<usize>,
+    /// Its scratch tensor and how many `u64` words it holds.
+    pub(crate) scratch: Option<(usize, usize)>,
+}
+
+/// A constant, loaded.
+pub(crate) struct Constant {
+    /// Its ONNX name.
+    pub(crate) onnx: String,
+    /// Its element type.
+    pub(crate) dtype: DType,
+    /// Its ONNX shape.
+    pub(crate) shape: Vec<u64>,
+    /// Its little-endian bytes.
+    pub(crate) bytes: Vec<u8>,
+}
+
+/// A network ready to be written as Rust.
+pub(crate) struct Prepared {
+    /// The planned model: activations, plus scratch tensors; graph inputs and outputs
+    /// `external` unless they are kept in the arena.
+    pub(crate) model: Model,
+    /// The plan `memplan!` would compile for that model.
+    pub(crate) plan: ModelPlan,
+    /// The model file's text (what `memplan plan` reads to show the same plan).
+    pub(crate) toml: String,
+    /// Per tensor: its ONNX shape (`[]` for a scalar).
+    pub(crate) shapes: Vec<Vec<u64>>,
+    /// How many of the model's tensors are values of the graph; the scratch tensors follow.
+    pub(crate) values: usize,
+    /// The nodes in execution order.
+    pub(crate) nodes: Vec<Node>,
+    /// The constants, in order of first use.
+    pub(crate) constants: Vec<Constant>,
+    /// Files read besides the model (external weight data).
+    pub(crate) files: Vec<PathBuf>,
+    /// The most bytes of the arena's tensors live at one step, none sharing another's memory.
+    pub(crate) bound_without_sharing: u64,
+    /// The sum of the arena's tensor sizes.
+    pub(crate) sum_of_sizes: u64,
+    /// What the build-time rewriting did.
+    pub(crate) fused: FuseReport,
+}
+
+/// What [`fuse`](crate::fuse::fuse) did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct FuseReport {
+    /// BatchNormalizations folded into Convs.
+    pub(crate) batch_norms: usize,
+    /// Constant `Add`s folded into MatMuls as a bias.
+    pub(crate) biases: usize,
+    /// Activations fused into the node before them.
+    pub(crate) activations: usize,
+    /// Constants packed for the matrix product.
+    pub(crate) packed: usize,
+}
