@@ -20,81 +20,12 @@
 
 use crate::activation::Activation;
 use crate::attrs::Attrs;
-use crate::error::{KernelError, bail, error};
+use crate::error::{KernelError, bail};
 use crate::gemm::{self, A, B, Bias, PANEL, Panel, Product, Row, RowMajor};
 use crate::pack;
 use crate::simd::dispatch;
-use crate::spatial::Window;
+use crate::spatial::{ConvGeometry, Window};
 use crate::tensor::{Dims, Input, Output, collect, opt_value, output, typed};
-
-/// The checked geometry of one Conv node.
-struct Geometry {
-    /// Batch, input channels, output channels, groups.
-    n: usize,
-    c: usize,
-    m: usize,
-    group: usize,
-    /// The window in exactly 3 spatial dimensions.
-    win: Window,
-}
-
-impl Geometry {
-    fn new(
-        attrs: &Attrs<'_>,
-        xs: &[usize],
-        ws: &[usize],
-        ys: &[usize],
-    ) -> Result<Self, KernelError> {
-        if xs.len() < 3 || ws.len() != xs.len() || ys.len() != xs.len() {
-            bail!("input {xs:?}, weight {ws:?} and output {ys:?} must have the same rank >= 3");
-        }
-        let (n, c, m) = (xs[0], xs[1], ws[0]);
-        let group = usize::try_from(attrs.int("group", 1)?)
-            .ok()
-            .filter(|&g| g > 0)
-            .ok_or_else(|| error!("group must be positive"))?;
-        if c % group != 0 || m % group != 0 || ws[1] * group != c {
-            bail!("input channels {c}, weight {ws:?} and group {group} do not fit");
-        }
-        if let Some(ks) = attrs.ints("kernel_shape")?
-            && (ks
-                .iter()
-                .zip(&ws[2..])
-                .any(|(&k, &w)| usize::try_from(k) != Ok(w))
-                || ks.len() != ws.len() - 2)
-        {
-            bail!("kernel_shape {ks:?} does not match the weight {ws:?}");
-        }
-        if ys[0] != n || ys[1] != m {
-            bail!("output {ys:?} must be [{n}, {m}, ...]");
-        }
-        let win = Window::new(attrs, &xs[2..], &ws[2..], false, &ys[2..])?.to_3d();
-        Ok(Geometry {
-            n,
-            c,
-            m,
-            group,
-            win,
-        })
-    }
-
-    /// Each group reads one input channel, and there are several groups.
-    fn depthwise(&self) -> bool {
-        self.group > 1 && self.group == self.c
-    }
-
-    /// A 1x1 kernel with stride 1 and no padding: the input is the product's `B` as it is.
-    fn pointwise(&self) -> bool {
-        let w = &self.win;
-        (0..3).all(|i| {
-            w.kernel[i] == 1 && w.strides[i] == 1 && w.pad_begin[i] == 0 && w.pad_end[i] == 0
-        })
-    }
-
-    fn taps(&self) -> usize {
-        self.win.kernel.iter().product()
-    }
-}
 
 /// Scratch words a Conv needs: one panel of each operand the product packs at run time, or for
 /// a depthwise one, one padded input plane.
@@ -114,7 +45,7 @@ pub(crate) fn scratch_len(
         let Some(ys) = output_shapes.first() else {
             return Ok(0);
         };
-        let geo = Geometry::new(attrs, xs, ws, ys)?;
+        let geo = ConvGeometry::new(attrs, xs, ws, ys)?;
         return Ok(Plane::of(&geo.win).map_or(0, |p| (p.len() + DW_COLS).div_ceil(2)));
     }
     if packed(attrs)? {
@@ -187,7 +118,7 @@ pub(crate) fn conv(
     let (ys, y) = output::<f32>(outputs, 0)?;
     let ws = weight_shape(attrs, xs, packed_shape, ys)?;
     let is_packed = packed(attrs)?;
-    let geo = Geometry::new(attrs, xs, &ws, ys)?;
+    let geo = ConvGeometry::new(attrs, xs, &ws, ys)?;
     let m = geo.m;
     if let Some((bs, _)) = bias
         && bs != [m]
@@ -351,7 +282,7 @@ const MAX_DW_KW: usize = 32;
 
 /// A depthwise Conv's operands.
 struct Depthwise<'a> {
-    geo: &'a Geometry,
+    geo: &'a ConvGeometry,
     x: &'a [f32],
     w: &'a [f32],
     bias: Option<&'a [f32]>,

@@ -11,9 +11,9 @@
 //! and of equal taps (-0 and +0) the first is kept.
 
 use crate::attrs::Attrs;
-use crate::error::{KernelError, bail, error};
-use crate::spatial::Window;
-use crate::tensor::{Dims, Input, Output, collect, expect_shape, output, try_collect, typed};
+use crate::error::{KernelError, bail};
+use crate::spatial::{Window, pool_window};
+use crate::tensor::{Dims, Input, Output, collect, expect_shape, output, typed};
 
 /// Which pool.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -50,22 +50,10 @@ pub(crate) fn pool(
     };
     let (xs, x) = typed::<f32>(inputs, 0)?;
     let (ys, y) = output::<f32>(outputs, 0)?;
-    if xs.len() < 3 || ys.len() != xs.len() || ys[..2] != xs[..2] {
-        bail!("input {xs:?} and output {ys:?} must be [N, C, spatial...] alike");
-    }
-    let Some(ks) = attrs.ints("kernel_shape")? else {
-        bail!("attribute kernel_shape is required");
-    };
-    let kernel: Dims = try_collect(
-        ks.iter()
-            .map(|&k| usize::try_from(k).map_err(|_| error!("negative kernel size"))),
-    )?;
-    let ceil = attrs.int("ceil_mode", 0)? != 0;
-    let win = Window::new(attrs, &xs[2..], &kernel, ceil, &ys[2..])?.to_3d();
+    let win = pool_window(attrs, xs, ys)?;
     let planes = xs[0] * xs[1];
     let in_plane: usize = win.input.iter().product();
     let out_plane: usize = win.output.iter().product();
-    let [ih, iw] = [win.input[1], win.input[2]];
     let [oh, ow] = [win.output[1], win.output[2]];
     if kind == Kind::Max && win.kernel[0] == 1 && win.input[0] == 1 && win.output[0] == 1 {
         for p in 0..planes {
@@ -88,31 +76,18 @@ pub(crate) fn pool(
                         Kind::Average { .. } => 0.0,
                     };
                     let mut count = 0usize;
-                    for td in 0..win.kernel[0] {
-                        let Some(zi) = win.source(0, zo, td) else {
-                            continue;
-                        };
-                        for th in 0..win.kernel[1] {
-                            let Some(yi) = win.source(1, yo, th) else {
-                                continue;
-                            };
-                            for tw in 0..win.kernel[2] {
-                                let Some(xi) = win.source(2, xo, tw) else {
-                                    continue;
-                                };
-                                let v = src[(zi * ih + yi) * iw + xi];
-                                match kind {
-                                    Kind::Max => {
-                                        if v > acc {
-                                            acc = v;
-                                        }
-                                    }
-                                    Kind::Average { .. } => acc += v,
+                    win.for_each_tap([zo, yo, xo], |source, _| {
+                        let v = src[source];
+                        match kind {
+                            Kind::Max => {
+                                if v > acc {
+                                    acc = v;
                                 }
-                                count += 1;
                             }
+                            Kind::Average { .. } => acc += v,
                         }
-                    }
+                        count += 1;
+                    });
                     dst[(zo * oh + yo) * ow + xo] = match kind {
                         Kind::Max => acc,
                         Kind::Average { include_pad } => {

@@ -33,7 +33,7 @@
 use crate::attrs::Attrs;
 use crate::broadcast::{broadcast_shapes, broadcast_strides, for_each};
 use crate::error::{KernelError, bail};
-use crate::spatial::Window;
+use crate::spatial::{ConvGeometry, pool_window};
 use crate::tensor::{
     Data, DataMut, Dims, Input, Output, collect, expect_shape, numel, opt_value, output, typed,
     value,
@@ -407,54 +407,6 @@ pub(crate) fn qlinear_matmul(
 // ---------------------------------------------------------------------------------------------
 // Conv.
 
-/// The geometry of an integer Conv.
-struct ConvGeometry {
-    n: usize,
-    c: usize,
-    m: usize,
-    group: usize,
-    win: Window,
-}
-
-fn conv_geometry(
-    attrs: &Attrs<'_>,
-    xs: &[usize],
-    ws: &[usize],
-    ys: &[usize],
-) -> Result<ConvGeometry, KernelError> {
-    if xs.len() < 3 || ws.len() != xs.len() || ys.len() != xs.len() {
-        bail!("input {xs:?}, weight {ws:?} and output {ys:?} must have the same rank >= 3");
-    }
-    let (n, c, m) = (xs[0], xs[1], ws[0]);
-    let group = usize::try_from(attrs.int("group", 1)?)
-        .ok()
-        .filter(|&g| g > 0)
-        .ok_or_else(|| crate::error::error!("group must be positive"))?;
-    if c % group != 0 || m % group != 0 || ws[1] * group != c {
-        bail!("input channels {c}, weight {ws:?} and group {group} do not fit");
-    }
-    if let Some(ks) = attrs.ints("kernel_shape")?
-        && (ks.len() != ws.len() - 2
-            || ks
-                .iter()
-                .zip(&ws[2..])
-                .any(|(&k, &w)| usize::try_from(k) != Ok(w)))
-    {
-        bail!("kernel_shape {ks:?} does not match the weight {ws:?}");
-    }
-    if ys[0] != n || ys[1] != m {
-        bail!("output {ys:?} must be [{n}, {m}, ...]");
-    }
-    let win = Window::new(attrs, &xs[2..], &ws[2..], false, &ys[2..])?.to_3d();
-    Ok(ConvGeometry {
-        n,
-        c,
-        m,
-        group,
-        win,
-    })
-}
-
 impl ConvGeometry {
     /// Calls `f(y index, output channel, sum)` for every output element: the sum over the
     /// window of `(x - zx) (w - zw(channel))` in wrapping int32, padding contributing nothing
@@ -468,13 +420,11 @@ impl ConvGeometry {
         f: &mut dyn FnMut(usize, usize, i32),
     ) {
         let win = &self.win;
-        let (id, ih, iw) = (win.input[0], win.input[1], win.input[2]);
         let (od, oh, ow) = (win.output[0], win.output[1], win.output[2]);
-        let (kd, kh, kw) = (win.kernel[0], win.kernel[1], win.kernel[2]);
         let cg = self.c / self.group;
         let mg = self.m / self.group;
-        let plane = id * ih * iw;
-        let taps = kd * kh * kw;
+        let plane: usize = win.input.iter().product();
+        let taps = self.taps();
         let mut o = 0;
         for b in 0..self.n {
             for oc in 0..self.m {
@@ -488,24 +438,11 @@ impl ConvGeometry {
                             for ci in 0..cg {
                                 let xc = &x[(b * self.c + g * cg + ci) * plane..][..plane];
                                 let wc = &wk[ci * taps..(ci + 1) * taps];
-                                for tz in 0..kd {
-                                    let Some(sz) = win.source(0, z, tz) else {
-                                        continue;
-                                    };
-                                    for ty in 0..kh {
-                                        let Some(sy) = win.source(1, yy, ty) else {
-                                            continue;
-                                        };
-                                        for tx in 0..kw {
-                                            let Some(sx) = win.source(2, xx, tx) else {
-                                                continue;
-                                            };
-                                            let xv = xc[(sz * ih + sy) * iw + sx].wide() - zx;
-                                            let wv = wc[(tz * kh + ty) * kw + tx].wide() - zwc;
-                                            acc = acc.wrapping_add(xv * wv);
-                                        }
-                                    }
-                                }
+                                win.for_each_tap([z, yy, xx], |source, tap| {
+                                    let xv = xc[source].wide() - zx;
+                                    let wv = wc[tap].wide() - zwc;
+                                    acc = acc.wrapping_add(xv * wv);
+                                });
                             }
                             f(o, oc, acc);
                             o += 1;
@@ -521,11 +458,10 @@ impl ConvGeometry {
 /// their shapes).
 fn conv_sizes(g: &ConvGeometry, x: Q8<'_>, w: Q8<'_>, y: usize) -> Result<(), KernelError> {
     let win = &g.win;
-    let taps: usize = win.kernel.iter().product();
     let plane: usize = win.input.iter().product();
     let out: usize = win.output.iter().product();
     if x.len() != g.n * g.c * plane
-        || w.len() != g.m * (g.c / g.group) * taps
+        || w.len() != g.m * (g.c / g.group) * g.taps()
         || y != g.n * g.m * out
     {
         bail!("the input, weight and output sizes do not fit the convolution");
@@ -542,7 +478,7 @@ pub(crate) fn conv_integer(
     let (xs, x) = q8_input(inputs, 0)?;
     let (ws, w) = q8_input(inputs, 1)?;
     let (ys, y) = output::<i32>(outputs, 0)?;
-    let g = conv_geometry(attrs, xs, ws, ys)?;
+    let g = ConvGeometry::new(attrs, xs, ws, ys)?;
     conv_sizes(&g, x, w, y.len())?;
     let zx = zero_point(inputs, 2, 1, Some(x))?.at(0);
     let zw = zero_point(inputs, 3, g.m, Some(w))?;
@@ -561,7 +497,7 @@ pub(crate) fn qlinear_conv(
     let (xs, x) = q8_input(inputs, 0)?;
     let (ws, w) = q8_input(inputs, 3)?;
     let (ys, mut y) = q_out(outputs, 0)?;
-    let g = conv_geometry(attrs, xs, ws, ys)?;
+    let g = ConvGeometry::new(attrs, xs, ws, ys)?;
     conv_sizes(&g, x, w, y.len())?;
     let x_scale = scales(inputs, 1, 1)?[0];
     let zx = zero_point(inputs, 2, 1, Some(x))?.at(0);
@@ -847,25 +783,13 @@ pub(crate) fn max_pool(
     if x.is_signed() != y.is_signed() {
         bail!("the output's type differs from the input's");
     }
-    if xs.len() < 3 || ys.len() != xs.len() || ys[..2] != xs[..2] {
-        bail!("input {xs:?} and output {ys:?} must be [N, C, spatial...] alike");
-    }
-    let Some(ks) = attrs.ints("kernel_shape")? else {
-        bail!("attribute kernel_shape is required");
-    };
-    let kernel: Dims =
-        crate::tensor::try_collect(ks.iter().map(|&k| {
-            usize::try_from(k).map_err(|_| crate::error::error!("negative kernel size"))
-        }))?;
-    let ceil = attrs.int("ceil_mode", 0)? != 0;
-    let win = Window::new(attrs, &xs[2..], &kernel, ceil, &ys[2..])?.to_3d();
+    let win = pool_window(attrs, xs, ys)?;
     let planes = xs[0] * xs[1];
     let in_plane: usize = win.input.iter().product();
     let out_plane: usize = win.output.iter().product();
     if x.len() != planes * in_plane || y.len() != planes * out_plane {
         bail!("the input and output sizes do not fit the window");
     }
-    let (ih, iw) = (win.input[1], win.input[2]);
     let (od, oh, ow) = (win.output[0], win.output[1], win.output[2]);
     let mut o = 0;
     for p in 0..planes {
@@ -873,22 +797,9 @@ pub(crate) fn max_pool(
             for yo in 0..oh {
                 for xo in 0..ow {
                     let mut best = i32::MIN;
-                    for td in 0..win.kernel[0] {
-                        let Some(zi) = win.source(0, zo, td) else {
-                            continue;
-                        };
-                        for th in 0..win.kernel[1] {
-                            let Some(yi) = win.source(1, yo, th) else {
-                                continue;
-                            };
-                            for tw in 0..win.kernel[2] {
-                                let Some(xi) = win.source(2, xo, tw) else {
-                                    continue;
-                                };
-                                best = best.max(x.at(p * in_plane + (zi * ih + yi) * iw + xi));
-                            }
-                        }
-                    }
+                    win.for_each_tap([zo, yo, xo], |source, _| {
+                        best = best.max(x.at(p * in_plane + source));
+                    });
                     let (lo, hi) = y.range();
                     y.set(o, best.clamp(lo, hi));
                     o += 1;

@@ -1,5 +1,7 @@
 //! Sliding-window geometry shared by Conv and the pools: kernel, strides, dilations, pads
-//! (explicit or `auto_pad`) and the output size along each spatial dimension.
+//! (explicit or `auto_pad`) and the output size along each spatial dimension; a Conv node's
+//! checked shapes ([`ConvGeometry`], float and integer), a pool's window ([`pool_window`], float
+//! and 8-bit) and the walk over one output's taps ([`Window::for_each_tap`]).
 //!
 //! Along one dimension of size `n`, a kernel of `k` taps spaced by dilation `d` spans
 //! `(k - 1) d + 1` elements; with `b` and `e` zeros padded at the beginning and end and stride `s`,
@@ -8,8 +10,8 @@
 //! leading dimensions.
 
 use super::attrs::Attrs;
-use super::error::{KernelError, bail};
-use super::tensor::{Dims, MAX_RANK, collect, dims_filled};
+use super::error::{KernelError, bail, error};
+use super::tensor::{Dims, MAX_RANK, collect, dims_filled, try_collect};
 
 /// The window of one operator along every spatial dimension (always 3 after [`Window::to_3d`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -184,6 +186,124 @@ impl Window {
             0
         };
         lo..hi.max(lo)
+    }
+
+    /// Calls `f(source, tap)` for every tap of output `(z, y, x)` of a 3-D window (see
+    /// [`Window::to_3d`]) that falls inside the input, in row-major tap order (kd, kh, kw):
+    /// `source` is the input element's index in its plane, `tap` the tap's index in the kernel.
+    #[inline]
+    pub(crate) fn for_each_tap(&self, [zo, yo, xo]: [usize; 3], mut f: impl FnMut(usize, usize)) {
+        let (ih, iw) = (self.input[1], self.input[2]);
+        let (kd, kh, kw) = (self.kernel[0], self.kernel[1], self.kernel[2]);
+        for td in 0..kd {
+            let Some(zi) = self.source(0, zo, td) else {
+                continue;
+            };
+            for th in 0..kh {
+                let Some(yi) = self.source(1, yo, th) else {
+                    continue;
+                };
+                for tw in 0..kw {
+                    let Some(xi) = self.source(2, xo, tw) else {
+                        continue;
+                    };
+                    f((zi * ih + yi) * iw + xi, (td * kh + th) * kw + tw);
+                }
+            }
+        }
+    }
+}
+
+/// The window of a pool (MaxPool, AveragePool; float32 and 8-bit) of input `xs` into output
+/// `ys`, both `[N, C, spatial...]`: its `kernel_shape` (required), `ceil_mode` and the window's
+/// attributes, in 3 dimensions.
+pub(crate) fn pool_window(
+    attrs: &Attrs<'_>,
+    xs: &[usize],
+    ys: &[usize],
+) -> Result<Window, KernelError> {
+    if xs.len() < 3 || ys.len() != xs.len() || ys[..2] != xs[..2] {
+        bail!("input {xs:?} and output {ys:?} must be [N, C, spatial...] alike");
+    }
+    let Some(ks) = attrs.ints("kernel_shape")? else {
+        bail!("attribute kernel_shape is required");
+    };
+    let kernel: Dims = try_collect(
+        ks.iter()
+            .map(|&k| usize::try_from(k).map_err(|_| error!("negative kernel size"))),
+    )?;
+    let ceil = attrs.int("ceil_mode", 0)? != 0;
+    Ok(Window::new(attrs, &xs[2..], &kernel, ceil, &ys[2..])?.to_3d())
+}
+
+/// The checked geometry of one Conv node, float (`Conv`) or integer (`ConvInteger`,
+/// `QLinearConv`): input `[N, C, spatial...]`, weight `[M, C / group, kernel...]`, output `[N, M,
+/// spatial...]`.
+pub(crate) struct ConvGeometry {
+    /// Batch, input channels, output channels, groups.
+    pub(crate) n: usize,
+    pub(crate) c: usize,
+    pub(crate) m: usize,
+    pub(crate) group: usize,
+    /// The window in exactly 3 spatial dimensions.
+    pub(crate) win: Window,
+}
+
+impl ConvGeometry {
+    pub(crate) fn new(
+        attrs: &Attrs<'_>,
+        xs: &[usize],
+        ws: &[usize],
+        ys: &[usize],
+    ) -> Result<Self, KernelError> {
+        if xs.len() < 3 || ws.len() != xs.len() || ys.len() != xs.len() {
+            bail!("input {xs:?}, weight {ws:?} and output {ys:?} must have the same rank >= 3");
+        }
+        let (n, c, m) = (xs[0], xs[1], ws[0]);
+        let group = usize::try_from(attrs.int("group", 1)?)
+            .ok()
+            .filter(|&g| g > 0)
+            .ok_or_else(|| error!("group must be positive"))?;
+        if c % group != 0 || m % group != 0 || ws[1] * group != c {
+            bail!("input channels {c}, weight {ws:?} and group {group} do not fit");
+        }
+        if let Some(ks) = attrs.ints("kernel_shape")?
+            && (ks
+                .iter()
+                .zip(&ws[2..])
+                .any(|(&k, &w)| usize::try_from(k) != Ok(w))
+                || ks.len() != ws.len() - 2)
+        {
+            bail!("kernel_shape {ks:?} does not match the weight {ws:?}");
+        }
+        if ys[0] != n || ys[1] != m {
+            bail!("output {ys:?} must be [{n}, {m}, ...]");
+        }
+        let win = Window::new(attrs, &xs[2..], &ws[2..], false, &ys[2..])?.to_3d();
+        Ok(ConvGeometry {
+            n,
+            c,
+            m,
+            group,
+            win,
+        })
+    }
+
+    /// Each group reads one input channel, and there are several groups.
+    pub(crate) fn depthwise(&self) -> bool {
+        self.group > 1 && self.group == self.c
+    }
+
+    /// A 1x1 kernel with stride 1 and no padding: the input is the product's `B` as it is.
+    pub(crate) fn pointwise(&self) -> bool {
+        let w = &self.win;
+        (0..3).all(|i| {
+            w.kernel[i] == 1 && w.strides[i] == 1 && w.pad_begin[i] == 0 && w.pad_end[i] == 0
+        })
+    }
+
+    pub(crate) fn taps(&self) -> usize {
+        self.win.kernel.iter().product()
     }
 }
 
