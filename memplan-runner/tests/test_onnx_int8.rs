@@ -17,7 +17,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{Runner, scratch};
+use common::{assert_close, assert_same_bytes, build_and_run, f32s};
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -28,32 +28,17 @@ fn fixture(name: &str) -> PathBuf {
 #[test]
 fn quantized_onnx_networks_equal_onnx_runtime_bit_for_bit() {
     for name in ["qop_u8s8", "qop_s8s8", "qdq_u8", "qop_cnn_u8s8"] {
-        let runner = Runner::lock();
-        runner
-            .build(&fixture(&format!("{name}.onnx")), true)
-            .unwrap_or_else(|e| panic!("{name}: the build failed:\n{e}"));
-        let dir = scratch(&format!("onnx-int8-{name}"));
-        let input = fixture(&format!("{name}.input.bin"));
-        let (arena, heap) = (dir.join("arena.bin"), dir.join("heap.bin"));
-        runner
-            .run(&input, &arena, false)
-            .unwrap_or_else(|e| panic!("{name}: the arena run failed: {e}"));
-        runner
-            .run(&input, &heap, true)
-            .unwrap_or_else(|e| panic!("{name}: the heap run failed: {e}"));
-        let (ours, heap) = (std::fs::read(arena).unwrap(), std::fs::read(heap).unwrap());
-        assert_eq!(ours, heap, "{name}: the arena and heap runs differ");
+        let (ours, _) = build_and_run(
+            name,
+            &fixture(&format!("{name}.onnx")),
+            &fixture(&format!("{name}.input.bin")),
+            true,
+            &format!("onnx-int8-{name}"),
+        );
         let reference = std::fs::read(fixture(&format!("{name}.output.bin"))).unwrap();
-        assert_eq!(ours.len(), reference.len(), "{name}: output length");
         if name.starts_with("qop_u8") || name.starts_with("qop_s8") {
             // The quantised output's bytes.
-            let differ = ours.iter().zip(&reference).filter(|(a, b)| a != b).count();
-            assert_eq!(
-                differ,
-                0,
-                "{name}: {differ} of {} elements differ from ONNX Runtime",
-                ours.len()
-            );
+            assert_same_bytes(name, &ours, &reference, "ONNX Runtime");
             println!(
                 "{name}: 0 of {} elements differ from ONNX Runtime",
                 ours.len()
@@ -61,20 +46,7 @@ fn quantized_onnx_networks_equal_onnx_runtime_bit_for_bit() {
         } else {
             // A float32 output: qdq_u8's last QuantizeLinear makes it exact; qop_cnn_u8s8 ends in
             // a float Softmax, whose exp differs from ONNX Runtime's in the last bits.
-            let floats = |b: &[u8]| -> Vec<f32> {
-                b.chunks_exact(4)
-                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                    .collect()
-            };
-            let (ours, reference) = (floats(&ours), floats(&reference));
-            let mut worst = 0.0f32;
-            for (i, (&x, &r)) in ours.iter().zip(&reference).enumerate() {
-                worst = worst.max((x - r).abs());
-                assert!(
-                    (x - r).abs() <= 1e-4 + 1e-3 * r.abs(),
-                    "{name}: element {i} is {x}, ONNX Runtime {r}"
-                );
-            }
+            let worst = assert_close(name, &f32s(&ours), &f32s(&reference), "ONNX Runtime");
             if name == "qdq_u8" {
                 assert!(worst == 0.0, "{name}: max abs diff {worst:e}");
             }

@@ -146,17 +146,6 @@ fn any_input_values_run_without_a_panic() {
         let input = dir.join(format!("input{k}.bin"));
         let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
         std::fs::write(&input, bytes).unwrap();
-        let (arena, heap) = (dir.join("arena.bin"), dir.join("heap.bin"));
-        runner
-            .run(&input, &arena, false)
-            .unwrap_or_else(|e| panic!("pattern {k}: the arena run failed: {e}"));
-        runner
-            .run(&input, &heap, true)
-            .unwrap_or_else(|e| panic!("pattern {k}: the heap run failed: {e}"));
-        assert_eq!(
-            std::fs::read(&arena).unwrap(),
-            std::fs::read(&heap).unwrap(),
-            "pattern {k}: arena and heap differ"
-        );
+        runner.run_both(&format!("pattern {k}"), &input, &dir);
     }
 }

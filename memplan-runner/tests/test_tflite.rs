@@ -6,9 +6,9 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use common::{Runner, scratch};
+use common::{assert_close, assert_same_bytes, build_and_run, f32s, read_f32};
 
 /// `../shared/bench/tinyml` (or `MEMPLAN_BENCH_DIR/tinyml`), if present.
 fn tinyml() -> Option<PathBuf> {
@@ -28,30 +28,16 @@ fn tinyml() -> Option<PathBuf> {
     }
 }
 
-/// Builds `model`, runs it on `input` from the arena and from the heap, and returns both
-/// outputs' bytes and the arena run's summary.
-fn run(
-    model: &std::path::Path,
-    input: &std::path::Path,
-    inplace: bool,
-) -> (Vec<u8>, Vec<u8>, String) {
-    let runner = Runner::lock();
-    runner
-        .build(model, inplace)
-        .unwrap_or_else(|e| panic!("{}: the build failed:\n{e}", model.display()));
+/// Builds `model`, runs it on `input` from the arena and from the heap (which must agree), and
+/// returns the output's bytes and the arena run's summary.
+fn run(model: &Path, input: &Path, inplace: bool) -> (Vec<u8>, String) {
     let name = model.file_stem().unwrap().to_string_lossy().into_owned();
-    let dir = scratch(&format!("tflite-{name}-{inplace}"));
-    let (arena_out, heap_out) = (dir.join("arena.bin"), dir.join("heap.bin"));
-    let summary = runner
-        .run(input, &arena_out, false)
-        .unwrap_or_else(|e| panic!("{name}: the arena run failed: {e}"));
-    runner
-        .run(input, &heap_out, true)
-        .unwrap_or_else(|e| panic!("{name}: the heap run failed: {e}"));
-    (
-        std::fs::read(&arena_out).unwrap(),
-        std::fs::read(&heap_out).unwrap(),
-        summary,
+    build_and_run(
+        &name,
+        model,
+        input,
+        inplace,
+        &format!("tflite-{name}-{inplace}"),
     )
 }
 
@@ -62,19 +48,19 @@ fn the_int8_keyword_spotter_equals_litert_byte_for_byte() {
     };
     let reference = std::fs::read(dir.join("kws_ref_model.tflite.output.bin")).unwrap();
     for inplace in [true, false] {
-        let (arena, heap, summary) = run(
+        let (arena, summary) = run(
             &dir.join("kws_ref_model.tflite"),
             &dir.join("kws_ref_model.input.bin"),
             inplace,
         );
         // 12 int8 scores: the file holds their bytes, not float32.
         assert_eq!(arena.len(), 12, "{summary}");
-        let differ = arena.iter().zip(&reference).filter(|(a, b)| a != b).count();
-        assert_eq!(
-            arena, reference,
-            "{differ} of 12 elements differ from LiteRT\n{summary}"
+        assert_same_bytes(
+            &format!("kws int8 (in place {inplace})"),
+            &arena,
+            &reference,
+            "LiteRT",
         );
-        assert_eq!(arena, heap, "the arena and heap runs differ");
         // The arena is the int8 activations' lower bound (16,000 bytes: a quarter of float's).
         assert!(summary.contains("arena 16000 bytes"), "{summary}");
         println!("kws int8 (in place {inplace}): 0 of 12 elements differ from LiteRT\n{summary}");
@@ -86,27 +72,13 @@ fn the_float_keyword_spotter_matches_litert() {
     let Some(dir) = tinyml() else {
         return;
     };
-    let reference = common::read_f32(&dir.join("kws_ref_model_float32.tflite.output.bin"));
-    let (arena, heap, summary) = run(
+    let reference = read_f32(&dir.join("kws_ref_model_float32.tflite.output.bin"));
+    let (arena, summary) = run(
         &dir.join("kws_ref_model_float32.tflite"),
         &dir.join("kws_ref_model_float32.input.bin"),
         true,
     );
-    assert_eq!(arena, heap, "the arena and heap runs differ");
-    let arena: Vec<f32> = arena
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
-    assert_eq!(arena.len(), reference.len());
-    let mut worst = 0.0f32;
-    for (i, (&x, &r)) in arena.iter().zip(&reference).enumerate() {
-        let diff = (x - r).abs();
-        worst = worst.max(diff);
-        assert!(
-            diff <= 1e-4 + 1e-3 * r.abs(),
-            "element {i}: {x}, LiteRT {r}"
-        );
-    }
+    let worst = assert_close("kws float32", &f32s(&arena), &reference, "LiteRT");
     // The hybrid CONV_2D quantizes its input as LiteRT does: far closer than ONNX Runtime's
     // float convolution of the dequantized weights (5.5e-3).
     assert!(worst < 1e-6, "max abs diff {worst:e}");
@@ -122,18 +94,13 @@ fn the_int8_keyword_spotter_as_onnx_qdq_equals_onnx_runtime() {
     let Some(dir) = tinyml() else {
         return;
     };
-    let (arena, heap, summary) = run(
+    let (arena, summary) = run(
         &dir.join("kws_ref_model.onnx"),
         &dir.join("kws_ref_model.input.bin"),
         true,
     );
-    assert_eq!(arena, heap, "the arena and heap runs differ");
     let ort = std::fs::read(dir.join("kws_ref_model.output.bin")).unwrap();
-    let differ = arena.iter().zip(&ort).filter(|(a, b)| a != b).count();
-    assert_eq!(
-        arena, ort,
-        "{differ} of 12 elements differ from ONNX Runtime\n{summary}"
-    );
+    assert_same_bytes("kws int8 ONNX (QDQ)", &arena, &ort, "ONNX Runtime");
     let litert = std::fs::read(dir.join("kws_ref_model.tflite.output.bin")).unwrap();
     let worst = arena
         .iter()

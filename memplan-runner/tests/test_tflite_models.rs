@@ -11,7 +11,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{Runner, read_f32, scratch};
+use common::{assert_close, assert_same_bytes, build_and_run, f32s, read_f32};
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -19,43 +19,23 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// Builds `name`, runs it from the arena and the heap: (arena output path, runner's stdout).
-fn run(name: &str) -> (PathBuf, String) {
-    let runner = Runner::lock();
-    runner
-        .build(&fixture(&format!("{name}.tflite")), true)
-        .unwrap_or_else(|e| panic!("{name}: the build failed:\n{e}"));
-    let dir = scratch(&format!("tflite-models-{name}"));
-    let input = fixture(&format!("{name}.input.bin"));
-    let (arena, heap) = (dir.join("arena.bin"), dir.join("heap.bin"));
-    let stdout = runner
-        .run(&input, &arena, false)
-        .unwrap_or_else(|e| panic!("{name}: the arena run failed: {e}"));
-    runner
-        .run(&input, &heap, true)
-        .unwrap_or_else(|e| panic!("{name}: the heap run failed: {e}"));
-    assert_eq!(
-        std::fs::read(&arena).unwrap(),
-        std::fs::read(heap).unwrap(),
-        "{name}: the arena and heap runs differ"
-    );
-    (arena, stdout)
+/// Builds `name`, runs it from the arena and the heap: (arena output bytes, runner's stdout).
+fn run(name: &str) -> (Vec<u8>, String) {
+    build_and_run(
+        name,
+        &fixture(&format!("{name}.tflite")),
+        &fixture(&format!("{name}.input.bin")),
+        true,
+        &format!("tflite-models-{name}"),
+    )
 }
 
 #[test]
 fn mlperf_tiny_like_int8_networks_equal_litert_byte_for_byte() {
     for name in ["resnet8_like", "autoencoder_like", "mobilenet_like"] {
-        let (arena, stdout) = run(name);
-        let ours = std::fs::read(arena).unwrap();
+        let (ours, stdout) = run(name);
         let litert = std::fs::read(fixture(&format!("{name}.output.bin"))).unwrap();
-        assert_eq!(ours.len(), litert.len(), "{name}: output length");
-        let differ = ours.iter().zip(&litert).filter(|(a, b)| a != b).count();
-        assert_eq!(
-            differ,
-            0,
-            "{name}: {differ} of {} elements differ from LiteRT",
-            ours.len()
-        );
+        assert_same_bytes(name, &ours, &litert, "LiteRT");
         let arena_line = stdout
             .lines()
             .find(|l| l.starts_with("arena "))
@@ -74,21 +54,9 @@ fn mlperf_tiny_like_float_networks_match_litert() {
         "autoencoder_like_f32",
         "mobilenet_like_f32",
     ] {
-        let (arena, stdout) = run(name);
-        let (ours, litert) = (
-            read_f32(&arena),
-            read_f32(&fixture(&format!("{name}.output.bin"))),
-        );
-        assert_eq!(ours.len(), litert.len(), "{name}: output length");
-        let mut worst = 0.0f32;
-        for (i, (&x, &r)) in ours.iter().zip(&litert).enumerate() {
-            let diff = (x - r).abs();
-            worst = worst.max(diff);
-            assert!(
-                diff <= 1e-4 + 1e-3 * r.abs(),
-                "{name}: element {i} is {x}, LiteRT {r}"
-            );
-        }
+        let (ours, stdout) = run(name);
+        let litert = read_f32(&fixture(&format!("{name}.output.bin")));
+        let worst = assert_close(name, &f32s(&ours), &litert, "LiteRT");
         let arena_line = stdout
             .lines()
             .find(|l| l.starts_with("arena "))

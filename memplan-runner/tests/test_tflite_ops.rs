@@ -9,7 +9,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{Runner, scratch};
+use common::{Runner, assert_close, assert_same_bytes, build_and_run, f32s};
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -19,21 +19,13 @@ fn fixture(name: &str) -> PathBuf {
 
 /// Builds `name`, runs it from the arena and the heap, and returns (arena bytes, LiteRT bytes).
 fn run(name: &str) -> (Vec<u8>, Vec<u8>) {
-    let runner = Runner::lock();
-    runner
-        .build(&fixture(&format!("{name}.tflite")), true)
-        .unwrap_or_else(|e| panic!("{name}: the build failed:\n{e}"));
-    let dir = scratch(&format!("tflite-ops-{name}"));
-    let input = fixture(&format!("{name}.input.bin"));
-    let (arena, heap) = (dir.join("arena.bin"), dir.join("heap.bin"));
-    runner
-        .run(&input, &arena, false)
-        .unwrap_or_else(|e| panic!("{name}: the arena run failed: {e}"));
-    runner
-        .run(&input, &heap, true)
-        .unwrap_or_else(|e| panic!("{name}: the heap run failed: {e}"));
-    let (arena, heap) = (std::fs::read(arena).unwrap(), std::fs::read(heap).unwrap());
-    assert_eq!(arena, heap, "{name}: the arena and heap runs differ");
+    let (arena, _) = build_and_run(
+        name,
+        &fixture(&format!("{name}.tflite")),
+        &fixture(&format!("{name}.input.bin")),
+        true,
+        &format!("tflite-ops-{name}"),
+    );
     (
         arena,
         std::fs::read(fixture(&format!("{name}.output.bin"))).unwrap(),
@@ -65,14 +57,7 @@ fn every_int8_kernel_equals_litert_byte_for_byte() {
         "conv_rounding_int8",
     ] {
         let (ours, litert) = run(name);
-        let differ = ours.iter().zip(&litert).filter(|(a, b)| a != b).count();
-        assert_eq!(ours.len(), litert.len(), "{name}: output length");
-        assert_eq!(
-            differ,
-            0,
-            "{name}: {differ} of {} elements differ from LiteRT",
-            ours.len()
-        );
+        assert_same_bytes(name, &ours, &litert, "LiteRT");
         println!("{name}: 0 of {} elements differ from LiteRT", ours.len());
     }
 }
@@ -81,22 +66,7 @@ fn every_int8_kernel_equals_litert_byte_for_byte() {
 fn the_float_kernels_and_quantize_dequantize_match_litert() {
     for name in ["float_chain", "float_more", "quantize_dequantize"] {
         let (ours, litert) = run(name);
-        let floats = |b: &[u8]| -> Vec<f32> {
-            b.chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect()
-        };
-        let (ours, litert) = (floats(&ours), floats(&litert));
-        assert_eq!(ours.len(), litert.len(), "{name}: output length");
-        let mut worst = 0.0f32;
-        for (i, (&x, &r)) in ours.iter().zip(&litert).enumerate() {
-            let diff = (x - r).abs();
-            worst = worst.max(diff);
-            assert!(
-                diff <= 1e-4 + 1e-3 * r.abs(),
-                "{name}: element {i} is {x}, LiteRT {r}"
-            );
-        }
+        let worst = assert_close(name, &f32s(&ours), &f32s(&litert), "LiteRT");
         println!("{name}: max abs diff {worst:.2e} from LiteRT");
     }
 }

@@ -92,16 +92,86 @@ impl Runner {
             Err(String::from_utf8_lossy(&result.stderr).into_owned())
         }
     }
+
+    /// Runs the built binary on `input` out of the arena and from the heap (`arena.bin` and
+    /// `heap.bin` in `dir`) and checks that both wrote the same bytes: the arena run's output
+    /// and its stdout (the summary). Panics, naming `what`, when a run fails or the two differ.
+    pub(crate) fn run_both(&self, what: &str, input: &Path, dir: &Path) -> (Vec<u8>, String) {
+        let (arena_out, heap_out) = (dir.join("arena.bin"), dir.join("heap.bin"));
+        let summary = self
+            .run(input, &arena_out, false)
+            .unwrap_or_else(|e| panic!("{what}: the arena run failed: {e}"));
+        self.run(input, &heap_out, true)
+            .unwrap_or_else(|e| panic!("{what}: the heap run failed: {e}"));
+        let (arena, heap) = (
+            std::fs::read(&arena_out).unwrap(),
+            std::fs::read(&heap_out).unwrap(),
+        );
+        assert!(arena == heap, "{what}: the arena and heap runs differ");
+        (arena, summary)
+    }
+}
+
+/// Builds the runner for `model` (in place or not) and runs it on `input` out of the arena and
+/// from the heap ([`Runner::run_both`]) in the scratch directory `dir`: the arena run's output
+/// bytes and summary. `name` labels every failure.
+pub(crate) fn build_and_run(
+    name: &str,
+    model: &Path,
+    input: &Path,
+    inplace: bool,
+    dir: &str,
+) -> (Vec<u8>, String) {
+    let runner = Runner::lock();
+    runner
+        .build(model, inplace)
+        .unwrap_or_else(|e| panic!("{name}: the build failed:\n{e}"));
+    runner.run_both(name, input, &scratch(dir))
+}
+
+/// Little-endian f32s.
+pub(crate) fn f32s(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// Asserts that `ours` has `reference`'s length and each element is within absolute 1e-4 plus
+/// relative 1e-3 of the reference's (`whose`: "LiteRT", "ONNX Runtime", ...); returns the
+/// largest absolute difference. `what` names the output in the messages.
+pub(crate) fn assert_close(what: &str, ours: &[f32], reference: &[f32], whose: &str) -> f32 {
+    assert_eq!(ours.len(), reference.len(), "{what}: output length");
+    let mut worst = 0.0f32;
+    for (i, (&x, &r)) in ours.iter().zip(reference).enumerate() {
+        let diff = (x - r).abs();
+        worst = worst.max(diff);
+        assert!(
+            diff <= 1e-4 + 1e-3 * r.abs(),
+            "{what}: element {i} is {x}, {whose} {r}"
+        );
+    }
+    worst
+}
+
+/// Asserts that an int8 or uint8 output (`ours`) equals `reference` byte for byte, saying how
+/// many of its elements differ from `whose`'s.
+pub(crate) fn assert_same_bytes(what: &str, ours: &[u8], reference: &[u8], whose: &str) {
+    assert_eq!(ours.len(), reference.len(), "{what}: output length");
+    let differ = ours.iter().zip(reference).filter(|(a, b)| a != b).count();
+    assert_eq!(
+        differ,
+        0,
+        "{what}: {differ} of {} elements differ from {whose}",
+        ours.len()
+    );
 }
 
 /// Raw little-endian f32s.
 pub(crate) fn read_f32(path: &Path) -> Vec<f32> {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     assert_eq!(bytes.len() % 4, 0, "{}", path.display());
-    bytes
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
+    f32s(&bytes)
 }
 
 /// A scratch directory for one test.
@@ -122,36 +192,9 @@ pub(crate) fn check_model(model: &Path, input: &Path, reference: &Path, inplace:
         .build(model, inplace)
         .unwrap_or_else(|e| panic!("{name}: the build failed:\n{e}"));
     let build_seconds = started.elapsed().as_secs_f64();
-    let dir = scratch(&format!("{name}-{inplace}"));
-    let (arena_out, heap_out) = (dir.join("arena.bin"), dir.join("heap.bin"));
-    let summary = runner
-        .run(input, &arena_out, false)
-        .unwrap_or_else(|e| panic!("{name}: the arena run failed: {e}"));
-    runner
-        .run(input, &heap_out, true)
-        .unwrap_or_else(|e| panic!("{name}: the heap run failed: {e}"));
-    let (arena, heap, want) = (
-        read_f32(&arena_out),
-        read_f32(&heap_out),
-        read_f32(reference),
-    );
-    assert_eq!(arena.len(), want.len(), "{name}: output length");
-    let mut worst = 0.0f32;
-    for (i, (&x, &r)) in arena.iter().zip(&want).enumerate() {
-        let diff = (x - r).abs();
-        worst = worst.max(diff);
-        assert!(
-            diff <= 1e-4 + 1e-3 * r.abs(),
-            "{name} (in place {inplace}): element {i} is {x}, the reference {r}"
-        );
-    }
-    assert!(
-        arena
-            .iter()
-            .map(|x| x.to_bits())
-            .eq(heap.iter().map(|x| x.to_bits())),
-        "{name} (in place {inplace}): the arena and heap runs differ"
-    );
+    let what = format!("{name} (in place {inplace})");
+    let (arena, summary) = runner.run_both(&what, input, &scratch(&format!("{name}-{inplace}")));
+    let worst = assert_close(&what, &f32s(&arena), &read_f32(reference), "the reference");
     let expected_mode = if inplace {
         "in place on"
     } else {
