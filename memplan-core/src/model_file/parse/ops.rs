@@ -8,7 +8,7 @@ use std::ops::Range;
 use toml::Spanned;
 use toml::de::DeValue;
 
-use super::values::kind;
+use super::values::{in_file_order, kind};
 use super::{Names, Parser, Result, Value};
 use crate::lifetime::{LifetimeError, OpTensors, Producer, Role, Schedule, derive_lifetimes};
 use crate::model::Lifetime;
@@ -207,8 +207,7 @@ impl Parser<'_> {
             what,
             "write it as an inline table, e.g. `attrs = { strides = [2, 2], group = 1 }`",
         )?;
-        let mut entries: Vec<_> = table.iter().collect();
-        entries.sort_by_key(|(key, _)| key.span().start);
+        let entries = in_file_order(table);
         let mut attrs = Vec::with_capacity(entries.len());
         for (key, value) in entries {
             let name: &str = key.get_ref();
@@ -350,8 +349,7 @@ impl Parser<'_> {
             "write it as `inplace = { relu1 = \"conv1\" }` (output = the input whose memory it \
              takes), or `inplace = false`",
         )?;
-        let mut entries: Vec<_> = table.iter().collect();
-        entries.sort_by_key(|(key, _)| key.span().start);
+        let entries = in_file_order(table);
         let resolve = |name: &str, span: &Range<usize>| -> Result<usize> {
             index.get(name).copied().ok_or_else(|| {
                 self.source.error(

@@ -3,8 +3,7 @@
 
 use std::ops::Range;
 
-use toml::de::DeValue;
-
+use super::values::{ShapeHelp, in_file_order, typed_bytes};
 use super::{MAX_TENSOR_BYTES, Parser, Result, Table, Value};
 use crate::model::Lifetime;
 use crate::model_file::source::did_you_mean;
@@ -16,6 +15,13 @@ const MAX_TOTAL_BYTES: u64 = 1 << 60;
 const TENSOR_KEYS: [&str; 8] = [
     "dtype", "shape", "bytes", "align", "source", "pool", "offset", "external",
 ];
+
+/// A tensor's `shape`: at least one dimension.
+const TENSOR_SHAPE: ShapeHelp = ShapeHelp {
+    not_array: "write the dimensions as positive integers, e.g. `shape = [1, 8, 26, 26]`",
+    empty: Some("give at least one dimension; write a scalar as `shape = [1]`"),
+    zero: "every dimension must be at least 1; a tensor with no elements needs no memory, so remove it",
+};
 
 impl Parser<'_> {
     pub(super) fn tensors(
@@ -29,9 +35,7 @@ impl Parser<'_> {
             "`tensors`",
             "write `[tensors]` as a table of tensors",
         )?;
-        // File order: the table is keyed by name, so sort its entries by where they appear.
-        let mut entries: Vec<_> = table.iter().collect();
-        entries.sort_by_key(|(key, _)| key.span().start);
+        let entries = in_file_order(table);
         let mut tensors = Vec::with_capacity(entries.len());
         let mut spans = Vec::with_capacity(entries.len());
         let mut total: u64 = 0;
@@ -84,13 +88,6 @@ impl Parser<'_> {
              `pool`, `offset` and `external`"
                 .into()
         })?;
-        let overflow = |span: &Range<usize>| {
-            self.source.error(
-                span,
-                format!("size overflow: {what} is larger than 2^48 bytes"),
-                "check the shape for a typo; no device has that much memory",
-            )
-        };
         let (layout, size, natural_alignment) = match (
             table.get("dtype"),
             table.get("shape"),
@@ -113,19 +110,15 @@ impl Parser<'_> {
                     ));
                 }
                 if size > MAX_TENSOR_BYTES {
-                    return Err(overflow(&bytes.span()));
+                    return Err(self.too_large(&bytes.span(), &what));
                 }
                 (Layout::Bytes, size, 1)
             }
             (Some(dtype_value), Some(shape_value), None) => {
                 let dtype = self.dtype(dtype_value, &what)?;
-                let shape = self.shape(shape_value, &what)?;
-                let elements = shape
-                    .iter()
-                    .try_fold(1u64, |acc, &d| acc.checked_mul(d))
-                    .and_then(|n| n.checked_mul(dtype.size()))
-                    .filter(|&bytes| bytes <= MAX_TENSOR_BYTES)
-                    .ok_or_else(|| overflow(&shape_value.span()))?;
+                let shape = self.dimensions(shape_value, &what, &TENSOR_SHAPE)?;
+                let elements = typed_bytes(dtype, &shape)
+                    .ok_or_else(|| self.too_large(&shape_value.span(), &what))?;
                 (Layout::Typed { dtype, shape }, elements, dtype.alignment())
             }
             (None, Some(shape), None) => {
@@ -173,38 +166,6 @@ impl Parser<'_> {
             location: self.source.location(key_span.start),
             memory,
         })
-    }
-
-    pub(super) fn shape(&self, value: &Value<'_>, what: &str) -> Result<Vec<u64>> {
-        let help = "write the dimensions as positive integers, e.g. `shape = [1, 8, 26, 26]`";
-        let DeValue::Array(items) = value.get_ref() else {
-            return Err(self.source.error(
-                &value.span(),
-                format!("`shape` of {what} is not an array"),
-                help,
-            ));
-        };
-        if items.is_empty() {
-            return Err(self.source.error(
-                &value.span(),
-                format!("`shape` of {what} is empty"),
-                "give at least one dimension; write a scalar as `shape = [1]`",
-            ));
-        }
-        items
-            .iter()
-            .map(|item| {
-                let dim = self.integer(item, &format!("a dimension of {what}"))?;
-                if dim == 0 {
-                    return Err(self.source.error(
-                        &item.span(),
-                        format!("{what} has a zero dimension"),
-                        "every dimension must be at least 1; a tensor with no elements needs no memory, so remove it",
-                    ));
-                }
-                Ok(dim)
-            })
-            .collect()
     }
 
     /// `pool`, `offset` and `external` of a tensor.

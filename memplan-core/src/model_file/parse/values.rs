@@ -1,12 +1,14 @@
-//! The helpers every table uses: allowed keys (with a did-you-mean), a value's type, integers,
-//! byte counts, alignments, identifiers and lists of tensor names, each a located error when
-//! wrong.
+//! The helpers every table uses: allowed keys (with a did-you-mean), a table's entries in file
+//! order, a value's type, integers, byte counts, alignments, identifiers, lists of tensor names
+//! and the shape and size of a typed tensor or weight, each a located error when wrong.
 
 use std::ops::Range;
 
-use toml::de::DeValue;
+use toml::Spanned;
+use toml::de::{DeString, DeValue};
 
-use super::{Names, Parser, Result, Table, Value};
+use super::{MAX_TENSOR_BYTES, Names, Parser, Result, Table, Value};
+use crate::error::InputError;
 use crate::model_file::source::did_you_mean;
 use crate::model_file::{DType, MAX_ALIGNMENT, Tensor, identifier_problem, parse_byte_size};
 
@@ -20,6 +22,34 @@ pub(super) fn kind(value: &DeValue<'_>) -> &'static str {
         DeValue::Array(_) => "an array",
         DeValue::Table(_) => "a table",
     }
+}
+
+/// A table's entries in file order (the table is keyed by name).
+pub(super) fn in_file_order<'t, 'i>(
+    table: &'t Table<'i>,
+) -> Vec<(&'t Spanned<DeString<'i>>, &'t Value<'i>)> {
+    let mut entries: Vec<_> = table.iter().collect();
+    entries.sort_by_key(|(key, _)| key.span().start);
+    entries
+}
+
+/// The bytes of `shape`'s elements of `dtype`, if at most [`MAX_TENSOR_BYTES`].
+pub(super) fn typed_bytes(dtype: DType, shape: &[u64]) -> Option<u64> {
+    shape
+        .iter()
+        .try_fold(dtype.size(), |acc, &d| acc.checked_mul(d))
+        .filter(|&bytes| bytes <= MAX_TENSOR_BYTES)
+}
+
+/// What a `shape`'s errors tell to do: a tensor's and a weight's differ (a weight may be a
+/// scalar, `shape = []`).
+pub(super) struct ShapeHelp {
+    /// When the value is not an array.
+    pub(super) not_array: &'static str,
+    /// When the array is empty, or `None` if an empty shape (a scalar) is allowed.
+    pub(super) empty: Option<&'static str>,
+    /// When a dimension is zero.
+    pub(super) zero: &'static str,
 }
 
 impl Parser<'_> {
@@ -233,5 +263,53 @@ impl Parser<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The dimensions of `what`'s `shape`: integers, none of them zero.
+    pub(super) fn dimensions(
+        &self,
+        value: &Value<'_>,
+        what: &str,
+        help: &ShapeHelp,
+    ) -> Result<Vec<u64>> {
+        let DeValue::Array(items) = value.get_ref() else {
+            return Err(self.source.error(
+                &value.span(),
+                format!("`shape` of {what} is not an array"),
+                help.not_array,
+            ));
+        };
+        if let Some(empty) = help.empty
+            && items.is_empty()
+        {
+            return Err(self.source.error(
+                &value.span(),
+                format!("`shape` of {what} is empty"),
+                empty,
+            ));
+        }
+        items
+            .iter()
+            .map(|item| {
+                let dim = self.integer(item, &format!("a dimension of {what}"))?;
+                if dim == 0 {
+                    return Err(self.source.error(
+                        &item.span(),
+                        format!("{what} has a zero dimension"),
+                        help.zero,
+                    ));
+                }
+                Ok(dim)
+            })
+            .collect()
+    }
+
+    /// `what` (a tensor or a weight) is larger than [`MAX_TENSOR_BYTES`], 2^48 bytes.
+    pub(super) fn too_large(&self, span: &Range<usize>, what: &str) -> InputError {
+        self.source.error(
+            span,
+            format!("size overflow: {what} is larger than 2^48 bytes"),
+            "check the shape for a typo; no device has that much memory",
+        )
     }
 }

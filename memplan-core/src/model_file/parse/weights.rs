@@ -2,12 +2,20 @@
 
 use std::collections::BTreeMap;
 
-use toml::de::DeValue;
-
-use super::{MAX_TENSOR_BYTES, Parser, Result, Value};
+use super::values::{ShapeHelp, in_file_order, typed_bytes};
+use super::{Parser, Result, Value};
 use crate::model_file::{DType, Weight};
 
 const WEIGHT_KEYS: [&str; 3] = ["dtype", "shape", "source"];
+
+/// A weight's `shape`: like a tensor's, every dimension at least 1, but `[]` (a scalar, one
+/// element) is allowed.
+const WEIGHT_SHAPE: ShapeHelp = ShapeHelp {
+    not_array: "write the dimensions as integers, e.g. `shape = [64, 3, 3, 3]`",
+    empty: None,
+    zero: "every dimension must be at least 1; a weight with no elements holds nothing, so remove \
+           it (and leave the op's input out with `\"\"`, as ONNX writes an absent optional input)",
+};
 
 impl Parser<'_> {
     /// `[weights]`: `name = { dtype = "f32", shape = [64, 3, 3, 3], source = "conv1.weight" }`.
@@ -21,8 +29,7 @@ impl Parser<'_> {
             "`weights`",
             "write `[weights]` as a table: `w = { dtype = \"f32\", shape = [8, 3] }`",
         )?;
-        let mut entries: Vec<_> = table.iter().collect();
-        entries.sort_by_key(|(key, _)| key.span().start);
+        let entries = in_file_order(table);
         let mut weights = Vec::with_capacity(entries.len());
         for (key, value) in entries {
             let name: &str = key.get_ref();
@@ -69,40 +76,9 @@ impl Parser<'_> {
                     "add its dimensions, e.g. `shape = [64, 3, 3, 3]` (`shape = []` for a scalar)",
                 ));
             };
-            let DeValue::Array(items) = shape_value.get_ref() else {
-                return Err(self.source.error(
-                    &shape_value.span(),
-                    format!("`shape` of {what} is not an array"),
-                    "write the dimensions as integers, e.g. `shape = [64, 3, 3, 3]`",
-                ));
-            };
-            // Like a tensor's: every dimension at least 1 (`[]`, a scalar, is one element).
-            let shape = items
-                .iter()
-                .map(|item| {
-                    let dim = self.integer(item, &format!("a dimension of {what}"))?;
-                    if dim == 0 {
-                        return Err(self.source.error(
-                            &item.span(),
-                            format!("{what} has a zero dimension"),
-                            "every dimension must be at least 1; a weight with no elements holds \
-                             nothing, so remove it (and leave the op's input out with `\"\"`, as \
-                             ONNX writes an absent optional input)",
-                        ));
-                    }
-                    Ok(dim)
-                })
-                .collect::<Result<Vec<u64>>>()?;
-            let fits = shape
-                .iter()
-                .try_fold(dtype.size(), |acc, &d| acc.checked_mul(d))
-                .is_some_and(|bytes| bytes <= MAX_TENSOR_BYTES);
-            if !fits {
-                return Err(self.source.error(
-                    &shape_value.span(),
-                    format!("size overflow: {what} is larger than 2^48 bytes"),
-                    "check the shape for a typo; no device has that much memory",
-                ));
+            let shape = self.dimensions(shape_value, &what, &WEIGHT_SHAPE)?;
+            if typed_bytes(dtype, &shape).is_none() {
+                return Err(self.too_large(&shape_value.span(), &what));
             }
             let source = match table.get("source") {
                 None => None,
