@@ -9,10 +9,14 @@
 //! tell that file (a call produced by another macro, some IDE expansions), the path is taken
 //! relative to `CARGO_MANIFEST_DIR` instead.
 //!
-//! Messages name the model file by a path that opens from the crate root: relative to
-//! `CARGO_MANIFEST_DIR` (`src/model.toml:5:1` for `memplan!("model.toml")` in `src/main.rs`),
-//! or absolute when the file is outside the crate. The path as written in the call only says
-//! where to look next to the calling file, which neither a terminal nor an editor knows.
+//! Messages name the model file the way rustc names the calling source file, so the model's
+//! `path:LINE:COL` opens wherever rustc's own `--> src/main.rs:1:1` does: relative to rustc's
+//! working directory, which cargo sets to the workspace root (`src/model.toml:5:1` for
+//! `memplan!("model.toml")` in `src/main.rs` of a lone crate, `app/src/model.toml:5:1` in the
+//! workspace member `app`), and absolute when rustc names the calling file absolutely (a
+//! dependency outside the workspace) or the model file is outside that directory. The path as
+//! written in the call only says where to look next to the calling file, which neither a terminal
+//! nor an editor knows.
 //!
 //! The output always includes `const _: &[u8] = include_bytes!("<path>");` so that cargo
 //! rebuilds when the model file changes, even when the model has an error. The path is the one
@@ -58,9 +62,14 @@ pub(crate) const MAX_MODEL_FILE_BYTES: u64 = memplan_core::model_file::MAX_MODEL
 
 fn expand(literal: &syn::LitStr) -> proc_macro2::TokenStream {
     let relative = literal.value();
-    let (path, next_to_caller) = resolve(&relative);
-    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
-    let shown = shown_path(&path, manifest_dir.as_deref());
+    let caller_file = proc_macro::Span::call_site().local_file();
+    let (path, next_to_caller) = resolve(&relative, caller_file.as_deref());
+    let base = message_base(
+        caller_file.as_deref(),
+        std::env::current_dir().ok(),
+        std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from),
+    );
+    let shown = shown_path(&path, base.as_deref());
     let text = match read_model(&path) {
         Ok(text) => text,
         Err(reason) => {
@@ -137,11 +146,28 @@ fn tracked_path(relative: &str, next_to_caller: bool, resolved: &Path) -> Option
     }
 }
 
-/// The model file's name in messages: `resolved` relative to `manifest_dir` (the crate root)
+/// The directory messages name the model file from: the one rustc names the calling file from.
+/// cargo runs rustc in the workspace root and names a member's files relative to it
+/// (`app/src/main.rs`), so a relative `caller_file` means rustc's working directory `cwd`; an
+/// absolute one (a dependency outside the workspace) means absolute paths (`None`). When the
+/// compiler cannot tell the calling file, `cwd` still (rustc names every other file from it),
+/// else the crate root.
+fn message_base(
+    caller_file: Option<&Path>,
+    cwd: Option<PathBuf>,
+    manifest_dir: Option<PathBuf>,
+) -> Option<PathBuf> {
+    match caller_file {
+        Some(file) if file.is_absolute() => None,
+        _ => cwd.or(manifest_dir),
+    }
+}
+
+/// The model file's name in messages: `resolved` relative to `base` (see [`message_base`])
 /// when it is inside it, else `resolved` itself (absolute, unless the compiler named the calling
 /// file relatively and the working directory is unknown). `.` and `..` are folded away when the
 /// folded path names the same file (a `..` after a symlink may not).
-fn shown_path(resolved: &Path, manifest_dir: Option<&Path>) -> String {
+fn shown_path(resolved: &Path, base: Option<&Path>) -> String {
     let folded = fold_dots(resolved);
     let same_file = match (resolved.canonicalize(), folded.canonicalize()) {
         (Ok(original), Ok(folded)) => original == folded,
@@ -153,7 +179,7 @@ fn shown_path(resolved: &Path, manifest_dir: Option<&Path>) -> String {
     } else {
         resolved.to_owned()
     };
-    let inside = manifest_dir
+    let inside = base
         .map(fold_dots)
         .and_then(|root| path.strip_prefix(root).ok().map(Path::to_owned))
         .filter(|inside| !inside.as_os_str().is_empty());
@@ -181,14 +207,14 @@ fn fold_dots(path: &Path) -> PathBuf {
 /// The model file's path: next to the calling source file (`true`), or under
 /// `CARGO_MANIFEST_DIR` (`false`). An absolute path is used as is (`true`: `include_bytes!`
 /// takes it as is too).
-fn resolve(relative: &str) -> (PathBuf, bool) {
+fn resolve(relative: &str, caller_file: Option<&Path>) -> (PathBuf, bool) {
     let relative = Path::new(relative);
     if relative.is_absolute() {
         return (relative.to_owned(), true);
     }
-    let caller_dir = proc_macro::Span::call_site().local_file().and_then(|file| {
+    let caller_dir = caller_file.and_then(|file| {
         let file = if file.is_absolute() {
-            file
+            file.to_owned()
         } else {
             std::env::current_dir().ok()?.join(file)
         };
@@ -264,7 +290,26 @@ mod tests {
     }
 
     #[test]
-    fn messages_name_the_file_from_the_crate_root() {
+    fn messages_name_the_file_as_rustc_names_the_caller() {
+        let cwd = || Some(PathBuf::from("/home/me/ws"));
+        let member = || Some(PathBuf::from("/home/me/ws/app"));
+        // A workspace member: rustc says `app/src/main.rs`, so the model is `app/src/model.toml`
+        // (the crate root's `src/model.toml` would not open from where cargo prints them).
+        let base = message_base(Some(Path::new("app/src/main.rs")), cwd(), member());
+        assert_eq!(base.as_deref(), Some(Path::new("/home/me/ws")));
+        let resolved = Path::new("/home/me/ws/app/src/model.toml");
+        assert_eq!(shown_path(resolved, base.as_deref()), "app/src/model.toml");
+        // A dependency rustc names absolutely: absolute too.
+        let absolute = Path::new("/home/me/.cargo/git/net/src/lib.rs");
+        assert_eq!(message_base(Some(absolute), cwd(), member()), None);
+        assert_eq!(shown_path(resolved, None), "/home/me/ws/app/src/model.toml");
+        // The calling file unknown: rustc's working directory, else the crate root.
+        assert_eq!(message_base(None, cwd(), member()), cwd());
+        assert_eq!(message_base(None, None, member()), member());
+    }
+
+    #[test]
+    fn messages_name_the_file_from_the_base() {
         let root = Path::new("/home/me/net");
         let shown = |resolved: &str| shown_path(Path::new(resolved), Some(root));
         assert_eq!(shown("/home/me/net/src/model.toml"), "src/model.toml");

@@ -23,8 +23,9 @@ pub const MAX_MACRO_TENSORS: usize = 50_000;
 /// [`expand_model`] for the `memplan!` macro: the same, but a model with more than
 /// [`MAX_MACRO_TENSORS`] tensors or ops is a located error that recommends a build script.
 ///
-/// The macro passes as `file_name` the model file's path from the crate root
-/// (`src/model.toml`), so that every location in a message opens from there.
+/// The macro passes as `file_name` the model file's path as rustc names the calling source file
+/// (`src/model.toml`; `app/src/model.toml` in a workspace member `app`), so that every location
+/// in a message opens where rustc's own do.
 pub fn expand_model_for_macro(file_name: &str, text: &str) -> Result<TokenStream, InputError> {
     let model = parse_model(file_name, text)?;
     let too_many = |what: &str, count: usize, at: crate::model_file::Location| {
