@@ -88,6 +88,11 @@ fn tiny(batch: Result<i64, &str>) -> ModelProto {
     }
 }
 
+/// `tiny(Ok(1))`'s bytes.
+pub(crate) fn tiny_bytes() -> Vec<u8> {
+    tiny(Ok(1)).encode_to_vec()
+}
+
 fn import_bytes(bytes: &[u8], options: &ImportOptions) -> Result<Imported, ImportError> {
     import("tiny.onnx", "tiny.toml", bytes, options)
 }
@@ -195,15 +200,84 @@ fn graph_value_mut(model: &mut ModelProto, index: usize, elem_type: i32) {
 }
 
 #[test]
-fn missing_shapes_say_to_run_shape_inference() {
+fn missing_shapes_are_inferred() {
+    // Without any `value_info` the import is the same: every shape is inferred.
+    let original = tiny(Ok(1));
+    let mut stripped = original.clone();
+    stripped.graph.as_mut().unwrap().value_info.clear();
+    for with_weights in [false, true] {
+        let options = ImportOptions {
+            with_weights,
+            ..ImportOptions::default()
+        };
+        let a = import_bytes(&original.encode_to_vec(), &options).unwrap();
+        let b = import_bytes(&stripped.encode_to_vec(), &options).unwrap();
+        assert_eq!(a.toml, b.toml);
+        assert_eq!(a.model, b.model);
+        assert_eq!(a.graph, b.graph);
+    }
+}
+
+#[test]
+fn missing_shapes_that_cannot_be_inferred_say_to_run_shape_inference() {
+    // An operator of another domain: its output's shape is unknown.
     let mut model = tiny(Ok(1));
-    model.graph.as_mut().unwrap().value_info.remove(0);
+    let graph = model.graph.as_mut().unwrap();
+    graph.value_info.remove(0);
+    graph.node[2].op_type = "FancyAdd".into();
+    graph.node[2].domain = "com.example".into();
     let error = import_bytes(&model.encode_to_vec(), &ImportOptions::default()).unwrap_err();
     assert!(
-        error.message.contains("`/add/Add_output_0` has no type"),
+        error.message.contains(
+            "tensor `/add/Add_output_0` has no type or shape information, and memplan cannot \
+             infer it: node `/add/Add` (FancyAdd): memplan does not infer the shapes of \
+             operators of domain `com.example`"
+        ),
         "{error}"
     );
     assert!(error.message.contains("shape_inference"), "{error}");
+    // What comes after it is unknown too, and says why.
+    let graph = model.graph.as_mut().unwrap();
+    graph.value_info.clear();
+    graph
+        .value_info
+        .push(value("/add/Add_output_0", 1, &[Ok(1), Ok(4)]));
+    assert!(import_bytes(&model.encode_to_vec(), &ImportOptions::default()).is_ok());
+}
+
+#[test]
+fn declared_shapes_that_disagree_with_inference_are_refused() {
+    let mut model = tiny(Ok(1));
+    model.graph.as_mut().unwrap().value_info[1] = value("relu:0", 1, &[Ok(4), Ok(1)]);
+    let error = import_bytes(&model.encode_to_vec(), &ImportOptions::default()).unwrap_err();
+    assert!(
+        error.message.contains(
+            "tensor `relu:0` is declared as [4, 1] of f32 in the file, but its inputs make it \
+             [1, 4] of f32 by node `/relu/Relu` (Relu)"
+        ),
+        "{error}"
+    );
+    assert!(error.message.contains("help:"), "{error}");
+    // A dtype that disagrees.
+    let mut model = tiny(Ok(1));
+    model.graph.as_mut().unwrap().value_info[1] = value("relu:0", 11, &[Ok(1), Ok(4)]);
+    let error = import_bytes(&model.encode_to_vec(), &ImportOptions::default()).unwrap_err();
+    assert!(
+        error.message.contains("declared as [1, 4] of f64"),
+        "{error}"
+    );
+    // A partial declaration (a dimension without value) is completed by inference.
+    let mut model = tiny(Ok(1));
+    let mut partial = value("relu:0", 1, &[Ok(1), Ok(4)]);
+    if let Some(TypeProto {
+        value: Some(type_proto::Value::TensorType(t)),
+    }) = partial.r#type.as_mut()
+    {
+        t.shape.as_mut().unwrap().dim[0].value = None;
+    }
+    model.graph.as_mut().unwrap().value_info[1] = partial;
+    let imported = import_bytes(&model.encode_to_vec(), &ImportOptions::default()).unwrap();
+    assert_eq!(imported.graph.tensor_shapes[2], [1, 4]);
 }
 
 #[test]
@@ -895,10 +969,29 @@ fn folded_values_are_bounded_by_node() {
         data_location: 1,
         ..TensorProto::default()
     };
-    let reduce = vec![node("/sum/ReduceSum", "ReduceSum", &["c0"], &["s"])];
-    let error = weight_error(graph_of(reduce, huge, "s", &[4]), "s");
+    // ReduceMean over axis 0 of [2^28, 4]: [4], as declared (the shapes must agree).
+    let huge = TensorProto {
+        dims: vec![1 << 28, 4],
+        ..huge
+    };
+    let mut mean = node("/mean/ReduceMean", "ReduceMean", &["c0"], &["s"]);
+    mean.attribute = vec![
+        AttributeProto {
+            name: "axes".into(),
+            r#type: 7,
+            ints: vec![0],
+            ..AttributeProto::default()
+        },
+        AttributeProto {
+            name: "keepdims".into(),
+            r#type: 2,
+            i: 0,
+            ..AttributeProto::default()
+        },
+    ];
+    let error = weight_error(graph_of(vec![mean], huge, "s", &[4]), "s");
     assert!(
-        error.contains("folded node `/sum/ReduceSum` (ReduceSum)")
+        error.contains("folded node `/mean/ReduceMean` (ReduceMean)")
             && error.contains("more than 1024 MiB of constant inputs"),
         "{error}"
     );
