@@ -4,7 +4,10 @@
 //! Each run gets the scratch [`scratch_len`] asks for (none when it refuses the node), and one
 //! run in eight a word less, which a kernel that needs scratch must refuse.
 
-use memplan_kernels::{Attr, Attrs, Data, DataMut, Input, Output, run, scratch_len, supported};
+mod common;
+
+use common::{Buf, OwnedAttr, attr_list};
+use memplan_kernels::{Attrs, Data, DataMut, Input, Output, run, scratch_len, supported};
 
 /// A small deterministic generator (64-bit LCG, high bits).
 struct Lcg(u64);
@@ -23,14 +26,6 @@ impl Lcg {
     fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
         &items[usize::try_from(self.below(items.len() as u64)).unwrap()]
     }
-}
-
-#[derive(Clone)]
-enum Buf {
-    F32(Vec<f32>),
-    I64(Vec<i64>),
-    I32(Vec<i32>),
-    Bool(Vec<u8>),
 }
 
 fn shape(rng: &mut Lcg) -> Vec<usize> {
@@ -58,28 +53,6 @@ fn buf(rng: &mut Lcg, n: usize) -> Buf {
                 .map(|_| *rng.pick(&[0.0f32, 1.0, -1.5, 2.0, 0.5, f32::NAN, f32::INFINITY]))
                 .collect(),
         ),
-    }
-}
-
-/// An owned attribute value (the kernels borrow them as [`Attr`]s).
-#[derive(Debug)]
-enum OwnedAttr {
-    Int(i64),
-    Float(f32),
-    Str(String),
-    Ints(Vec<i64>),
-    Floats(Vec<f32>),
-}
-
-impl OwnedAttr {
-    fn borrow(&self) -> Attr<'_> {
-        match self {
-            OwnedAttr::Int(v) => Attr::Int(*v),
-            OwnedAttr::Float(v) => Attr::Float(*v),
-            OwnedAttr::Str(v) => Attr::Str(v),
-            OwnedAttr::Ints(v) => Attr::Ints(v),
-            OwnedAttr::Floats(v) => Attr::Floats(v),
-        }
     }
 }
 
@@ -196,22 +169,16 @@ fn no_operator_panics_on_random_input() {
                             shape: s,
                         }
                     } else {
-                        let data = match b {
-                            Buf::F32(d) => Data::F32(d),
-                            Buf::I64(d) => Data::I64(d),
-                            Buf::I32(d) => Data::I32(d),
-                            Buf::Bool(d) => Data::Bool(d),
-                        };
-                        Input::Value { shape: s, data }
+                        Input::Value {
+                            shape: s,
+                            data: b.data(),
+                        }
                     }
                 })
                 .collect();
             let owned: Vec<(String, OwnedAttr)> =
                 (0..rng.below(4)).map(|_| attr(&mut rng)).collect();
-            let list: Vec<(&str, Attr<'_>)> = owned
-                .iter()
-                .map(|(n, a)| (n.as_str(), a.borrow()))
-                .collect();
+            let list = attr_list(&owned);
             let attrs = Attrs::new(&list);
             let in_views: Vec<Option<&[usize]>> = inputs
                 .iter()
@@ -238,12 +205,7 @@ fn no_operator_panics_on_random_input() {
                 .zip(&out_shapes)
                 .map(|(b, s)| Output {
                     shape: s,
-                    data: match b {
-                        Buf::F32(d) => DataMut::F32(d),
-                        Buf::I64(d) => DataMut::I64(d),
-                        Buf::I32(d) => DataMut::I32(d),
-                        Buf::Bool(d) => DataMut::Bool(d),
-                    },
+                    data: b.data_mut(),
                 })
                 .collect();
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
