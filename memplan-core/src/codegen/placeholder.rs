@@ -47,8 +47,9 @@ const FIXED: [&str; 22] = [
 ];
 
 /// The stand-in module for a model file that failed to parse or plan, holding `error` (a
-/// `compile_error!` invocation, which it places in expression position) as the one error: see
-/// the [module docs](self). When not even the model's name can be read, `error` alone.
+/// `compile_error!` invocation, which it places in expression position) as the one error (how:
+/// the docs of `codegen/placeholder.rs`, a private module). When not even the model's name can
+/// be read, `error` alone.
 ///
 /// Read leniently: whatever is malformed is skipped (the real error is `error`).
 ///
