@@ -6,27 +6,8 @@
 
 mod common;
 
-use common::{Buf, OwnedAttr, attr_list};
+use common::{Buf, Lcg, OwnedAttr, attr_list};
 use memplan_kernels::{Attrs, Data, DataMut, Input, Output, run, scratch_len, supported};
-
-/// A small deterministic generator (64-bit LCG, high bits).
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        self.0 >> 33
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[usize::try_from(self.below(items.len() as u64)).unwrap()]
-    }
-}
 
 fn shape(rng: &mut Lcg) -> Vec<usize> {
     let rank = rng.below(5);

@@ -13,7 +13,7 @@
 
 mod common;
 
-use common::{Buf, OwnedAttr, attr_list};
+use common::{Buf, Lcg, OwnedAttr, attr_list};
 use memplan_kernels::{Attrs, Input, Output, run, scratch_len, supported};
 use serde_json::Value;
 
@@ -416,22 +416,6 @@ fn every_supported_op_has_a_reference_case() {
     assert!(missing.is_empty(), "no ONNX Runtime case for {missing:?}");
 }
 
-/// A small deterministic generator (64-bit LCG, high bits).
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        self.0 >> 33
-    }
-    fn below(&mut self, n: usize) -> usize {
-        usize::try_from(self.next()).unwrap() % n
-    }
-}
-
 /// `buf` resized to `n` elements (repeating its values, or a default).
 fn resized(buf: &Buf, n: usize) -> Buf {
     fn cycle<T: Copy + Default>(d: &[T], n: usize) -> Vec<T> {
@@ -463,40 +447,40 @@ fn perturb(case: &Case, rng: &mut Lcg) -> (Case, Option<usize>) {
     let mut attrs = case.attrs.clone();
     let mut in_place = None;
     let odd_ints = [-9i64, -2, -1, 0, 1, 2, 3, 5, i64::MAX, i64::MIN];
-    match rng.below(7) {
+    match rng.index(7) {
         0 | 1 => {
-            let k = rng.below(inputs.len() + outputs.len());
+            let k = rng.index(inputs.len() + outputs.len());
             let t = if k < inputs.len() {
                 inputs[k].as_mut()
             } else {
                 Some(&mut outputs[k - inputs.len()])
             };
             if let Some(t) = t {
-                if t.shape.is_empty() || rng.below(4) == 0 {
-                    t.shape.push(1 + rng.below(2));
+                if t.shape.is_empty() || rng.index(4) == 0 {
+                    t.shape.push(1 + rng.index(2));
                 } else {
-                    let d = rng.below(t.shape.len());
-                    t.shape[d] = rng.below(5);
+                    let d = rng.index(t.shape.len());
+                    t.shape[d] = rng.index(5);
                 }
                 t.buf = resized(&t.buf, t.shape.iter().product());
             }
         }
         2 => {
-            if let Some(Some(t)) = inputs.get_mut(rng.below(case.inputs.len().max(1)))
+            if let Some(Some(t)) = inputs.get_mut(rng.index(case.inputs.len().max(1)))
                 && let Buf::I64(d) = &mut t.buf
             {
                 for v in d.iter_mut() {
-                    *v = odd_ints[rng.below(odd_ints.len())];
+                    *v = odd_ints[rng.index(odd_ints.len())];
                 }
             }
         }
         3 if !attrs.is_empty() => {
-            let k = rng.below(attrs.len());
-            attrs[k].1 = match rng.below(4) {
-                0 => OwnedAttr::Int(odd_ints[rng.below(odd_ints.len())]),
+            let k = rng.index(attrs.len());
+            attrs[k].1 = match rng.index(4) {
+                0 => OwnedAttr::Int(odd_ints[rng.index(odd_ints.len())]),
                 1 => OwnedAttr::Ints(
-                    (0..rng.below(6))
-                        .map(|_| odd_ints[rng.below(odd_ints.len())])
+                    (0..rng.index(6))
+                        .map(|_| odd_ints[rng.index(odd_ints.len())])
                         .collect(),
                 ),
                 2 => OwnedAttr::Str("bogus".into()),
@@ -504,7 +488,7 @@ fn perturb(case: &Case, rng: &mut Lcg) -> (Case, Option<usize>) {
             };
         }
         4 if !inputs.is_empty() => {
-            let k = rng.below(inputs.len());
+            let k = rng.index(inputs.len());
             inputs[k] = None;
         }
         5 => {
@@ -518,7 +502,7 @@ fn perturb(case: &Case, rng: &mut Lcg) -> (Case, Option<usize>) {
         _ => {
             // In place on an input of the same size and type, whatever the operator.
             let out0 = &case.outputs[0].buf;
-            let k = rng.below(inputs.len().max(1));
+            let k = rng.index(inputs.len().max(1));
             if let Some(Some(t)) = inputs.get(k)
                 && t.buf.same_type(out0)
                 && t.buf.len() == out0.len()

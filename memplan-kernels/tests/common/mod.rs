@@ -1,6 +1,7 @@
 //! What the kernels' integration tests hold their operands in: owned tensors ([`Buf`], viewed as
-//! the kernels' `Data` and `DataMut`) and owned attributes ([`OwnedAttr`], borrowed as `Attr`s),
-//! shared by kernels_ort.rs and kernels_never_panic.rs.
+//! the kernels' `Data` and `DataMut`) and owned attributes ([`OwnedAttr`], borrowed as `Attr`s);
+//! and the generator their pseudo-random runs draw from ([`Lcg`]). Shared by kernels_ort.rs and
+//! kernels_never_panic.rs.
 
 #![allow(dead_code)] // each test file uses part of this
 
@@ -92,4 +93,31 @@ pub(crate) fn attr_list(attrs: &[(String, OwnedAttr)]) -> Vec<(&str, Attr<'_>)> 
         .iter()
         .map(|(n, a)| (n.as_str(), a.borrow()))
         .collect()
+}
+
+/// A small deterministic generator (64-bit LCG, high bits).
+pub(crate) struct Lcg(pub(crate) u64);
+
+impl Lcg {
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        self.0 >> 33
+    }
+
+    /// A number below `n`.
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    /// An index below `n`.
+    pub(crate) fn index(&mut self, n: usize) -> usize {
+        usize::try_from(self.next()).unwrap() % n
+    }
+
+    pub(crate) fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[usize::try_from(self.below(items.len() as u64)).unwrap()]
+    }
 }
