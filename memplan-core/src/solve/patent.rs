@@ -257,15 +257,12 @@ impl<'p> Greedy<'p> {
         let mut y = align_up(y, buffer.alignment);
         // The placed buffers live with `i` from `scan_from` up, by `(offset, index)`.
         let mut live: Vec<(u64, usize, u64)> = Vec::new();
-        self.placed.for_each_live(
-            buffer.lifetime.start,
-            buffer.lifetime.end,
-            |j, [offset, size]| {
+        self.placed
+            .for_each_live(i, buffer.lifetime.start, |j, [offset, size]| {
                 if offset >= scan_from {
                     live.push((offset, j, size));
                 }
-            },
-        );
+            });
         live.sort_unstable();
         for (offset, _, size) in live {
             if offset >= y + buffer.size {
@@ -493,12 +490,11 @@ impl<'p> Greedy<'p> {
         }
         let lifetime = self.buffers[p].lifetime;
         let mut disturbed = Vec::new();
-        self.unplaced_live
-            .for_each_live(lifetime.start, lifetime.end, |s, _| {
-                if self.candidate[s] < top && offset < self.top(s) {
-                    disturbed.push(s);
-                }
-            });
+        self.unplaced_live.for_each_live(p, lifetime.start, |s, _| {
+            if self.candidate[s] < top && offset < self.top(s) {
+                disturbed.push(s);
+            }
+        });
         for s in disturbed {
             // Every offset from its candidate up to `top` now overlaps `p`; the refit waits
             // until the candidate is looked at.
