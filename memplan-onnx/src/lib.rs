@@ -3,8 +3,13 @@
 //! in ONNX order (tensors, weights, absent optional inputs), and the weights' data.
 //!
 //! An ONNX file is a protobuf `ModelProto` whose graph lists nodes in topological order, weights
-//! as initializers, and the type and shape of values in `input`, `output` and `value_info`. The
-//! importer turns it into a model file:
+//! as initializers, and the type and shape of values in `input`, `output` and `value_info`.
+//! `value_info` is optional for the operators memplan runs: the importer infers the dtype and
+//! static shape of every value the file does not describe (`shapes.rs`: node by node from the
+//! graph inputs, initializers and constants; the file's type wins where it gives one, and one
+//! that disagrees with the inferred type is refused). It is still needed for a value made by an
+//! operator the inference does not know or whose shape depends on run-time data (and for what
+//! follows it). The importer turns the file into a model file:
 //!
 //! - **ops**: the nodes in file order, except those whose value is known before inference, which
 //!   are folded away: a node all of whose non-empty inputs are initializers or outputs of folded
@@ -12,9 +17,9 @@
 //!   node whose input has a fully static shape. Each op keeps the node's `op_type` as `kind` and
 //!   its name as `source`.
 //! - **tensors**: the graph inputs that are not initializers, then the outputs of the remaining
-//!   nodes, with dtype and static shape from the graph's type information. ONNX names become
-//!   unique snake_case identifiers (the generated code names accessors after them); the original
-//!   name is kept as `source`.
+//!   nodes, with dtype and static shape from the graph's type information or inferred. ONNX
+//!   names become unique snake_case identifiers (the generated code names accessors after them);
+//!   the original name is kept as `source`.
 //! - **weights** ([`Graph::weights`]): the initializers and folded values that kept nodes read,
 //!   named like tensors (in the same namespace). With [`ImportOptions::with_weights`] the model
 //!   file lists them in `[weights]` (dtype, shape, source; never their data), and each op's
@@ -22,10 +27,11 @@
 //!   input), with its `attrs`.
 //! - `[model] inputs` / `outputs`: the graph's inputs (without initializers) and outputs.
 //!
-//! Weight data is read only when asked for ([`WeightValue::load`]): initializers with external
-//! data (`data_location = EXTERNAL`) import without their `.bin` file. Folded values are known
-//! for `Constant`, a weight's `Identity` and a static tensor's `Shape`. Symbolic dimensions
-//! (`batch`, `seq_len`) need `--dim NAME=VALUE`.
+//! Weight data is read only when asked for ([`WeightValue::load`]), except small constants (at
+//! most [`MAX_VALUE_ELEMENTS`] elements) that shape inference reads for shape operands:
+//! initializers with external data (`data_location = EXTERNAL`) import without their `.bin`
+//! file. Folded values are known for `Constant`, a weight's `Identity` and a static tensor's
+//! `Shape`. Symbolic dimensions (`batch`, `seq_len`) need `--dim NAME=VALUE`.
 //!
 //! The reader is a handful of hand-written prost messages (`proto.rs`) rather than a generated
 //! `onnx.proto` (which needs `protoc` at build time) or an ONNX runtime crate (large, slow to
