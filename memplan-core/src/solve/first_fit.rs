@@ -12,8 +12,11 @@ use crate::solve::placements::{Placements, by_size_descending};
 /// `O((n + P) log n)` for `P` pairs of buffers live together: each placement looks only at the
 /// placed buffers live with it (see `live_index.rs`), sorted by offset.
 pub(crate) fn solve(problem: &Problem) -> Plan {
+    // The order first: its sort's keys are freed before the index is built (10^6 buffers: 24 MB
+    // less at the peak).
+    let order = by_size_descending(problem);
     let mut placed = Placements::with_pins(problem);
-    for i in by_size_descending(problem) {
+    for i in order {
         if !placed.is_placed(i) {
             let offset = placed.lowest_fit(i);
             placed.place(i, offset);

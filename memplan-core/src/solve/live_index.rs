@@ -15,11 +15,13 @@
 //!                                    9                            report c, d
 //! ```
 //!
-//! The tree's leaves are blocks of 16 buffers, scanned in a row.
+//! The tree's leaves are blocks of 16 buffers, scanned in a row. Every query is for the
+//! lifetime of one of the problem's buffers, so each buffer's prefix is counted once, when the
+//! index is built.
 //!
 //! # Runtime
-//! Building `O(n log n)`; `insert` and `remove` `O(log n)`; a query `O((k + 1) log n)` for `k`
-//! buffers found. Memory: `O(n)`.
+//! Building `O(n log n)` (two sorts and a merge); `insert` and `remove` `O(log n)`; a query
+//! `O((k + 1) log n)` for `k` buffers found. Memory: `O(n)`, about 38 bytes a buffer.
 
 use crate::model::Problem;
 
@@ -77,11 +79,13 @@ impl LiveIndex {
             .collect();
         keyed.sort_unstable();
         let by_start: Vec<u32> = keyed.iter().map(|&(_, i)| i).collect();
+        let starts: Vec<u64> = keyed.iter().map(|&(start, _)| start).collect();
+        drop(keyed);
         let mut position = vec![Position::default(); n];
         for (k, &i) in by_start.iter().enumerate() {
             position[i as usize].at = k as u32;
         }
-        // Every buffer's prefix by one merge of the starts (in `keyed`) with the sorted ends.
+        // Every buffer's prefix by one merge of the sorted starts with the sorted ends.
         let mut by_end: Vec<(u64, u32)> = buffers
             .iter()
             .enumerate()
@@ -90,12 +94,11 @@ impl LiveIndex {
         by_end.sort_unstable();
         let mut before = 0usize;
         for (end, i) in by_end {
-            while before < n && keyed[before].0 < end {
+            while before < n && starts[before] < end {
                 before += 1;
             }
             position[i as usize].prefix = before as u32;
         }
-        drop(keyed);
         let leaves = n.div_ceil(BLOCK).next_power_of_two();
         Self {
             by_start,

