@@ -577,3 +577,64 @@ fn stripping_keeps_every_other_byte() {
     assert_eq!(stripped, model.encode_to_vec());
     assert!(strip_value_info(&bytes[..bytes.len() - 1], false).is_err());
 }
+
+/// No attribute value and no missing input makes inference (or the import around it) panic:
+/// every integer attribute of every node of the small stripped models set to extremes, one at a
+/// time, and every node's inputs cut short.
+#[test]
+fn hostile_attributes_never_panic() {
+    let mut models = 0;
+    for path in onnx_files() {
+        // The repository's fixtures and the keyword spotters (the larger networks would take
+        // minutes in a debug build).
+        let shown = path.to_string_lossy();
+        if shown.contains("/models/") && !shown.contains("memplan-runner/models")
+            || shown.contains("/runnable/")
+        {
+            continue;
+        }
+        let started = std::time::Instant::now();
+        let bytes = std::fs::read(&path).unwrap();
+        let Ok(stripped) = strip_value_info(&bytes, true) else {
+            continue;
+        };
+        let Ok(model) = ModelProto::decode(&stripped[..]) else {
+            continue;
+        };
+        let Some(graph) = model.graph.as_ref() else {
+            continue;
+        };
+        let try_graph = |graph: GraphProto| {
+            let mut m = model.clone();
+            m.graph = Some(graph);
+            let options = ImportOptions {
+                with_weights: true,
+                base_dir: path.parent().map(Path::to_path_buf),
+                ..ImportOptions::default()
+            };
+            // Ok or Err; never a panic.
+            let _ = import("hostile.onnx", "hostile.toml", &m.encode_to_vec(), &options);
+        };
+        for k in 0..graph.node.len() {
+            for a in 0..graph.node[k].attribute.len() {
+                for v in [0, -1, 3, i64::MIN, i64::MAX] {
+                    let mut g = graph.clone();
+                    let attr = &mut g.node[k].attribute[a];
+                    attr.i = v;
+                    for x in &mut attr.ints {
+                        *x = v;
+                    }
+                    try_graph(g.clone());
+                    g.node[k].attribute[a].ints.truncate(1);
+                    try_graph(g);
+                }
+            }
+            let mut g = graph.clone();
+            g.node[k].input.truncate(1);
+            try_graph(g);
+        }
+        models += 1;
+        println!("{shown}: {:.1} s", started.elapsed().as_secs_f64());
+    }
+    println!("{models} models mutated");
+}
