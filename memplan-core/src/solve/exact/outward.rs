@@ -223,7 +223,7 @@ fn pack_window(
     let n = sub.len().max(1) as u64;
     let per_buffer = |lists: u64| lists / n;
     let pins = per_buffer(sub.pins.iter().map(|p| p.len() as u64).sum());
-    let neighbours = per_buffer(sub.neighbours.iter().map(|v| v.len() as u64).sum());
+    let neighbours = per_buffer(sub.neighbours.total() as u64);
     let node_work = n + 4 * neighbours + (1 + neighbours) * pins;
     let node_weight = node_work.div_ceil(WORK_PER_NODE).max(1);
     let found = super::with_deep_stack(sub.len(), || {

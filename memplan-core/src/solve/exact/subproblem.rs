@@ -18,8 +18,8 @@ pub(crate) struct Subproblem {
     pub(crate) alignment: Vec<u64>,
     /// Section runs `(first, end)` of the free buffers.
     pub(crate) sections: Vec<(u32, u32)>,
-    /// Free buffers that meet buffer `i` in time (never `i` itself), ascending.
-    pub(crate) neighbours: Vec<Vec<u32>>,
+    /// Free buffers that meet buffer `i` in time (never `i` itself), ascending: `neighbours[i]`.
+    pub(crate) neighbours: Neighbours,
     /// `(offset, top)` of the pinned buffers that meet buffer `i` in time, by offset.
     pub(crate) pins: Vec<Vec<(u64, u64)>>,
     /// The highest top of a pinned buffer of the part (0 if none).
@@ -35,6 +35,75 @@ pub(crate) struct Subproblem {
     pub(crate) peak_load: Vec<u64>,
     /// Per free buffer: its lifetime in steps.
     pub(crate) span_steps: Vec<u64>,
+}
+
+/// Which free buffers meet which in time, every buffer's list in one vector (compressed sparse
+/// rows): `list[first[i]..first[i + 1]]` are buffer `i`'s neighbours, ascending.
+///
+/// One vector of exactly the pairs' size, where a vector per buffer grew by doubling and cost
+/// a header each: at 10^5 buffers each meeting 160 others, 64 MB instead of 87 MB.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Neighbours {
+    first: Vec<usize>,
+    list: Vec<u32>,
+}
+
+impl Neighbours {
+    /// For the buffers spanning the section runs `sections`: two meet when their runs
+    /// intersect. Found by a sweep over the runs by first section, twice (once to count each
+    /// buffer's neighbours, once to write them), `O(n log n + E)` for `E` pairs.
+    fn new(sections: &[(u32, u32)]) -> Self {
+        let n = sections.len();
+        let mut by_start: Vec<u32> = (0..n as u32).collect();
+        by_start.sort_unstable_by_key(|&i| (sections[i as usize].0, i));
+        // Every pair `(i, j)` with `j` after `i` in `by_start`, starting before `i` ends.
+        let for_each_pair = |mut pair: Box<dyn FnMut(usize, usize) + '_>| {
+            for (k, &i) in by_start.iter().enumerate() {
+                for &j in &by_start[k + 1..] {
+                    if sections[j as usize].0 >= sections[i as usize].1 {
+                        break;
+                    }
+                    pair(i as usize, j as usize);
+                }
+            }
+        };
+        let mut degree = vec![0usize; n];
+        for_each_pair(Box::new(|i, j| {
+            degree[i] += 1;
+            degree[j] += 1;
+        }));
+        let mut first = Vec::with_capacity(n + 1);
+        first.push(0);
+        for d in &degree {
+            first.push(first.last().copied().unwrap_or(0) + d);
+        }
+        drop(degree);
+        let mut list = vec![0u32; first[n]];
+        let mut next = first[..n].to_vec();
+        for_each_pair(Box::new(|i, j| {
+            list[next[i]] = j as u32;
+            next[i] += 1;
+            list[next[j]] = i as u32;
+            next[j] += 1;
+        }));
+        for i in 0..n {
+            list[first[i]..first[i + 1]].sort_unstable();
+        }
+        Self { first, list }
+    }
+
+    /// The number of (ordered) neighbour entries: twice the pairs.
+    pub(crate) fn total(&self) -> usize {
+        self.list.len()
+    }
+}
+
+impl std::ops::Index<usize> for Neighbours {
+    type Output = [u32];
+
+    fn index(&self, i: usize) -> &[u32] {
+        &self.list[self.first[i]..self.first[i + 1]]
+    }
 }
 
 impl Subproblem {
@@ -68,22 +137,7 @@ impl Subproblem {
             })
             .collect();
 
-        // Neighbours by a sweep over start sections: O(n log n + E).
-        let mut by_start: Vec<usize> = (0..global.len()).collect();
-        by_start.sort_by_key(|&i| (sections[i].0, i));
-        let mut neighbours = vec![Vec::new(); global.len()];
-        for (k, &i) in by_start.iter().enumerate() {
-            for &j in &by_start[k + 1..] {
-                if sections[j].0 >= sections[i].1 {
-                    break;
-                }
-                neighbours[i].push(j as u32);
-                neighbours[j].push(i as u32);
-            }
-        }
-        for list in &mut neighbours {
-            list.sort_unstable();
-        }
+        let neighbours = Neighbours::new(&sections);
 
         let pinned: Vec<usize> = part
             .iter()
@@ -206,7 +260,9 @@ mod tests {
         assert_eq!(sub.global, vec![0, 2, 3]);
         // Steps 0,1,2,3,5: sections [0,1) [1,2) [2,3) [3,5).
         assert_eq!(sub.sections, vec![(0, 2), (1, 4), (2, 4)]);
-        assert_eq!(sub.neighbours, vec![vec![1], vec![0, 2], vec![1]]);
+        let neighbours: Vec<&[u32]> = (0..3).map(|i| &sub.neighbours[i]).collect();
+        assert_eq!(neighbours, vec![&[1][..], &[0, 2][..], &[1][..]]);
+        assert_eq!(sub.neighbours.total(), 4);
         assert_eq!(sub.section_load, vec![4, 7, 4, 4]);
         assert_eq!(sub.lower_bound, 9);
         assert_eq!(sub.pin_top, 5);
