@@ -10,6 +10,7 @@ use memplan_core::codegen::plan_model;
 use prost::Message;
 use serde_json::Value;
 
+use super::node::broadcast;
 use super::*;
 use crate::proto::*;
 use crate::{ImportOptions, import};
