@@ -5,6 +5,7 @@ use prost::Message;
 
 use super::proto::*;
 use super::*;
+use crate::weights_table::with_weights;
 
 fn value(name: &str, elem_type: i32, dims: &[Result<i64, &str>]) -> ValueInfoProto {
     let dim = dims
