@@ -12,7 +12,7 @@
 //! a message naming the node, not an allocation failure of the build.
 
 use memplan_core::DType;
-use memplan_kernels::{Attr, Attrs, Data, DataMut, Input, Output};
+use memplan_kernels::{Attr, Attrs, Input, Output, OwnedData};
 use memplan_onnx::{AttrValue, FoldedNode, WeightData, WeightValue};
 
 /// The most bytes one folded value may have (256 MiB).
@@ -21,76 +21,15 @@ pub const MAX_FOLDED_BYTES: u64 = 256 << 20;
 /// Folded nodes may feed each other; a chain longer than this is refused.
 const MAX_DEPTH: usize = 64;
 
-/// A value's elements, owned (build time only).
-enum Buffer {
-    F32(Vec<f32>),
-    I64(Vec<i64>),
-    I32(Vec<i32>),
-    Bool(Vec<u8>),
-}
-
-impl Buffer {
-    fn zeroed(dtype: DType, n: usize) -> Result<Self, String> {
-        Ok(match dtype {
-            DType::F32 => Self::F32(vec![0.0; n]),
-            DType::I64 => Self::I64(vec![0; n]),
-            DType::I32 => Self::I32(vec![0; n]),
-            DType::Bool => Self::Bool(vec![0; n]),
-            other => return Err(format!("element type {} is not supported", other.name())),
-        })
-    }
-
-    fn from_le(dtype: DType, bytes: &[u8]) -> Result<Self, String> {
-        let w4 = |c: &[u8]| [c[0], c[1], c[2], c[3]];
-        Ok(match dtype {
-            DType::F32 => Self::F32(
-                bytes
-                    .chunks_exact(4)
-                    .map(|c| f32::from_le_bytes(w4(c)))
-                    .collect(),
-            ),
-            DType::I32 => Self::I32(
-                bytes
-                    .chunks_exact(4)
-                    .map(|c| i32::from_le_bytes(w4(c)))
-                    .collect(),
-            ),
-            DType::I64 => Self::I64(
-                bytes
-                    .chunks_exact(8)
-                    .map(|c| i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-                    .collect(),
-            ),
-            DType::Bool => Self::Bool(bytes.to_vec()),
-            other => return Err(format!("element type {} is not supported", other.name())),
-        })
-    }
-
-    fn data(&self) -> Data<'_> {
-        match self {
-            Self::F32(v) => Data::F32(v),
-            Self::I64(v) => Data::I64(v),
-            Self::I32(v) => Data::I32(v),
-            Self::Bool(v) => Data::Bool(v),
-        }
-    }
-
-    fn data_mut(&mut self) -> DataMut<'_> {
-        match self {
-            Self::F32(v) => DataMut::F32(v),
-            Self::I64(v) => DataMut::I64(v),
-            Self::I32(v) => DataMut::I32(v),
-            Self::Bool(v) => DataMut::Bool(v),
-        }
-    }
-
-    fn to_le(&self) -> Vec<u8> {
-        match self {
-            Self::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-            Self::I64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-            Self::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-            Self::Bool(v) => v.clone(),
-        }
+/// The kernels' dtype of a value folding evaluates with the kernels, or why it cannot: only
+/// float32, int64, int32 and bool (int8 and uint8 are `DequantizeLinear`'s, decoded there).
+fn folded_dtype(dtype: DType) -> Result<memplan_kernels::DType, String> {
+    match dtype {
+        DType::F32 => Ok(memplan_kernels::DType::F32),
+        DType::I64 => Ok(memplan_kernels::DType::I64),
+        DType::I32 => Ok(memplan_kernels::DType::I32),
+        DType::Bool => Ok(memplan_kernels::DType::Bool),
+        other => Err(format!("element type {} is not supported", other.name())),
     }
 }
 
@@ -214,29 +153,26 @@ fn evaluate(folded: &FoldedNode, depth: usize) -> Result<Vec<u8>, String> {
         .collect();
     memplan_kernels::supported::check_node(&folded.op_type, &ints, &strs)
         .map_err(|why| format!("{what} cannot be evaluated: {why}"))?;
-    let typed: Vec<Option<(Vec<usize>, Buffer)>> = inputs
+    let typed: Vec<Option<(Vec<usize>, OwnedData)>> = inputs
         .iter()
         .map(|input| match input {
             None => Ok(None),
-            Some((shape, dtype, bytes)) => {
-                Buffer::from_le(*dtype, bytes).map(|b| Some((shape.clone(), b)))
-            }
+            Some((shape, dtype, bytes)) => OwnedData::from_le_bytes(folded_dtype(*dtype)?, bytes)
+                .map(|b| Some((shape.clone(), b)))
+                .map_err(|e| e.to_string()),
         })
         .collect::<Result<_, String>>()
         .map_err(|why| format!("{what}: an input: {why}"))?;
-    let mut buffers: Vec<(Vec<usize>, Buffer)> = Vec::new();
+    let mut buffers: Vec<(Vec<usize>, OwnedData)> = Vec::new();
     for (shape, dtype) in &outputs {
         let n = shape.iter().product();
-        buffers.push((shape.clone(), Buffer::zeroed(*dtype, n)?));
+        buffers.push((shape.clone(), OwnedData::zeroed(folded_dtype(*dtype)?, n)));
     }
     let input_views: Vec<Input<'_>> = typed
         .iter()
         .map(|input| match input {
             None => Input::Absent,
-            Some((shape, buffer)) => Input::Value {
-                shape,
-                data: buffer.data(),
-            },
+            Some((shape, buffer)) => buffer.input(shape),
         })
         .collect();
     let input_shapes: Vec<Option<&[usize]>> = typed
@@ -251,10 +187,7 @@ fn evaluate(folded: &FoldedNode, depth: usize) -> Result<Vec<u8>, String> {
         let mut scratch = vec![0u64; words];
         let mut output_views: Vec<Output<'_>> = buffers
             .iter_mut()
-            .map(|(shape, buffer)| Output {
-                shape,
-                data: buffer.data_mut(),
-            })
+            .map(|(shape, buffer)| buffer.output(shape))
             .collect();
         memplan_kernels::run(
             &folded.op_type,
@@ -266,7 +199,7 @@ fn evaluate(folded: &FoldedNode, depth: usize) -> Result<Vec<u8>, String> {
         .map_err(|e| format!("{what} cannot be evaluated: {e}"))
     })?;
     let _ = out_dtype;
-    Ok(buffers[folded.output].1.to_le())
+    Ok(buffers[folded.output].1.to_le_bytes())
 }
 
 /// `DequantizeLinear(x, scale, zero_point)`: `(x - zero_point) * scale` per tensor or per axis

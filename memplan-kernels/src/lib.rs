@@ -3,7 +3,9 @@
 //! The operator kernels behind networks planned by memplan: one ONNX node at a time, f32 (and
 //! int64/int32/bool where ONNX models use them for shapes and indices).
 //!
-//! The crate is `#![no_std]` and allocates nothing: it does not even link the `alloc` crate.
+//! The crate is `#![no_std]` and allocates nothing: by default it does not even link the `alloc`
+//! crate. (The optional feature `alloc` adds `OwnedData`, owned tensor elements for callers on a
+//! host that keep values in heap buffers of their own; no kernel uses it.)
 //! Every value a kernel reads or writes is a slice the caller hands in; shapes, strides and
 //! index counters are fixed-size arrays on the stack (rank at most [`MAX_RANK`]); and a
 //! temporary as large as a tensor (TopK's sort order, Resize's interpolation taps) is *scratch*
@@ -131,6 +133,8 @@
 // `unsafe` only in `simd`: calls of `#[target_feature]` builds after the CPU was asked.
 #![deny(unsafe_code)]
 
+#[cfg(feature = "alloc")]
+extern crate alloc;
 #[cfg(test)]
 extern crate std;
 
@@ -152,6 +156,8 @@ mod gemm;
 mod generate;
 mod matmul;
 mod normalization;
+#[cfg(feature = "alloc")]
+mod owned;
 pub mod pack;
 mod pad;
 mod pool;
@@ -179,6 +185,8 @@ mod unary;
 
 pub use attrs::{Attr, Attrs};
 pub use error::{KernelError, MESSAGE_CAPACITY};
+#[cfg(feature = "alloc")]
+pub use owned::{ByteLengthError, OwnedData};
 pub use tensor::{DType, Data, DataMut, Dims, Input, Ints, MAX_INTS, MAX_RANK, Output};
 
 /// Runs one ONNX node.

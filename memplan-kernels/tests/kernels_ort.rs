@@ -13,7 +13,7 @@
 
 mod common;
 
-use common::{Buf, Lcg, OwnedAttr, attr_list};
+use common::{Buf, BufExt, Lcg, OwnedAttr, attr_list};
 use memplan_kernels::{Attrs, Input, Output, run, scratch_len, supported};
 use serde_json::Value;
 

@@ -14,7 +14,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::buffer::Buffer;
+use memplan_kernels::OwnedData;
+
 use crate::clock::cpu_seconds;
 use crate::network::net;
 use crate::network::net::network::{NODES, VALUES};
@@ -68,7 +69,7 @@ fn ort_figures() -> Result<(f64, f64, PathBuf), String> {
 pub(crate) fn bench(
     n: usize,
     arena: &mut net::Arena,
-    inputs: &[(usize, Buffer)],
+    inputs: &[(usize, OwnedData)],
 ) -> Result<(), String> {
     let once = per_run(1, || run_arena(arena, inputs).map(drop))?;
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
@@ -112,7 +113,7 @@ pub(crate) fn bench(
 }
 
 /// The heap interpreter timed node by node: the slowest nodes and the time per operator type.
-fn profile(inputs: &[(usize, Buffer)], reps: usize) -> Result<(), String> {
+fn profile(inputs: &[(usize, OwnedData)], reps: usize) -> Result<(), String> {
     let mut times = vec![0.0f64; NODES.len()];
     for _ in 0..reps.max(3) {
         heap::run(inputs, Some(&mut times)).map_err(|e| e.to_string())?;

@@ -3,9 +3,9 @@
 //! equal the arena run's bit for bit: any difference is a planning or aliasing bug.
 
 use memplan_kernels::program::{Operand, RunError};
-use memplan_kernels::{self as kernels, DType, Data, Input, KernelError, Output};
+use memplan_kernels::{self as kernels, DType, Data, Input, KernelError, Output, OwnedData};
 
-use crate::buffer::Buffer;
+use crate::buffer;
 use crate::network::net::network::{CONSTANTS, NODES, OUTPUTS, VALUES, constant_bytes};
 
 /// Constant `c` as a kernel input, read in place.
@@ -32,19 +32,19 @@ fn constant(c: usize) -> Result<Input<'static>, KernelError> {
 /// call only) to `profile[node]`.
 #[allow(clippy::result_large_err)] // the kernels' error is a fixed-size message, never boxed
 pub(crate) fn run(
-    inputs: &[(usize, Buffer)],
+    inputs: &[(usize, OwnedData)],
     mut profile: Option<&mut [f64]>,
-) -> Result<Vec<Buffer>, RunError> {
-    let mut buffers: Vec<Option<Buffer>> = vec![None; VALUES.len()];
+) -> Result<Vec<OwnedData>, RunError> {
+    let mut buffers: Vec<Option<OwnedData>> = vec![None; VALUES.len()];
     for (v, buffer) in inputs {
         buffers[*v] = Some(buffer.clone());
     }
     for (k, node) in NODES.iter().enumerate() {
         let fail = |e| RunError::new(k, node.name, e);
-        let mut outs: Vec<Buffer> = node
+        let mut outs: Vec<OwnedData> = node
             .outputs
             .iter()
-            .map(|&v| Buffer::zeroed(&VALUES[v]))
+            .map(|&v| buffer::zeroed(&VALUES[v]))
             .collect();
         let mut scratch = vec![0u64; node.scratch];
         {

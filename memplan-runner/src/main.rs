@@ -22,9 +22,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use memplan::StaticArena;
-use memplan_kernels::DataMut;
+use memplan_kernels::{DataMut, OwnedData};
 
-use buffer::Buffer;
 use network::net;
 use network::net::network::{INPUTS, OUTPUTS, VALUES};
 
@@ -70,7 +69,7 @@ fn main() -> ExitCode {
 }
 
 /// The graph inputs in `bytes`, one after the other in graph order.
-fn read_inputs(bytes: &[u8]) -> Result<Vec<(usize, Buffer)>, String> {
+fn read_inputs(bytes: &[u8]) -> Result<Vec<(usize, OwnedData)>, String> {
     let mut inputs = Vec::with_capacity(INPUTS.len());
     let mut at = 0;
     for (i, &v) in INPUTS.iter().enumerate() {
@@ -82,13 +81,13 @@ fn read_inputs(bytes: &[u8]) -> Result<Vec<(usize, Buffer)>, String> {
         } else {
             &rest[..size.min(rest.len())]
         };
-        let buffer = Buffer::from_le_bytes(value, piece).map_err(|e| {
+        let buffer = buffer::from_le_bytes(value, piece).map_err(|e| {
             if INPUTS.len() == 1 {
                 e
             } else {
                 let all: usize = INPUTS
                     .iter()
-                    .map(|&v| Buffer::zeroed(&VALUES[v]).byte_len())
+                    .map(|&v| buffer::zeroed(&VALUES[v]).byte_len())
                     .sum();
                 format!(
                     "{e}; the network has {} inputs ({}), read one after the other: {all} bytes in all, the file has {}",
@@ -107,19 +106,19 @@ fn read_inputs(bytes: &[u8]) -> Result<Vec<(usize, Buffer)>, String> {
 /// One arena run: every node on its views of the arena, the outputs written to their own buffers.
 pub(crate) fn run_arena(
     arena: &mut net::Arena,
-    inputs: &[(usize, Buffer)],
-) -> Result<Vec<Buffer>, String> {
-    let mut outputs: Vec<Buffer> = OUTPUTS
+    inputs: &[(usize, OwnedData)],
+) -> Result<Vec<OwnedData>, String> {
+    let mut outputs: Vec<OwnedData> = OUTPUTS
         .iter()
-        .map(|&v| Buffer::zeroed(&VALUES[v]))
+        .map(|&v| buffer::zeroed(&VALUES[v]))
         .collect();
     let views: Vec<_> = inputs.iter().map(|(_, b)| b.data()).collect();
-    let mut outs: Vec<DataMut<'_>> = outputs.iter_mut().map(Buffer::data_mut).collect();
+    let mut outs: Vec<DataMut<'_>> = outputs.iter_mut().map(OwnedData::data_mut).collect();
     net::run_dyn(arena, &views, &mut outs).map_err(|e| e.to_string())?;
     Ok(outputs)
 }
 
-fn run_heap(inputs: &[(usize, Buffer)]) -> Result<Vec<Buffer>, String> {
+fn run_heap(inputs: &[(usize, OwnedData)]) -> Result<Vec<OwnedData>, String> {
     heap::run(inputs, None).map_err(|e| e.to_string())
 }
 

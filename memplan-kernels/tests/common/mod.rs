@@ -5,55 +5,25 @@
 
 #![allow(dead_code)] // each test file uses part of this
 
-use memplan_kernels::{Attr, Data, DataMut};
+use memplan_kernels::Attr;
 
-/// An owned tensor's elements.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Buf {
-    F32(Vec<f32>),
-    I64(Vec<i64>),
-    I32(Vec<i32>),
-    Bool(Vec<u8>),
-    I8(Vec<i8>),
-    U8(Vec<u8>),
+/// An owned tensor's elements: the crate's own [`memplan_kernels::OwnedData`] (feature `alloc`, enabled for the
+/// tests by the crate's dev-dependency on itself), under the tests' short name.
+pub(crate) use memplan_kernels::OwnedData as Buf;
+
+/// What only the tests need of a [`Buf`].
+pub(crate) trait BufExt {
+    /// Whether `other` has the same element type.
+    fn same_type(&self, other: &Buf) -> bool;
+    /// A buffer of the same type and length, filled with a sentinel.
+    fn blank(&self) -> Buf;
 }
 
-impl Buf {
-    pub(crate) fn data(&self) -> Data<'_> {
-        match self {
-            Buf::F32(d) => Data::F32(d),
-            Buf::I64(d) => Data::I64(d),
-            Buf::I32(d) => Data::I32(d),
-            Buf::Bool(d) => Data::Bool(d),
-            Buf::I8(d) => Data::I8(d),
-            Buf::U8(d) => Data::U8(d),
-        }
+impl BufExt for Buf {
+    fn same_type(&self, other: &Buf) -> bool {
+        self.dtype() == other.dtype()
     }
-    pub(crate) fn data_mut(&mut self) -> DataMut<'_> {
-        match self {
-            Buf::F32(d) => DataMut::F32(d),
-            Buf::I64(d) => DataMut::I64(d),
-            Buf::I32(d) => DataMut::I32(d),
-            Buf::Bool(d) => DataMut::Bool(d),
-            Buf::I8(d) => DataMut::I8(d),
-            Buf::U8(d) => DataMut::U8(d),
-        }
-    }
-    pub(crate) fn len(&self) -> usize {
-        match self {
-            Buf::F32(d) => d.len(),
-            Buf::I64(d) => d.len(),
-            Buf::I32(d) => d.len(),
-            Buf::Bool(d) => d.len(),
-            Buf::I8(d) => d.len(),
-            Buf::U8(d) => d.len(),
-        }
-    }
-    pub(crate) fn same_type(&self, other: &Buf) -> bool {
-        std::mem::discriminant(self) == std::mem::discriminant(other)
-    }
-    /// A buffer of the same type and length, filled with a sentinel.
-    pub(crate) fn blank(&self) -> Buf {
+    fn blank(&self) -> Buf {
         match self {
             Buf::F32(d) => Buf::F32(vec![f32::NAN; d.len()]),
             Buf::I64(d) => Buf::I64(vec![-12345; d.len()]),
