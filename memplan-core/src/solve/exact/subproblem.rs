@@ -56,22 +56,11 @@ impl Neighbours {
         let n = sections.len();
         let mut by_start: Vec<u32> = (0..n as u32).collect();
         by_start.sort_unstable_by_key(|&i| (sections[i as usize].0, i));
-        // Every pair `(i, j)` with `j` after `i` in `by_start`, starting before `i` ends.
-        let for_each_pair = |mut pair: Box<dyn FnMut(usize, usize) + '_>| {
-            for (k, &i) in by_start.iter().enumerate() {
-                for &j in &by_start[k + 1..] {
-                    if sections[j as usize].0 >= sections[i as usize].1 {
-                        break;
-                    }
-                    pair(i as usize, j as usize);
-                }
-            }
-        };
         let mut degree = vec![0usize; n];
-        for_each_pair(Box::new(|i, j| {
+        for_each_pair(sections, &by_start, |i, j| {
             degree[i] += 1;
             degree[j] += 1;
-        }));
+        });
         let mut first = Vec::with_capacity(n + 1);
         first.push(0);
         for d in &degree {
@@ -80,12 +69,12 @@ impl Neighbours {
         drop(degree);
         let mut list = vec![0u32; first[n]];
         let mut next = first[..n].to_vec();
-        for_each_pair(Box::new(|i, j| {
+        for_each_pair(sections, &by_start, |i, j| {
             list[next[i]] = j as u32;
             next[i] += 1;
             list[next[j]] = i as u32;
             next[j] += 1;
-        }));
+        });
         for i in 0..n {
             list[first[i]..first[i + 1]].sort_unstable();
         }
@@ -95,6 +84,20 @@ impl Neighbours {
     /// The number of (ordered) neighbour entries: twice the pairs.
     pub(crate) fn total(&self) -> usize {
         self.list.len()
+    }
+}
+
+/// Calls `pair(i, j)` for every two buffers whose section runs intersect, once a pair: each
+/// buffer `i` with those after it in `by_start` (the buffers by first section) that start
+/// before `i` ends.
+fn for_each_pair(sections: &[(u32, u32)], by_start: &[u32], mut pair: impl FnMut(usize, usize)) {
+    for (k, &i) in by_start.iter().enumerate() {
+        for &j in &by_start[k + 1..] {
+            if sections[j as usize].0 >= sections[i as usize].1 {
+                break;
+            }
+            pair(i as usize, j as usize);
+        }
     }
 }
 
