@@ -27,13 +27,6 @@ pub(crate) struct Placements<'p> {
     problem: &'p Problem,
     placed: Placed,
     offsets: Vec<Option<u64>>,
-    /// The live placed buffers of the last search, `(offset, size)`: kept to reuse its memory.
-    scratch: RefCell<Vec<(u64, u64)>>,
-    /// The live placed buffers of the last search as `offset << bits | size`, while every
-    /// placed offset and size fit so in 64 bits (`bits` here, the largest size's): one integer
-    /// sorts faster than a pair (10^6 random buffers: best-fit 4.4 s -> 3.7 s), and the order
-    /// of two buffers at one offset does not change a gap.
-    packed: Option<(u32, RefCell<Vec<u64>>)>,
 }
 
 /// The placed buffers, in the form [`Placements`] searches them.
@@ -41,7 +34,22 @@ pub(crate) struct Placements<'p> {
 enum Placed {
     /// Sorted by `(offset, index)`.
     Scan(Vec<ScanEntry>),
-    Index(LiveIndex),
+    Index(Indexed),
+}
+
+/// The placed buffers indexed by lifetime, and the memory a search reuses.
+#[derive(Clone, Debug)]
+struct Indexed {
+    live: LiveIndex,
+    /// While every placed offset and size fit in 64 bits as `offset << bits | size` (`bits`,
+    /// the largest size's), a search sorts the live buffers as such keys: one integer sorts
+    /// faster than a pair (10^6 random buffers: best-fit 4.4 s -> 3.7 s), and the order of two
+    /// buffers at one offset does not change a gap. `None` once an offset does not fit.
+    bits: Option<u32>,
+    /// The live placed buffers of the last search, as keys...
+    keys: RefCell<Vec<u64>>,
+    /// ... or as `(offset, size)` once they do not fit.
+    pairs: RefCell<Vec<(u64, u64)>>,
 }
 
 /// A placed buffer as the scan reads it: everything it needs in 32 bytes, in a row.
@@ -123,14 +131,17 @@ impl<'p> Placements<'p> {
     pub(crate) fn with_search(problem: &'p Problem, search: Search) -> Self {
         let placed = match search {
             Search::Scan => Placed::Scan(Vec::new()),
-            Search::Index => Placed::Index(LiveIndex::new(problem)),
+            Search::Index => Placed::Index(Indexed {
+                live: LiveIndex::new(problem),
+                bits: packing(problem),
+                keys: RefCell::new(Vec::new()),
+                pairs: RefCell::new(Vec::new()),
+            }),
         };
         Self {
             problem,
             placed,
             offsets: vec![None; problem.len()],
-            scratch: RefCell::new(Vec::new()),
-            packed: packing(problem).map(|bits| (bits, RefCell::new(Vec::new()))),
         }
     }
 
@@ -154,12 +165,6 @@ impl<'p> Placements<'p> {
     pub(crate) fn place(&mut self, i: usize, offset: u64) {
         debug_assert!(self.offsets[i].is_none(), "buffer {i} placed twice");
         self.offsets[i] = Some(offset);
-        if let Some((bits, _)) = self.packed
-            && offset >> (u64::BITS - bits) != 0
-        {
-            // Too high to pack: searches sort pairs from now on.
-            self.packed = None;
-        }
         let buffer = &self.problem.buffers()[i];
         match &mut self.placed {
             Placed::Scan(entries) => {
@@ -174,7 +179,16 @@ impl<'p> Placements<'p> {
                 };
                 entries.insert(at, entry);
             }
-            Placed::Index(live) => live.insert(i, buffer.lifetime.end, [offset, buffer.size]),
+            Placed::Index(indexed) => {
+                if let Some(bits) = indexed.bits
+                    && offset >> (u64::BITS - bits) != 0
+                {
+                    // Too high to pack: searches sort pairs from now on.
+                    indexed.bits = None;
+                }
+                let data = [offset, buffer.size];
+                indexed.live.insert(i, buffer.lifetime.end, data);
+            }
         }
     }
 
@@ -212,9 +226,14 @@ impl<'p> Placements<'p> {
                     }
                 }
             }
-            Placed::Index(index) if self.packed.is_some() => {
-                let (bits, live) = self.packed.as_ref().expect("just checked");
-                let mut live = live.borrow_mut();
+            Placed::Index(Indexed {
+                live: index,
+                bits: Some(bits),
+                keys,
+                ..
+            }) => {
+                let bits = *bits;
+                let mut live = keys.borrow_mut();
                 live.clear();
                 index.for_each_live_data(i, start, |[offset, size]| {
                     live.push(offset << bits | size)
@@ -227,8 +246,10 @@ impl<'p> Placements<'p> {
                     }
                 }
             }
-            Placed::Index(index) => {
-                let mut live = self.scratch.borrow_mut();
+            Placed::Index(Indexed {
+                live: index, pairs, ..
+            }) => {
+                let mut live = pairs.borrow_mut();
                 live.clear();
                 index.for_each_live_data(i, start, |[offset, size]| live.push((offset, size)));
                 live.sort_unstable_by_key(|&(offset, _)| offset);
@@ -376,8 +397,11 @@ mod tests {
                 scan.place(i, offset);
                 index.place(i, offset);
             }
+            let Placed::Index(indexed) = &index.placed else {
+                panic!("round {round}: built with Search::Index");
+            };
             assert_eq!(
-                index.packed.is_some(),
+                indexed.bits.is_some(),
                 scale == 1 || n == 1,
                 "round {round}"
             );
