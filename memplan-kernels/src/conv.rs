@@ -49,6 +49,13 @@ pub(crate) fn scratch_len(
         return Ok(Plane::of(&geo.win).map_or(0, |p| (p.len() + DW_COLS).div_ceil(2)));
     }
     if packed(attrs)? {
+        let Some(ys) = output_shapes.first() else {
+            return Ok(0);
+        };
+        if ConvGeometry::new(attrs, xs, &weight_shape(attrs, xs, ws, ys)?, ys)?.pointwise() {
+            // The product reads the input in place.
+            return Ok(0);
+        }
         // [group, panels, k, 16]: only B is packed at run time.
         return Ok(gemm::scratch_words(
             ws.get(2).copied().unwrap_or(1),
@@ -184,11 +191,12 @@ pub(crate) fn conv(
                 }
             };
             if geo.pointwise() {
-                let rm = RowMajor {
+                // Packed weights read the input in place; unpacked ones pack it as `RowMajor`.
+                let b: B<'_, RowMajor<'_>> = B::InPlace {
                     b: xg,
                     ld: in_plane,
                 };
-                gemm::product(&mut p, a, B::Pack(&rm), buf)?;
+                gemm::product(&mut p, a, b, buf)?;
             } else {
                 gemm::product(&mut p, a, B::Pack(&Im2col { x: xg, win }), buf)?;
             }

@@ -114,6 +114,11 @@ pub(crate) enum B<'a, P> {
     /// Packed at build time ([`crate::pack`]): `ceil(n / 16)` panels of `k` rows of 16, the
     /// columns past `n` zero.
     Packed(&'a [Row]),
+    /// Row-major with row stride `ld`, read in place (a pointwise Conv's input): no scratch, and
+    /// with `A` packed each tile of rows sums its whole `k` in registers, then walks along its
+    /// rows of `C` (a few write streams the hardware prefetches, not one per row of `C`).
+    /// Needs `A::Packed`; with `A::Rows` it is packed at run time like `Pack(RowMajor)`.
+    InPlace { b: &'a [f32], ld: usize },
 }
 
 /// What is added to a finished element before the activation.
@@ -213,6 +218,7 @@ pub(crate) fn product<P: Panel>(
     let b_fits = match b {
         B::Pack(_) => true,
         B::Packed(b) => packed(b.len(), n),
+        B::InPlace { b, ld } => fits(b.len(), k.max(1), ld, n),
     };
     if !fits(p.c.len(), m, p.ldc, n) || !a_fits || !b_fits {
         bail!("internal error: a matrix product's operands are shorter than its shape");
@@ -233,6 +239,10 @@ pub(crate) fn product<P: Panel>(
         }
         p.finish_all();
         return Ok(());
+    }
+    if let (A::Rows { .. }, B::InPlace { b, ld }) = (a, &b) {
+        let rm = RowMajor { b, ld: *ld };
+        return product(p, a, B::Pack(&rm), buf);
     }
     let panels = usize::from(matches!(a, A::Rows { .. })) + usize::from(matches!(b, B::Pack(_)));
     if buf.len() < panels {
@@ -276,6 +286,20 @@ fn drive_avx2<P: Panel>(p: &mut Product<'_, '_>, a: A<'_>, b: B<'_, P>, buf: &mu
 fn drive_avx512<P: Panel>(p: &mut Product<'_, '_>, a: A<'_>, b: B<'_, P>, buf: &mut [Row]) {
     // 16 rows x 16 columns (a zmm register), 16 of the 32 registers.
     drive::<P, 16, 8, 4, 16, 8, 4>(p, a, b, buf);
+}
+
+/// The largest of `X >= XH >= XQ >= 1` that is at most `count` (`count >= 1`).
+#[inline(always)]
+fn pick_below<const X: usize, const XH: usize, const XQ: usize>(count: usize) -> usize {
+    if count >= X {
+        X
+    } else if count >= XH {
+        XH
+    } else if count >= XQ {
+        XQ
+    } else {
+        1
+    }
 }
 
 /// The smallest of `X >= XH >= XQ >= 1` that is at least `count`.
@@ -385,7 +409,7 @@ fn drive<
                         let t = Tile {
                             a: at,
                             r0,
-                            b: panel,
+                            b: Operand::Panel(panel),
                             c0: 0,
                             m0,
                             rows,
@@ -396,6 +420,38 @@ fn drive<
                     k0 += kc;
                 }
                 n0 += NR;
+            }
+        }
+        B::InPlace { b, ld } => {
+            // `A` is packed (`product` sends `A::Rows` through `Pack`): every tile of rows
+            // takes the whole `k` at once, then the next columns of the same rows.
+            let A::Packed(panels) = a else { return };
+            let mut m0 = 0;
+            while m0 < m {
+                let (rows, height) = tiles(m0);
+                let at = &panels[(m0 / PANEL) * k..][..k];
+                let mut n0 = 0;
+                while n0 < n {
+                    // Widths round down here: a tile never reads past the end of `b`.
+                    let width = pick_below::<NR, NH, NQ>(n - n0);
+                    let step = Step {
+                        n0,
+                        w: width,
+                        first: true,
+                        last: true,
+                    };
+                    let t = Tile {
+                        a: at,
+                        r0: m0 % PANEL,
+                        b: Operand::InPlace { b: &b[n0..], ld },
+                        c0: 0,
+                        m0,
+                        rows,
+                    };
+                    tile_of::<R, RH, RQ, NR, NH, NQ>(p, &t, &step, height, width);
+                    n0 += width;
+                }
+                m0 += height;
             }
         }
         B::Packed(b_panels) => {
@@ -418,7 +474,7 @@ fn drive<
                         let t = Tile {
                             a: at,
                             r0,
-                            b: &b_panels[(n0 / PANEL) * k + k0..][..kc],
+                            b: Operand::Panel(&b_panels[(n0 / PANEL) * k + k0..][..kc]),
                             c0: n0 % PANEL,
                             m0,
                             rows,
@@ -490,14 +546,22 @@ struct Step {
 }
 
 /// A tile's operands: the rows of its `A` panel (its rows from column `r0`) and of its `B`
-/// panel (its columns from column `c0`), and its rows of `C` (`m0..m0 + rows`).
+/// operand (its columns from column `c0`), and its rows of `C` (`m0..m0 + rows`).
 struct Tile<'x> {
     a: &'x [Row],
     r0: usize,
-    b: &'x [Row],
+    b: Operand<'x>,
     c0: usize,
     m0: usize,
     rows: usize,
+}
+
+/// Where a tile reads `B`: the rows of a panel, or row-major rows read in place (column 0 of
+/// the tile at `b[0]`, row `p` at `b[p * ld]`; every row has the tile's `W` columns).
+#[derive(Clone, Copy)]
+enum Operand<'x> {
+    Panel(&'x [Row]),
+    InPlace { b: &'x [f32], ld: usize },
 }
 
 /// `H` rows by `W` columns of `C` (`rows <= H` and `step.w <= W` of them inside `C`).
@@ -516,7 +580,20 @@ fn tile<const H: usize, const W: usize>(p: &mut Product<'_, '_>, t: &Tile<'_>, s
             }
         }
     }
-    micro::<H, W>(&mut sums, t.a, t.r0, t.b, t.c0);
+    match t.b {
+        Operand::Panel(b) => {
+            let c0 = t.c0;
+            micro::<H, W, _>(&mut sums, t.a, t.r0, b.iter().map(|row| part::<W>(row, c0)));
+        }
+        Operand::InPlace { b, ld } => {
+            const ZEROS: Row = [0.0; PANEL];
+            let zeros = ZEROS.first_chunk::<W>().unwrap_or(&[0.0; W]);
+            let rows = b
+                .chunks(ld.max(1))
+                .map(|row| row.first_chunk::<W>().unwrap_or(zeros));
+            micro::<H, W, _>(&mut sums, t.a, t.r0, rows);
+        }
+    }
     let gemm_c = matches!(p.bias, Bias::Gemm { c: Some(_), .. });
     for (i, s) in sums.iter_mut().enumerate().take(rows) {
         if step.last && !gemm_c {
@@ -534,22 +611,22 @@ fn tile<const H: usize, const W: usize>(p: &mut Product<'_, '_>, t: &Tile<'_>, s
     }
 }
 
-/// The micro-kernel: `sums[i][j] += a[p][r0 + i] * b[p][c0 + j]` for every `p` in order: per
-/// step one vector of `B` (`W` columns), `H` elements of `A`, `H x W` multiplies and adds.
+/// The micro-kernel: `sums[i][j] += a[p][r0 + i] * b[p][j]` for every `p` in order (`b` gives
+/// the tile's `W` columns of each row of `B`): per step one vector of `B`, `H` elements of `A`,
+/// `H x W` multiplies and adds.
 #[inline(always)]
-fn micro<const H: usize, const W: usize>(
+fn micro<'b, const H: usize, const W: usize, I: Iterator<Item = &'b [f32; W]>>(
     sums: &mut [[f32; W]; H],
     a: &[Row],
     r0: usize,
-    b: &[Row],
-    c0: usize,
+    b: I,
 ) {
     match H {
-        16 => micro16::<W>(sums, a, r0, b, c0),
-        8 => micro8::<W>(sums, a, r0, b, c0),
-        4 => micro4::<W>(sums, a, r0, b, c0),
-        2 => micro2::<W>(sums, a, r0, b, c0),
-        _ => micro1::<W>(sums, a, r0, b, c0),
+        16 => micro16::<W, I>(sums, a, r0, b),
+        8 => micro8::<W, I>(sums, a, r0, b),
+        4 => micro4::<W, I>(sums, a, r0, b),
+        2 => micro2::<W, I>(sums, a, r0, b),
+        _ => micro1::<W, I>(sums, a, r0, b),
     }
 }
 
@@ -558,14 +635,18 @@ fn micro<const H: usize, const W: usize>(
 macro_rules! micro_fn {
     ($name:ident, $h:literal, [$($s:ident $i:literal),+]) => {
         #[inline(always)]
-        fn $name<const W: usize>(sums: &mut [[f32; W]], a: &[Row], r0: usize, b: &[Row], c0: usize) {
+        fn $name<'b, const W: usize, I: Iterator<Item = &'b [f32; W]>>(
+            sums: &mut [[f32; W]],
+            a: &[Row],
+            r0: usize,
+            b: I,
+        ) {
             let Ok(rows) = <&mut [[f32; W]; $h]>::try_from(sums) else {
                 return;
             };
             let [$(mut $s),+] = *rows;
-            for (ar, br) in a.iter().zip(b) {
+            for (ar, bv) in a.iter().zip(b) {
                 let av = part::<$h>(ar, r0);
-                let bv = part::<W>(br, c0);
                 $(
                     let ai = av[$i];
                     for j in 0..W {
@@ -672,6 +753,40 @@ mod tests {
         c
     }
 
+    /// `A B` with `B` read in place (`A` packed ahead, or as rows), `B` exactly `k x n`.
+    fn in_place(m: usize, n: usize, k: usize, a: &[f32], bm: &[f32], pack_a: bool) -> Vec<f32> {
+        let mut c = vec![f32::NAN; m * n];
+        let shape = crate::pack::conv_weights_shape(&[m, k], 1).unwrap();
+        let mut packed_a = vec![0.0f32; shape.iter().product()];
+        crate::pack::conv_weights(a, &[m, k], 1, &mut packed_a).unwrap();
+        let mut prod = Product {
+            m,
+            n,
+            k,
+            c: &mut c,
+            ldc: n,
+            bias: Bias::None,
+            act: Activation::None,
+        };
+        let a = if pack_a {
+            A::Packed(packed_a.as_chunks::<PANEL>().0)
+        } else {
+            A::Rows { a, lda: k }
+        };
+        // No scratch when A is packed; a panel of B (and one of A) otherwise.
+        let mut scratch = vec![
+            0u64;
+            if pack_a {
+                0
+            } else {
+                scratch_words(k, true, true)
+            }
+        ];
+        let b: B<'_, RowMajor<'_>> = B::InPlace { b: bm, ld: n };
+        product(&mut prod, a, b, panel_buffer(&mut scratch)).unwrap();
+        c
+    }
+
     #[test]
     fn every_shape_layout_and_level_gives_the_bits_of_the_triple_loop() {
         let shapes = [
@@ -713,6 +828,16 @@ mod tests {
                                 "{m}x{n}x{k} at {level:?}, packed {pack_a} {pack_b}, {words} words"
                             );
                         }
+                    }
+                }
+                for pack_a in [true, false] {
+                    let c = in_place(m, n, k, &a, &bm, pack_a);
+                    for (x, y) in c.iter().zip(&want) {
+                        assert_eq!(
+                            x.to_bits(),
+                            y.to_bits(),
+                            "{m}x{n}x{k} at {level:?}, B in place, A packed {pack_a}"
+                        );
                     }
                 }
             }
