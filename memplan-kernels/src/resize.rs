@@ -33,6 +33,9 @@ struct Tap {
     w_hi: f32,
 }
 
+/// The most dimensions before the last one that one Resize mixes (2^3 corners per output row).
+const MAX_OUTER_MIXED: usize = 3;
+
 /// The 32-bit words of one [`Tap`] in scratch.
 const TAP_WORDS: usize = 4;
 
@@ -292,30 +295,70 @@ pub(crate) fn resize(
         }
     }
     let xst = strides(xs)?;
+    let Some(last) = rank.checked_sub(1) else {
+        y.copy_from_slice(&x[..y.len()]);
+        return Ok(());
+    };
+    let row_len = ys[last];
+    // The corners of the dimensions before the last one that mix (`outer`), each an input
+    // offset and a weight; the last dimension, if it mixes, is the highest bit of a corner.
+    let last_mixes = mixed.last() == Some(&last);
+    let outer = &mixed[..mixed.len() - usize::from(last_mixes)];
+    if outer.len() > MAX_OUTER_MIXED {
+        bail!(
+            "Resize mixes {} dimensions before the last one, at most {MAX_OUTER_MIXED} are supported",
+            outer.len()
+        );
+    }
+    let n_corners = 1usize << outer.len();
+    let mut corners = [(0usize, 1.0f32); 1 << MAX_OUTER_MIXED];
     let mut index = dims_filled(0, rank)?;
-    for v in y.iter_mut() {
-        let base: usize = (0..rank).map(|d| tap(d, index[d]).lo * xst[d]).sum();
-        if mixed.is_empty() {
-            *v = x[base];
-        } else {
-            let mut acc = 0.0f32;
-            for corner in 0..(1usize << mixed.len()) {
-                let mut off = base;
-                let mut w = 1.0f32;
-                for (k, &d) in mixed.iter().enumerate() {
-                    let t = tap(d, index[d]);
-                    if corner >> k & 1 == 1 {
-                        off = off - t.lo * xst[d] + t.hi * xst[d];
-                        w *= t.w_hi;
-                    } else {
-                        w *= t.w_lo;
-                    }
+    for row in y.chunks_exact_mut(row_len) {
+        let base: usize = (0..last).map(|d| tap(d, index[d]).lo * xst[d]).sum();
+        for (corner, slot) in corners[..n_corners].iter_mut().enumerate() {
+            let mut off = base;
+            let mut w = 1.0f32;
+            for (k, &d) in outer.iter().enumerate() {
+                let t = tap(d, index[d]);
+                if corner >> k & 1 == 1 {
+                    off = off - t.lo * xst[d] + t.hi * xst[d];
+                    w *= t.w_hi;
+                } else {
+                    w *= t.w_lo;
                 }
-                acc += w * x[off];
             }
-            *v = acc;
+            *slot = (off, w);
         }
-        for d in (0..rank).rev() {
+        let corners = &corners[..n_corners];
+        let row_taps = &taps[start[last] * TAP_WORDS..(start[last] + row_len) * TAP_WORDS];
+        let row_taps = row_taps.chunks_exact(TAP_WORDS).map(Tap::load);
+        if mixed.is_empty() {
+            for (v, t) in row.iter_mut().zip(row_taps) {
+                *v = x[base + t.lo];
+            }
+        } else if last_mixes {
+            // Corners in the order of the general n-linear sum: the last dimension's low
+            // neighbour under every outer corner, then its high neighbour.
+            for (v, t) in row.iter_mut().zip(row_taps) {
+                let mut acc = 0.0f32;
+                for &(off, w) in corners {
+                    acc += w * t.w_lo * x[off + t.lo];
+                }
+                for &(off, w) in corners {
+                    acc += w * t.w_hi * x[off + t.hi];
+                }
+                *v = acc;
+            }
+        } else {
+            for (v, t) in row.iter_mut().zip(row_taps) {
+                let mut acc = 0.0f32;
+                for &(off, w) in corners {
+                    acc += w * x[off + t.lo];
+                }
+                *v = acc;
+            }
+        }
+        for d in (0..last).rev() {
             index[d] += 1;
             if index[d] < ys[d] {
                 break;
