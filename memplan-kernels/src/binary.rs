@@ -314,6 +314,19 @@ fn pow(inputs: &[Input<'_>], outputs: &mut [Output<'_>]) -> Result<(), KernelErr
     let (sb, base) = operand::<f32>(inputs, 0, 0)?;
     let (out_shape, out) = output::<f32>(outputs, 0)?;
     expect_shape(0, out_shape, &broadcast_shapes(&[sb, se])?)?;
+    #[allow(clippy::cast_precision_loss)] // small integer exponents
+    let scalar = match exponent {
+        Exponent::F32(Operand::Slice([b])) => Some(*b),
+        Exponent::I64([b]) => Some(*b as f32),
+        Exponent::I32([b]) => Some(*b as f32),
+        _ => None,
+    };
+    if let Some(b) = scalar
+        && sb == out_shape
+    {
+        power_of_scalar(base, out, b);
+        return Ok(());
+    }
     let strides = [
         broadcast_strides(sb, out_shape)?,
         broadcast_strides(se, out_shape)?,
@@ -328,6 +341,46 @@ fn pow(inputs: &[Input<'_>], outputs: &mut [Output<'_>]) -> Result<(), KernelErr
         };
         out[i] = libm::powf(a, b);
     })
+}
+
+/// Pow of a whole tensor by one exponent `b`. The exponents networks use most (1, 2, 3 and 0.5:
+/// squares in a norm, a cube in tanh's GELU, a square root) are computed as products and a
+/// square root, as ONNX Runtime does, which vectorise; any other exponent calls `powf` per
+/// element. `a * a` and `sqrt` are correctly rounded (`powf` is within an ulp), `a * a * a` is
+/// within 1.5 ulps; the special values are powf's: `(-0)^0.5 = +0` and `(-inf)^0.5 = +inf`.
+fn power_of_scalar(base: Operand<'_, f32>, out: &mut [f32], b: f32) {
+    fn apply(base: Operand<'_, f32>, out: &mut [f32], f: impl Fn(f32) -> f32) {
+        match base {
+            Operand::Slice(s) => {
+                for (o, &a) in out.iter_mut().zip(s) {
+                    *o = f(a);
+                }
+            }
+            Operand::Out => {
+                for o in out.iter_mut() {
+                    *o = f(*o);
+                }
+            }
+        }
+    }
+    #[allow(clippy::float_cmp)] // exact exponents select exact formulas
+    if b == 1.0 {
+        apply(base, out, |a| a);
+    } else if b == 2.0 {
+        apply(base, out, |a| a * a);
+    } else if b == 3.0 {
+        apply(base, out, |a| a * a * a);
+    } else if b == 0.5 {
+        apply(base, out, |a| {
+            if a == f32::NEG_INFINITY {
+                f32::INFINITY
+            } else {
+                libm::sqrtf(a) + 0.0
+            }
+        });
+    } else {
+        apply(base, out, |a| libm::powf(a, b));
+    }
 }
 
 /// A comparison of two inputs of the same type; bool output.

@@ -996,6 +996,41 @@ fn elementwise_math_and_variadic() {
         .unwrap(),
         [0.5]
     );
+    // A scalar exponent of 1, 2, 3 or 0.5 is computed as products or a square root: within
+    // 1.5 ulps of powf, with powf's special values ((-0)^0.5 = +0, (-inf)^0.5 = +inf).
+    let bases = [
+        0.0f32,
+        -0.0,
+        1.5,
+        -2.25,
+        3.0e-20,
+        7.0e15,
+        0.1,
+        -0.3,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        1.0e-40,
+        123.456,
+    ];
+    for exponent in [1.0f32, 2.0, 3.0, 0.5, 0.25] {
+        let got = f32_out(
+            "Pow",
+            &attrs(NONE),
+            &[T::F(&[13], &bases), T::F(&[], &[exponent])],
+            &[13],
+        )
+        .unwrap();
+        for (&a, &g) in bases.iter().zip(&got) {
+            let want = libm::powf(a, exponent);
+            let ulps =
+                (f64::from(g) - f64::from(want)).abs() / f64::from(want.abs()) * 2f64.powi(23);
+            assert!(
+                g.to_bits() == want.to_bits() || (want.is_nan() && g.is_nan()) || ulps <= 1.5,
+                "{a}^{exponent}: {g} where powf gives {want}"
+            );
+        }
+    }
     // Variadic with broadcasting: max/min/sum/mean of [1,4,9], [5], [[0],[10]].
     let ins = [
         T::F(&[3], &x),
