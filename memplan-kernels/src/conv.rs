@@ -342,18 +342,28 @@ impl Plane {
     fn fill(&self, plane: &[f32], ih: usize, iw: usize, pad: &mut [f32]) {
         let rl = self.row_len();
         for (r, row) in pad.chunks_exact_mut(rl).enumerate() {
-            row.fill(0.0);
             let Some(yi) = r.checked_sub(self.top).filter(|&y| y < ih) else {
+                row.fill(0.0);
                 continue;
             };
             let src = &plane[yi * iw..][..iw];
+            // Only the padding is zeroed: every other element is overwritten below.
             if self.stride == 1 {
-                row[self.left..self.left + iw].copy_from_slice(src);
+                let (lo, hi) = (self.left, self.left + iw);
+                row[..lo].fill(0.0);
+                row[hi..].fill(0.0);
+                row[lo..hi].copy_from_slice(src);
             } else if self.stride == 2 {
                 // Padded column `p` goes to `p / 2` of phase `p % 2`: the columns in pairs.
                 let (lo, hi) = (self.left, self.left + iw);
                 let (q0, q1) = (lo.div_ceil(2), (hi - 1) / 2);
                 let (even, odd) = row.split_at_mut(self.phase);
+                // Even columns in [lo, hi) land on [ceil(lo/2), ceil(hi/2)), odd ones on
+                // [floor(lo/2), floor(hi/2)).
+                even[..lo.div_ceil(2)].fill(0.0);
+                even[hi.div_ceil(2)..].fill(0.0);
+                odd[..lo / 2].fill(0.0);
+                odd[hi / 2..].fill(0.0);
                 if q1 > q0 {
                     let pairs = &src[2 * q0 - lo..][..2 * (q1 - q0)];
                     let (e, o) = (&mut even[q0..q1], &mut odd[q0..q1]);
@@ -374,6 +384,7 @@ impl Plane {
             } else {
                 // Column `left + x` goes to phase `(left + x) % stride`, at `(left + x) / stride`:
                 // per phase, every `stride`-th input column.
+                row.fill(0.0);
                 let st = self.stride;
                 for ph in 0..st {
                     let x0 = (ph + st - self.left % st) % st;
@@ -651,7 +662,7 @@ mod tests {
     use std::vec;
     use std::vec::Vec;
 
-    /// Runs a Conv with `words` of scratch (`None`: what `scratch_len` says).
+    /// Runs a Conv with `words` of scratch (`None`: what `scratch_len` says), filled with NaNs.
     fn conv(
         attrs: &Attrs<'_>,
         xs: &[usize],
@@ -680,7 +691,8 @@ mod tests {
         let words = words.unwrap_or_else(|| {
             scratch_len("Conv", attrs, &[Some(xs), Some(ws), Some(&bs)], &[ys]).unwrap()
         });
-        let mut scratch = vec![0u64; words];
+        // Scratch full of NaNs: a kernel that read a word it did not write would show it.
+        let mut scratch = vec![0x7fc0_0000_7fc0_0000u64; words];
         let mut y = vec![f32::NAN; ys.iter().product()];
         let mut outputs = [Output {
             shape: ys,
