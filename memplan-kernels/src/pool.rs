@@ -133,6 +133,10 @@ fn valid_taps(win: &Window, i: usize, o: usize) -> core::ops::Range<usize> {
 /// A 1-D or 2-D max pool of one plane: each output the max of its window's taps inside the input
 /// in row-major tap order, starting from the lowest finite float32, a tap taken when greater (a
 /// select, not a branch: the comparisons are unpredictable).
+///
+/// The loops run one tap at a time over a whole output row (the outputs for which that tap is
+/// inside the input), so the inner loop is a vectorisable max of two rows; each output still
+/// sees its taps in row-major order, so the result is the same as tap by tap per output.
 fn max_2d(win: &Window, src: &[f32], dst: &mut [f32]) {
     let iw = win.input[2];
     let [oh, ow] = [win.output[1], win.output[2]];
@@ -140,20 +144,25 @@ fn max_2d(win: &Window, src: &[f32], dst: &mut [f32]) {
     let (dh, dw) = (win.dilations[1], win.dilations[2]);
     let (ph, pw) = (win.pad_begin[1], win.pad_begin[2]);
     for yo in 0..oh {
-        let rows = valid_taps(win, 1, yo);
         let out = &mut dst[yo * ow..][..ow];
-        for (xo, o) in out.iter_mut().enumerate() {
-            let cols = valid_taps(win, 2, xo);
-            let mut acc = f32::MIN;
-            for th in rows.clone() {
-                let yi = yo * sh + th * dh - ph;
-                let row = &src[yi * iw..][..iw];
-                for tw in cols.clone() {
-                    let v = row[xo * sw + tw * dw - pw];
-                    acc = if v > acc { v } else { acc };
+        out.fill(f32::MIN);
+        for th in valid_taps(win, 1, yo) {
+            let yi = yo * sh + th * dh - ph;
+            let row = &src[yi * iw..][..iw];
+            for tw in 0..win.kernel[2] {
+                let shift = tw * dw;
+                // Outputs `xo` whose tap is inside: 0 <= xo * sw + shift - pw < iw.
+                let lo = pw.saturating_sub(shift).div_ceil(sw);
+                let hi = (iw + pw).saturating_sub(shift).div_ceil(sw).min(ow);
+                if lo >= hi {
+                    continue;
+                }
+                let first = lo * sw + shift - pw;
+                let taps = row[first..].iter().step_by(sw);
+                for (o, &v) in out[lo..hi].iter_mut().zip(taps) {
+                    *o = if v > *o { v } else { *o };
                 }
             }
-            *o = acc;
         }
     }
 }
@@ -200,4 +209,104 @@ pub(crate) fn global(
         };
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::max_2d;
+    use crate::spatial::pool_window;
+    use crate::test_values::values;
+    use crate::{Attr, Attrs};
+    use std::vec;
+
+    /// The row-at-a-time max pool gives the bits of the tap-by-tap one per output (row-major
+    /// taps, a tap taken when greater), with NaNs, -0 and +0 among the inputs, over strides,
+    /// dilations, pads and ceil_mode.
+    #[test]
+    #[allow(clippy::type_complexity)]
+    fn max_pool_rows_match_taps_per_output() {
+        let cases: [(&[(&str, Attr<'_>)], [usize; 2], [usize; 2]); 6] = [
+            (
+                &[
+                    ("kernel_shape", Attr::Ints(&[3, 3])),
+                    ("strides", Attr::Ints(&[2, 2])),
+                    ("ceil_mode", Attr::Int(1)),
+                ],
+                [13, 17],
+                [6, 8],
+            ),
+            (
+                &[
+                    ("kernel_shape", Attr::Ints(&[3, 3])),
+                    ("pads", Attr::Ints(&[1, 1, 1, 1])),
+                ],
+                [9, 11],
+                [9, 11],
+            ),
+            (
+                &[
+                    ("kernel_shape", Attr::Ints(&[2, 3])),
+                    ("pads", Attr::Ints(&[0, 2, 1, 2])),
+                    ("strides", Attr::Ints(&[1, 3])),
+                    ("dilations", Attr::Ints(&[2, 2])),
+                ],
+                [10, 20],
+                [9, 7],
+            ),
+            (
+                &[
+                    ("kernel_shape", Attr::Ints(&[2, 2])),
+                    ("strides", Attr::Ints(&[2, 2])),
+                ],
+                [8, 9],
+                [4, 4],
+            ),
+            (
+                &[
+                    ("kernel_shape", Attr::Ints(&[5, 5])),
+                    ("pads", Attr::Ints(&[4, 4, 4, 4])),
+                    ("strides", Attr::Ints(&[4, 4])),
+                    ("ceil_mode", Attr::Int(1)),
+                ],
+                [7, 6],
+                [3, 3],
+            ),
+            (
+                &[
+                    ("kernel_shape", Attr::Ints(&[1, 4])),
+                    ("auto_pad", Attr::Str("SAME_LOWER")),
+                ],
+                [3, 15],
+                [3, 15],
+            ),
+        ];
+        for (seed, (list, [ih, iw], [oh, ow])) in (1..).zip(cases) {
+            let attrs = Attrs::new(list);
+            let mut x = values(ih * iw, seed);
+            for (i, v) in x.iter_mut().enumerate() {
+                match i % 7 {
+                    0 => *v = f32::NAN,
+                    3 => *v = 0.0,
+                    5 => *v = -0.0,
+                    _ => {}
+                }
+            }
+            let win = pool_window(&attrs, &[1, 1, ih, iw], &[1, 1, oh, ow]).unwrap();
+            let mut got = vec![f32::NAN; oh * ow];
+            max_2d(&win, &x, &mut got);
+            for yo in 0..oh {
+                for xo in 0..ow {
+                    let mut acc = f32::MIN;
+                    win.for_each_tap([0, yo, xo], |source, _| {
+                        let v = x[source];
+                        if v > acc {
+                            acc = v;
+                        }
+                    });
+                    let g = got[yo * ow + xo];
+                    assert_eq!(g.to_bits(), acc.to_bits(), "case {seed} at ({yo}, {xo})");
+                }
+            }
+        }
+    }
 }
