@@ -57,14 +57,10 @@ pub(crate) fn scratch_len(
             return Ok(0);
         }
         // [group, panels, k, 16]: only B is packed at run time.
-        return Ok(gemm::scratch_words(
-            ws.get(2).copied().unwrap_or(1),
-            false,
-            true,
-        ));
+        return Ok(gemm::scratch_words(ws.get(2).copied().unwrap_or(1), true));
     }
     let taps: usize = ws.iter().skip(2).product();
-    Ok(gemm::scratch_words(cg.saturating_mul(taps), true, true))
+    Ok(gemm::scratch_words(cg.saturating_mul(taps), true))
 }
 
 /// Whether the node's weights are packed (`packed = 16`).

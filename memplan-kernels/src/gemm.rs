@@ -1,12 +1,14 @@
 //! The matrix product behind Conv, Gemm and MatMul: `C = epilogue(A B)`, cache-blocked, with a
 //! register-tiled micro-kernel the compiler vectorises.
 //!
-//! Both operands are read as *panels*: 16 rows of `A` (or 16 columns of `B`) interleaved, one
-//! row of 16 floats per step of `k`. A constant operand (a Conv's weights, a MatMul's right
-//! matrix) is packed so at build time ([`crate::pack`]) and read in place; the other is packed
-//! at run time into the node's scratch, `kc <= 256` steps at a time: a row-major or transposed
-//! matrix, or a Conv's input seen through its window (im2col one panel at a time, never the
-//! whole matrix). The micro-kernel computes a tile of `H` rows by `W` columns (each dividing
+//! `B` is read as *panels*: 16 of its columns interleaved, one row of 16 floats per step of `k`;
+//! `A` as the same panels of 16 rows, or as its own rows in place. A constant operand (a Conv's
+//! weights, a MatMul's right matrix) is packed so at build time ([`crate::pack`]) and read in
+//! place; a `B` computed at run time is packed into the node's scratch, `kc <= 256` steps at a
+//! time: a row-major or transposed matrix, or a Conv's input seen through its window (im2col
+//! one panel at a time, never the whole matrix). A row-major `A` needs no packing: the
+//! micro-kernel broadcasts one element of `A` per row and step, from a panel or from `A`'s row
+//! alike. The micro-kernel computes a tile of `H` rows by `W` columns (each dividing
 //! 16, so a tile lies inside its panels) with the tile's sums in registers: per step one vector
 //! of `B`'s panel row, `H` broadcasts of `A`'s, `H x W` multiplies and adds. Each row's sums are
 //! a variable of their own (`micro_fn!`), so the compiler keeps each in a vector register.
@@ -33,11 +35,11 @@ pub(crate) const KC_MAX: usize = 256;
 /// One row of a packed panel.
 pub(crate) type Row = [f32; PANEL];
 
-/// Scratch words (`u64`) for a product with inner dimension `k` that packs `A` at run time
-/// (`pack_a`) and `B` (`pack_b`): a panel of `min(k, 256)` rows for each.
-pub(crate) fn scratch_words(k: usize, pack_a: bool, pack_b: bool) -> usize {
-    let panels = usize::from(pack_a) + usize::from(pack_b);
-    (k.clamp(1, KC_MAX) * PANEL * panels).div_ceil(2)
+/// Scratch words (`u64`) for a product with inner dimension `k` that packs `B` at run time
+/// (`pack_b`): a panel of `min(k, 256)` rows (`A` is never packed at run time: its rows are
+/// read in place).
+pub(crate) fn scratch_words(k: usize, pack_b: bool) -> usize {
+    (k.clamp(1, KC_MAX) * PANEL * usize::from(pack_b)).div_ceil(2)
 }
 
 /// Scratch words as the rows of packed panels.
@@ -100,7 +102,7 @@ impl Panel for Transposed<'_> {
 /// Where `A` (`m x k`) is.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum A<'a> {
-    /// Row-major with row stride `lda`: each tile is packed at run time.
+    /// Row-major with row stride `lda`: each tile reads its rows in place.
     Rows { a: &'a [f32], lda: usize },
     /// Packed at build time ([`crate::pack`]): `ceil(m / 16)` panels of `k` rows of 16, the
     /// rows past `m` zero.
@@ -185,11 +187,11 @@ fn finish(bias: Bias<'_>, act: Activation, i: usize, j0: usize, row: &mut [f32])
     act.apply(row);
 }
 
-/// Computes `p` from `a` and `b`, packing into `buf` (the node's scratch: a panel of `B` first
-/// when `b` is packed at run time, then one of `A` when `a` is).
+/// Computes `p` from `a` and `b`, packing into `buf` (the node's scratch: a panel of `B` when `b`
+/// is packed at run time).
 ///
 /// # Errors
-/// Operands too short for the shapes, or a buffer too small for one row of each panel.
+/// Operands too short for the shapes, or a buffer too small for one row of the panel.
 pub(crate) fn product<P: Panel>(
     p: &mut Product<'_, '_>,
     a: A<'_>,
@@ -244,7 +246,7 @@ pub(crate) fn product<P: Panel>(
         let rm = RowMajor { b, ld: *ld };
         return product(p, a, B::Pack(&rm), buf);
     }
-    let panels = usize::from(matches!(a, A::Rows { .. })) + usize::from(matches!(b, B::Pack(_)));
+    let panels = usize::from(matches!(b, B::Pack(_)));
     if buf.len() < panels {
         bail!(
             "the scratch holds {} panel rows, the product needs at least {panels}",
@@ -316,36 +318,17 @@ fn pick<const X: usize, const XH: usize, const XQ: usize>(count: usize) -> usize
     }
 }
 
-/// The rows of `A`'s tile at `m0` (`rows` of them, `height` with the zero rows) for `k0..k0 +
-/// kc`: a part of a packed panel, or packed into `buf` now. Returns the panel rows and the
-/// tile's first column in them.
+/// `A`'s tile at `m0` for `k0..k0 + kc`: a part of a packed panel, or `A`'s own rows, read in
+/// place (the micro-kernel broadcasts each element from memory either way, so a row-major `A`
+/// needs no packing).
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn a_tile<'x>(
-    a: &A<'x>,
-    k: usize,
-    m0: usize,
-    rows: usize,
-    height: usize,
-    k0: usize,
-    kc: usize,
-    buf: &'x mut [Row],
-) -> (&'x [Row], usize) {
+fn a_tile<'x>(a: &A<'x>, k: usize, m0: usize, k0: usize, kc: usize) -> ATile<'x> {
     match *a {
-        A::Packed(panels) => (&panels[(m0 / PANEL) * k + k0..][..kc], m0 % PANEL),
-        A::Rows { a, lda } => {
-            let buf = &mut buf[..kc];
-            for (p, row) in buf.iter_mut().enumerate() {
-                for i in 0..height {
-                    row[i] = if i < rows {
-                        a[(m0 + i) * lda + k0 + p]
-                    } else {
-                        0.0
-                    };
-                }
-            }
-            (buf, 0)
-        }
+        A::Packed(panels) => ATile::Panel {
+            rows: &panels[(m0 / PANEL) * k + k0..][..kc],
+            r0: m0 % PANEL,
+        },
+        A::Rows { a, lda } => ATile::Rows { a, lda, k0, kc },
     }
 }
 
@@ -370,17 +353,11 @@ fn drive<
     buf: &mut [Row],
 ) {
     let (m, n, k) = (p.m, p.n, p.k);
-    let pack_a = matches!(a, A::Rows { .. });
     let pack_b = matches!(b, B::Pack(_));
-    let panels = usize::from(pack_a) + usize::from(pack_b);
-    let kc_max = buf
-        .len()
-        .checked_div(panels)
-        .unwrap_or(KC_MAX)
+    let kc_max = if pack_b { buf.len() } else { KC_MAX }
         .clamp(1, KC_MAX)
         .min(k);
-    let (b_buf, rest) = buf.split_at_mut(if pack_b { kc_max } else { 0 });
-    let a_buf = &mut rest[..if pack_a { kc_max } else { 0 }];
+    let b_buf = &mut buf[..if pack_b { kc_max } else { 0 }];
     let tiles = |m0: usize| {
         let rows = (m - m0).min(R);
         (rows, pick::<R, RH, RQ>(rows))
@@ -405,10 +382,8 @@ fn drive<
                     let mut m0 = 0;
                     while m0 < m {
                         let (rows, height) = tiles(m0);
-                        let (at, r0) = a_tile(&a, k, m0, rows, height, k0, kc, a_buf);
                         let t = Tile {
-                            a: at,
-                            r0,
+                            a: a_tile(&a, k, m0, k0, kc),
                             b: Operand::Panel(panel),
                             c0: 0,
                             m0,
@@ -441,8 +416,10 @@ fn drive<
                         last: true,
                     };
                     let t = Tile {
-                        a: at,
-                        r0: m0 % PANEL,
+                        a: ATile::Panel {
+                            rows: at,
+                            r0: m0 % PANEL,
+                        },
                         b: Operand::InPlace { b: &b[n0..], ld },
                         c0: 0,
                         m0,
@@ -461,7 +438,7 @@ fn drive<
                 let mut k0 = 0;
                 while k0 < k {
                     let kc = kc_max.min(k - k0);
-                    let (at, r0) = a_tile(&a, k, m0, rows, height, k0, kc, a_buf);
+                    let at = a_tile(&a, k, m0, k0, kc);
                     let mut n0 = 0;
                     while n0 < n {
                         let w = NR.min(n - n0);
@@ -473,7 +450,6 @@ fn drive<
                         };
                         let t = Tile {
                             a: at,
-                            r0,
                             b: Operand::Panel(&b_panels[(n0 / PANEL) * k + k0..][..kc]),
                             c0: n0 % PANEL,
                             m0,
@@ -548,12 +524,27 @@ struct Step {
 /// A tile's operands: the rows of its `A` panel (its rows from column `r0`) and of its `B`
 /// operand (its columns from column `c0`), and its rows of `C` (`m0..m0 + rows`).
 struct Tile<'x> {
-    a: &'x [Row],
-    r0: usize,
+    a: ATile<'x>,
     b: Operand<'x>,
     c0: usize,
     m0: usize,
     rows: usize,
+}
+
+/// Where a tile reads `A`: the rows of a packed panel (its rows from column `r0`), or `A`'s own
+/// rows (row `i` of the tile at `a[(m0 + i) * lda + k0..][..kc]`).
+#[derive(Clone, Copy)]
+enum ATile<'x> {
+    Panel {
+        rows: &'x [Row],
+        r0: usize,
+    },
+    Rows {
+        a: &'x [f32],
+        lda: usize,
+        k0: usize,
+        kc: usize,
+    },
 }
 
 /// Where a tile reads `B`: the rows of a panel, or row-major rows read in place (column 0 of
@@ -583,7 +574,7 @@ fn tile<const H: usize, const W: usize>(p: &mut Product<'_, '_>, t: &Tile<'_>, s
     match t.b {
         Operand::Panel(b) => {
             let c0 = t.c0;
-            micro::<H, W, _>(&mut sums, t.a, t.r0, b.iter().map(|row| part::<W>(row, c0)));
+            a_micro::<H, W, _>(&mut sums, t, b.iter().map(|row| part::<W>(row, c0)));
         }
         Operand::InPlace { b, ld } => {
             const ZEROS: Row = [0.0; PANEL];
@@ -591,7 +582,7 @@ fn tile<const H: usize, const W: usize>(p: &mut Product<'_, '_>, t: &Tile<'_>, s
             let rows = b
                 .chunks(ld.max(1))
                 .map(|row| row.first_chunk::<W>().unwrap_or(zeros));
-            micro::<H, W, _>(&mut sums, t.a, t.r0, rows);
+            a_micro::<H, W, _>(&mut sums, t, rows);
         }
     }
     let gemm_c = matches!(p.bias, Bias::Gemm { c: Some(_), .. });
@@ -607,6 +598,25 @@ fn tile<const H: usize, const W: usize>(p: &mut Product<'_, '_>, t: &Tile<'_>, s
         }
         if step.last && gemm_c {
             finish(p.bias, p.act, m0 + i, n0, out);
+        }
+    }
+}
+
+/// The micro-kernel for the tile's `A`: packed, or its rows in place (a tile's rows beyond
+/// `A`'s last repeat that last row: their sums are never stored).
+#[inline(always)]
+fn a_micro<'b, const H: usize, const W: usize, I: Iterator<Item = &'b [f32; W]>>(
+    sums: &mut [[f32; W]; H],
+    t: &Tile<'_>,
+    b: I,
+) {
+    match t.a {
+        ATile::Panel { rows, r0 } => micro::<H, W, _>(sums, rows, r0, b),
+        ATile::Rows { a, lda, k0, kc } => {
+            let last = t.rows.max(1) - 1;
+            let rows: [&[f32]; H] =
+                core::array::from_fn(|i| &a[(t.m0 + i.min(last)) * lda + k0..][..kc]);
+            micro_rows::<H, W, _>(sums, &rows, b);
         }
     }
 }
@@ -658,6 +668,59 @@ macro_rules! micro_fn {
         }
     };
 }
+/// The micro-kernel on `A`'s rows in place: `sums[i][j] += a[i][p] * b[p][j]` for every `p` in
+/// order, the same sums as [`micro`]'s.
+#[inline(always)]
+fn micro_rows<'b, const H: usize, const W: usize, I: Iterator<Item = &'b [f32; W]>>(
+    sums: &mut [[f32; W]; H],
+    a: &[&[f32]; H],
+    b: I,
+) {
+    match H {
+        16 => rows16::<W, I>(sums, a, b),
+        8 => rows8::<W, I>(sums, a, b),
+        4 => rows4::<W, I>(sums, a, b),
+        2 => rows2::<W, I>(sums, a, b),
+        _ => rows1::<W, I>(sums, a, b),
+    }
+}
+
+/// [`micro_fn`] with `A`'s `$h` rows read in place (each of the same length, the steps of `k`).
+macro_rules! micro_rows_fn {
+    ($name:ident, $h:literal, [$($s:ident $r:ident $i:literal),+]) => {
+        #[inline(always)]
+        fn $name<'b, const W: usize, I: Iterator<Item = &'b [f32; W]>>(
+            sums: &mut [[f32; W]],
+            a: &[&[f32]],
+            b: I,
+        ) {
+            let (Ok(rows), Ok(a)) = (
+                <&mut [[f32; W]; $h]>::try_from(sums),
+                <&[&[f32]; $h]>::try_from(a),
+            ) else {
+                return;
+            };
+            let [$(mut $s),+] = *rows;
+            let kc = a[0].len();
+            $(let $r = &a[$i][..kc];)+
+            for (p, bv) in b.take(kc).enumerate() {
+                $(
+                    let ai = $r[p];
+                    for j in 0..W {
+                        $s[j] += ai * bv[j];
+                    }
+                )+
+            }
+            *rows = [$($s),+];
+        }
+    };
+}
+micro_rows_fn!(rows16, 16, [s0 r0 0, s1 r1 1, s2 r2 2, s3 r3 3, s4 r4 4, s5 r5 5, s6 r6 6, s7 r7 7, s8 r8 8, s9 r9 9, s10 r10 10, s11 r11 11, s12 r12 12, s13 r13 13, s14 r14 14, s15 r15 15]);
+micro_rows_fn!(rows8, 8, [s0 r0 0, s1 r1 1, s2 r2 2, s3 r3 3, s4 r4 4, s5 r5 5, s6 r6 6, s7 r7 7]);
+micro_rows_fn!(rows4, 4, [s0 r0 0, s1 r1 1, s2 r2 2, s3 r3 3]);
+micro_rows_fn!(rows2, 2, [s0 r0 0, s1 r1 1]);
+micro_rows_fn!(rows1, 1, [s0 r0 0]);
+
 micro_fn!(micro16, 16, [s0 0, s1 1, s2 2, s3 3, s4 4, s5 5, s6 6, s7 7, s8 8, s9 9, s10 10, s11 11, s12 12, s13 13, s14 14, s15 15]);
 micro_fn!(micro8, 8, [s0 0, s1 1, s2 2, s3 3, s4 4, s5 5, s6 6, s7 7]);
 micro_fn!(micro4, 4, [s0 0, s1 1, s2 2, s3 3]);
@@ -773,15 +836,8 @@ mod tests {
         } else {
             A::Rows { a, lda: k }
         };
-        // No scratch when A is packed; a panel of B (and one of A) otherwise.
-        let mut scratch = vec![
-            0u64;
-            if pack_a {
-                0
-            } else {
-                scratch_words(k, true, true)
-            }
-        ];
+        // No scratch when A is packed; a panel of B otherwise (it is packed from row-major).
+        let mut scratch = vec![0u64; if pack_a { 0 } else { scratch_words(k, true) }];
         let b: B<'_, RowMajor<'_>> = B::InPlace { b: bm, ld: n };
         product(&mut prod, a, b, panel_buffer(&mut scratch)).unwrap();
         c
@@ -807,7 +863,7 @@ mod tests {
                 limit(level);
                 for (pack_a, pack_b) in [(false, false), (true, false), (false, true), (true, true)]
                 {
-                    let full = scratch_words(k, !pack_a, !pack_b);
+                    let full = scratch_words(k, !pack_b);
                     for words in [full, PANEL, 3 * PANEL] {
                         let c = compute(
                             m,
@@ -863,7 +919,7 @@ mod tests {
             .map(|(idx, &s)| crate::activation::relu(s + bias[idx / n]))
             .collect();
         let mut c = vec![0.0f32; m * n];
-        let mut scratch = vec![0u64; scratch_words(k, true, true)];
+        let mut scratch = vec![0u64; scratch_words(k, true)];
         let mut prod = Product {
             m,
             n,

@@ -46,19 +46,19 @@ fn rows(data: &[f32]) -> &[Row] {
     data.as_chunks::<PANEL>().0
 }
 
-/// Scratch words of MatMul: a panel of A, and one of B unless it is packed.
+/// Scratch words of MatMul: a panel of B unless it is packed.
 pub(crate) fn matmul_scratch_len(
     attrs: &Attrs<'_>,
     input_shapes: &[Option<&[usize]>],
 ) -> Result<usize, KernelError> {
     let packed = packed(attrs)?;
     Ok(match input_shapes.first() {
-        Some(Some(sa)) if !sa.is_empty() => gemm::scratch_words(sa[sa.len() - 1], true, !packed),
+        Some(Some(sa)) if !sa.is_empty() => gemm::scratch_words(sa[sa.len() - 1], !packed),
         _ => 0,
     })
 }
 
-/// Scratch words of Gemm: a panel of A, and one of B unless it is packed.
+/// Scratch words of Gemm: a panel of B unless it is packed.
 pub(crate) fn gemm_scratch_len(
     attrs: &Attrs<'_>,
     input_shapes: &[Option<&[usize]>],
@@ -66,9 +66,7 @@ pub(crate) fn gemm_scratch_len(
     let trans_a = attrs.int("transA", 0)? != 0;
     let packed = packed(attrs)?;
     Ok(match input_shapes.first() {
-        Some(Some(sa)) if sa.len() == 2 => {
-            gemm::scratch_words(sa[usize::from(!trans_a)], true, !packed)
-        }
+        Some(Some(sa)) if sa.len() == 2 => gemm::scratch_words(sa[usize::from(!trans_a)], !packed),
         _ => 0,
     })
 }
