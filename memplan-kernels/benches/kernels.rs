@@ -1,6 +1,8 @@
 //! The heaviest kernels at the sizes of the runnable models: MobileNetV2's stem, pointwise and
-//! depthwise convolutions, and BERT-mini's feed-forward and attention matrix products.
-//! Throughput is reported in multiply-accumulates (as "elements").
+//! depthwise convolutions, BERT-mini's feed-forward and attention matrix products, its GELU's
+//! Erf and its attention Softmax, and the other transcendental activations at the Erf's size.
+//! Throughput is reported in multiply-accumulates (as "elements"), for the elementwise
+//! operators and Softmax in elements.
 
 // `criterion_group!` generates an undocumented public function.
 #![allow(missing_docs)]
@@ -130,5 +132,29 @@ fn kernels(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, kernels);
+fn transcendentals(c: &mut Criterion) {
+    let none = Attrs::default();
+    let ffn: &[usize] = &[1, 128, 1024];
+    for (name, op) in [
+        ("erf_128x1024", "Erf"),
+        ("tanh_128x1024", "Tanh"),
+        ("sigmoid_128x1024", "Sigmoid"),
+        ("exp_128x1024", "Exp"),
+        ("gelu_128x1024", "Gelu"),
+    ] {
+        bench_node(c, name, op, &none, &[ffn], ffn, 128 * 1024);
+    }
+    let scores: &[usize] = &[1, 4, 128, 128];
+    bench_node(
+        c,
+        "softmax_attention_4x128x128",
+        "Softmax",
+        &none,
+        &[scores],
+        scores,
+        4 * 128 * 128,
+    );
+}
+
+criterion_group!(benches, kernels, transcendentals);
 criterion_main!(benches);

@@ -95,7 +95,9 @@ impl Activation {
                 .for_each(|x| *x = hard_sigmoid(*x, alpha, beta)),
             Activation::HardSwish => xs.iter_mut().for_each(|x| *x = hard_swish(*x)),
             Activation::LeakyRelu(alpha) => xs.iter_mut().for_each(|x| *x = leaky_relu(*x, alpha)),
-            Activation::Sigmoid => xs.iter_mut().for_each(|x| *x = crate::unary::sigmoid(*x)),
+            Activation::Sigmoid => xs
+                .iter_mut()
+                .for_each(|x| *x = crate::fast_math::logistic(*x)),
         }
     }
 }

@@ -9,6 +9,7 @@
 use crate::attrs::Attrs;
 use crate::broadcast::{broadcast_strides, for_each};
 use crate::error::{KernelError, bail};
+use crate::fast_math;
 use crate::tensor::{
     DataMut, Dims, Input, Operand, Output, axis, collect, expect_shape, operand, opt_value, output,
     strides, typed,
@@ -150,6 +151,13 @@ pub(crate) fn layer_norm(
 }
 
 /// Softmax (or LogSoftmax) along one axis (opset 13 semantics, default the last).
+///
+/// Per row: the maximum (NaN if any element is NaN), `e = exp(x - max)` with
+/// [`fast_math::exp`], the sum of the `e`, then `e / sum` (Softmax: a division, correctly
+/// rounded, not a multiplication by `1 / sum`, which would round twice) or `x - max - ln(sum)`
+/// (LogSoftmax). Along the last axis (the common case, a contiguous row) each pass is a loop the
+/// compiler vectorises ([`softmax_row`]); along another axis the elements of a row are `inner`
+/// apart and are visited one by one.
 pub(crate) fn softmax(
     attrs: &Attrs,
     inputs: &[Input<'_>],
@@ -163,6 +171,18 @@ pub(crate) fn softmax(
     let ax = axis(attrs.int("axis", -1)?, ys.len())?;
     let len = ys[ax];
     let inner = strides(ys)?[ax];
+    if inner == 1 {
+        if len > 0 {
+            for row in y.chunks_exact_mut(len) {
+                if log {
+                    softmax_row::<true>(row);
+                } else {
+                    softmax_row::<false>(row);
+                }
+            }
+        }
+        return Ok(());
+    }
     let outer: usize = ys[..ax].iter().product();
     for o in 0..outer {
         for i in 0..inner {
@@ -170,14 +190,12 @@ pub(crate) fn softmax(
             let idx = |j: usize| base + j * inner;
             let mut max = f32::NEG_INFINITY;
             for j in 0..len {
-                let v = y[idx(j)];
-                if v > max || v.is_nan() {
-                    max = v;
-                }
+                max = greater_or_nan(y[idx(j)], max);
             }
+            // In order, from +0.
             let mut sum = 0.0f32;
             for j in 0..len {
-                let e = libm::expf(y[idx(j)] - max);
+                let e = fast_math::exp(y[idx(j)] - max);
                 sum += e;
                 if !log {
                     y[idx(j)] = e;
@@ -196,6 +214,78 @@ pub(crate) fn softmax(
         }
     }
     Ok(())
+}
+
+/// The partial maxima and sums of [`softmax_row`]: element `j` of a row goes to lane `j % 8`.
+/// Eight independent accumulators are one AVX2 register, two SSE2 (or NEON) registers; the
+/// lanes are a fixed part of the arithmetic, not of the target, so every build adds the same
+/// numbers in the same order.
+const SOFTMAX_LANES: usize = 8;
+
+/// `v` if it is greater than `max` or NaN, else `max`: a running maximum that becomes NaN at
+/// the first NaN and stays NaN. Its result does not depend on the order of the elements (but
+/// for which of -0 and +0 a row of zeros keeps, which no later step can tell apart).
+#[inline(always)]
+fn greater_or_nan(v: f32, max: f32) -> f32 {
+    if v > max || v.is_nan() { v } else { max }
+}
+
+/// Softmax or LogSoftmax of one contiguous row, in place, in three vectorised passes:
+///
+/// 1. the maximum: [`SOFTMAX_LANES`] running maxima over the full chunks of eight, then the
+///    lanes in order, then the remaining elements;
+/// 2. `e = exp(x - max)` (stored by Softmax) and their sum: lane `l` adds the `e` of elements
+///    `l, l + 8, l + 16, ...` in order from +0, then the sum is `lane 0 + lane 1 + ... + lane 7`
+///    in order, then the remaining elements in order. A fixed order (not the row's one by
+///    one), so that the loop vectorises and every build gets the same bits;
+/// 3. Softmax `e / sum`, LogSoftmax `(x - max) - ln(sum)`.
+///
+/// (`LOG` a constant, so that each pass is a loop without a condition.)
+fn softmax_row<const LOG: bool>(row: &mut [f32]) {
+    let mut maxima = [f32::NEG_INFINITY; SOFTMAX_LANES];
+    let mut chunks = row.chunks_exact(SOFTMAX_LANES);
+    for chunk in &mut chunks {
+        for (m, &v) in maxima.iter_mut().zip(chunk) {
+            *m = greater_or_nan(v, *m);
+        }
+    }
+    let mut max = maxima
+        .iter()
+        .fold(f32::NEG_INFINITY, |max, &m| greater_or_nan(m, max));
+    for &v in chunks.remainder() {
+        max = greater_or_nan(v, max);
+    }
+
+    let mut sums = [0.0f32; SOFTMAX_LANES];
+    let mut chunks = row.chunks_exact_mut(SOFTMAX_LANES);
+    for chunk in &mut chunks {
+        for (s, v) in sums.iter_mut().zip(chunk) {
+            let e = fast_math::exp(*v - max);
+            *s += e;
+            if !LOG {
+                *v = e;
+            }
+        }
+    }
+    let mut sum = sums.iter().fold(0.0f32, |sum, &s| sum + s);
+    for v in chunks.into_remainder() {
+        let e = fast_math::exp(*v - max);
+        sum += e;
+        if !LOG {
+            *v = e;
+        }
+    }
+
+    if LOG {
+        let l = libm::logf(sum);
+        for v in row.iter_mut() {
+            *v = *v - max - l;
+        }
+    } else {
+        for v in row.iter_mut() {
+            *v /= sum;
+        }
+    }
 }
 
 /// InstanceNormalization: each `[n, c]` plane normalized by its own mean and variance, then
