@@ -209,7 +209,23 @@ struct Im2col<'a> {
     win: &'a Window,
 }
 
+/// One run of a panel's columns (consecutive outputs along one output row) as one tap sees
+/// them: `before` zeros (the tap lies in the padding left of the input), `copied` inputs from
+/// `src` (an index into the input channel's plane) on, then zeros up to `len`.
+#[derive(Clone, Copy, Default)]
+struct Gather {
+    /// The run's first column in the panel.
+    j: usize,
+    before: usize,
+    copied: usize,
+    len: usize,
+    src: usize,
+}
+
 impl Panel for Im2col<'_> {
+    /// Tap by tap: where a tap's inputs lie for the panel's columns depends on the tap only, not
+    /// on the input channel, so it is worked out once per tap (a few divisions) and then used for
+    /// every input channel's row of that tap, each a short copy from the channel's plane.
     fn pack(&self, k0: usize, n0: usize, w: usize, nr: usize, dst: &mut [Row]) {
         let win = self.win;
         let [kd, kh, kw] = [win.kernel[0], win.kernel[1], win.kernel[2]];
@@ -231,51 +247,94 @@ impl Panel for Im2col<'_> {
             j += len;
         }
         let runs = &runs[..count];
-        // The first row's input channel and tap, then counted up row by row.
-        let (mut ci, t) = (k0 / taps, k0 % taps);
-        let (mut td, mut th, mut tw) = (t / (kh * kw), (t / kw) % kh, t % kw);
-        for row in dst.iter_mut() {
-            let plane = &self.x[ci * in_plane..][..in_plane];
-            row[w..nr].fill(0.0);
+        let end = k0 + dst.len();
+        let mut gathers = [Gather::default(); PANEL];
+        for t in 0..taps {
+            // Row `ci * taps + t` is input channel `ci`'s row of tap `t`: the first in the chunk.
+            let first_ci = k0.saturating_sub(t).div_ceil(taps);
+            let mut r = first_ci * taps + t;
+            if r >= end {
+                continue;
+            }
+            let (td, th, tw) = (t / (kh * kw), (t / kw) % kh, t % kw);
             // Output columns whose tap `tw` is inside the input.
             let cols = win.valid_outputs(2, tw);
-            for &(j, zo, yo, xo, len) in runs {
-                let seg = &mut row[j..j + len];
-                match (win.source(0, zo, td), win.source(1, yo, th)) {
-                    (Some(zi), Some(yi)) => {
-                        let src = &plane[(zi * ih + yi) * iw..][..iw];
-                        let lo = cols.start.clamp(xo, xo + len);
-                        let hi = cols.end.clamp(lo, xo + len);
-                        seg[..lo - xo].fill(0.0);
-                        seg[hi - xo..].fill(0.0);
-                        if let (true, Some(first)) = (hi > lo, win.source(2, lo, tw)) {
-                            let out = &mut seg[lo - xo..hi - xo];
-                            if sw == 1 {
-                                out.copy_from_slice(&src[first..first + out.len()]);
-                            } else {
-                                for (t, o) in out.iter_mut().enumerate() {
-                                    *o = src[first + t * sw];
-                                }
-                            }
+            for (g, &(j, zo, yo, xo, len)) in gathers.iter_mut().zip(runs) {
+                *g = Gather {
+                    j,
+                    before: len,
+                    copied: 0,
+                    len,
+                    src: 0,
+                };
+                if let (Some(zi), Some(yi)) = (win.source(0, zo, td), win.source(1, yo, th)) {
+                    let lo = cols.start.clamp(xo, xo + len);
+                    let hi = cols.end.clamp(lo, xo + len);
+                    if let (true, Some(first)) = (hi > lo, win.source(2, lo, tw)) {
+                        g.before = lo - xo;
+                        g.copied = hi - lo;
+                        g.src = (zi * ih + yi) * iw + first;
+                    }
+                }
+            }
+            let gathers = &gathers[..count];
+            let mut plane_at = first_ci * in_plane;
+            while r < end {
+                let plane = &self.x[plane_at..][..in_plane];
+                let row = &mut dst[r - k0];
+                zero_short(&mut row[w..nr]);
+                for g in gathers {
+                    let seg = &mut row[g.j..g.j + g.len];
+                    let (before, rest) = seg.split_at_mut(g.before);
+                    let (copied, after) = rest.split_at_mut(g.copied);
+                    zero_short(before);
+                    zero_short(after);
+                    if sw == 1 {
+                        copy_short(copied, &plane[g.src..][..g.copied]);
+                    } else {
+                        let from = plane[g.src..].iter().step_by(sw);
+                        for (o, &v) in copied.iter_mut().zip(from) {
+                            *o = v;
                         }
                     }
-                    _ => seg.fill(0.0),
                 }
-            }
-            tw += 1;
-            if tw == kw {
-                tw = 0;
-                th += 1;
-                if th == kh {
-                    th = 0;
-                    td += 1;
-                    if td == kd {
-                        td = 0;
-                        ci += 1;
-                    }
-                }
+                r += taps;
+                plane_at += in_plane;
             }
         }
+    }
+}
+
+/// `dst.copy_from_slice(src)` for at most two vectors of eight, as fixed-size (overlapping)
+/// copies the compiler inlines as vector moves, where `copy_from_slice` of a length it does not
+/// know would call `memcpy`.
+#[inline(always)]
+fn copy_short(dst: &mut [f32], src: &[f32]) {
+    let n = dst.len();
+    if (8..=16).contains(&n) {
+        dst[..8].copy_from_slice(&src[..8]);
+        dst[n - 8..].copy_from_slice(&src[n - 8..n]);
+    } else if (4..8).contains(&n) {
+        dst[..4].copy_from_slice(&src[..4]);
+        dst[n - 4..].copy_from_slice(&src[n - 4..n]);
+    } else {
+        dst.copy_from_slice(src);
+    }
+}
+
+/// `dst.fill(0.0)` for a few words (the padding of a panel's row), without a call.
+#[inline(always)]
+fn zero_short(dst: &mut [f32]) {
+    let n = dst.len();
+    if (8..=16).contains(&n) {
+        dst[..8].fill(0.0);
+        dst[n - 8..].fill(0.0);
+    } else if n < 8 {
+        for d in dst {
+            *d = 0.0;
+        }
+    } else {
+        dst.fill(0.0);
     }
 }
 
@@ -776,6 +835,108 @@ mod tests {
                 }
             }
             limit(Level::Avx512);
+        }
+    }
+
+    /// One case of [`im2col_panels_are_the_im2col_matrix`]: spatial input sizes, kernel sizes,
+    /// strides, dilations, pads (begin then end).
+    type WindowCase<'a> = (&'a [usize], &'a [usize], &'a [i64], &'a [i64], &'a [i64]);
+
+    /// Every panel `Im2col` packs is its part of the im2col matrix: row `ci * taps + tap`,
+    /// column `pixel`, the input that tap reads for that pixel, 0 in the padding and in the
+    /// columns past the panel's width; over 1 to 3 spatial dimensions, pads, strides, dilations,
+    /// output rows narrower and wider than a panel, chunks of `k` that start inside a channel.
+    #[test]
+    fn im2col_panels_are_the_im2col_matrix() {
+        use super::Im2col;
+        use crate::gemm::{PANEL, Panel, Row};
+        use crate::spatial::Window;
+        let cases: [WindowCase<'_>; 9] = [
+            (&[5, 7], &[3, 3], &[1, 1], &[1, 1], &[1, 1, 1, 1]),
+            (&[9, 8], &[3, 3], &[2, 2], &[1, 1], &[1, 0, 0, 1]),
+            (&[6, 20], &[2, 3], &[1, 1], &[2, 1], &[0, 0, 0, 0]),
+            (&[40], &[5], &[3], &[1], &[2, 2]),
+            (
+                &[3, 4, 5],
+                &[2, 2, 2],
+                &[1, 1, 1],
+                &[1, 1, 1],
+                &[1, 1, 1, 1, 1, 1],
+            ),
+            (&[11, 11], &[7, 7], &[2, 2], &[1, 1], &[3, 3, 3, 3]),
+            (&[6, 6], &[1, 1], &[2, 2], &[1, 1], &[0, 0, 0, 0]),
+            (&[2, 3], &[5, 5], &[1, 1], &[1, 1], &[2, 2, 2, 2]),
+            (&[4, 37], &[3, 3], &[1, 3], &[1, 2], &[0, 5, 2, 1]),
+        ];
+        let channels = 3;
+        for (input, kernel, strides, dilations, pads) in cases {
+            let r = input.len();
+            let given: Vec<usize> = (0..r)
+                .map(|i| {
+                    let span = (kernel[i] - 1) * dilations[i] as usize + 1;
+                    let padded = input[i] + (pads[i] + pads[i + r]) as usize;
+                    (padded - span) / strides[i] as usize + 1
+                })
+                .collect();
+            let list = [
+                ("strides", Attr::Ints(strides)),
+                ("dilations", Attr::Ints(dilations)),
+                ("pads", Attr::Ints(pads)),
+            ];
+            let win = Window::new(&Attrs::new(&list), input, kernel, false, &given)
+                .unwrap()
+                .to_3d();
+            let plane: usize = input.iter().product();
+            // Distinct non-zero values: an input read from the wrong place shows.
+            let x: Vec<f32> = (0..channels * plane).map(|i| i as f32 + 1.0).collect();
+            let im2col = Im2col { x: &x, win: &win };
+            let taps: usize = kernel.iter().product();
+            let (k, n) = (channels * taps, given.iter().product::<usize>());
+            let want = |row: usize, col: usize| -> f32 {
+                let (ci, t) = (row / taps, row % taps);
+                let tap = [
+                    t / (win.kernel[1] * win.kernel[2]),
+                    (t / win.kernel[2]) % win.kernel[1],
+                    t % win.kernel[2],
+                ];
+                let (ow, oh) = (win.output[2], win.output[1]);
+                let out = [col / (ow * oh), (col / ow) % oh, col % ow];
+                let mut at = 0;
+                for d in 0..3 {
+                    match win.source(d, out[d], tap[d]) {
+                        Some(i) => at = at * win.input[d] + i,
+                        None => return 0.0,
+                    }
+                }
+                x[ci * plane + at]
+            };
+            for chunk in [k, 5, taps + 1] {
+                for n0 in (0..n).step_by(PANEL) {
+                    let w = PANEL.min(n - n0);
+                    for nr in [w, PANEL] {
+                        let mut k0 = 0;
+                        while k0 < k {
+                            let kc = chunk.min(k - k0);
+                            let mut dst: Vec<Row> = vec![[f32::NAN; PANEL]; kc];
+                            im2col.pack(k0, n0, w, nr, &mut dst);
+                            for (i, row) in dst.iter().enumerate() {
+                                for (j, &got) in row[..nr].iter().enumerate() {
+                                    let want = if j < w { want(k0 + i, n0 + j) } else { 0.0 };
+                                    assert_eq!(
+                                        got.to_bits(),
+                                        want.to_bits(),
+                                        "{input:?} {kernel:?} s{strides:?} d{dilations:?} \
+                                         p{pads:?}: row {} col {}",
+                                        k0 + i,
+                                        n0 + j
+                                    );
+                                }
+                            }
+                            k0 += kc;
+                        }
+                    }
+                }
+            }
         }
     }
 }
