@@ -158,12 +158,37 @@ fn max_2d(win: &Window, src: &[f32], dst: &mut [f32]) {
                     continue;
                 }
                 let first = lo * sw + shift - pw;
-                let taps = row[first..].iter().step_by(sw);
-                for (o, &v) in out[lo..hi].iter_mut().zip(taps) {
-                    *o = if v > *o { v } else { *o };
+                let out = &mut out[lo..hi];
+                match sw {
+                    1 => max_into::<1>(out, &row[first..]),
+                    2 => max_into::<2>(out, &row[first..]),
+                    _ => {
+                        let taps = row[first..].iter().step_by(sw);
+                        for (o, &v) in out.iter_mut().zip(taps) {
+                            *o = if v > *o { v } else { *o };
+                        }
+                    }
                 }
             }
         }
+    }
+}
+
+/// `out[i] = max(out[i], taps[i * S])` (the tap taken when greater) for every output, with the
+/// stride a constant so that the compiler vectorises the loop (at stride 2 as loads of pairs,
+/// the first of each kept). `taps` holds `(out.len() - 1) * S + 1` elements at least.
+#[inline(always)]
+fn max_into<const S: usize>(out: &mut [f32], taps: &[f32]) {
+    let (groups, rest) = taps.as_chunks::<S>();
+    let full = out.len().min(groups.len());
+    let (head, tail) = out.split_at_mut(full);
+    for (o, g) in head.iter_mut().zip(groups) {
+        let v = g[0];
+        *o = if v > *o { v } else { *o };
+    }
+    // The last output's tap when it starts an incomplete group.
+    if let (Some(o), Some(&v)) = (tail.first_mut(), rest.first()) {
+        *o = if v > *o { v } else { *o };
     }
 }
 
