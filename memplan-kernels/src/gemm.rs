@@ -10,12 +10,14 @@
 //! micro-kernel broadcasts one element of `A` per row and step, from a panel or from `A`'s row
 //! alike. The micro-kernel computes a tile of `H` rows by `W` columns (each dividing
 //! 16, so a tile lies inside its panels) with the tile's sums in registers: per step one vector
-//! of `B`'s panel row, `H` broadcasts of `A`'s, `H x W` multiplies and adds. Each row's sums are
-//! a variable of their own (`micro_fn!`), so the compiler keeps each in a vector register.
+//! of `B`'s panel row, `H` broadcasts of `A`'s, `H` fused multiply-adds of `W` lanes
+//! ([`crate::simd::MulAdd`], `vfmadd` at AVX2 and AVX-512). Each row's sums are a variable of
+//! their own (`micro_fn!`), so the compiler keeps each in a vector register.
 //!
-//! Every output element is `((0 + a0 b0) + a1 b1) + ...` in increasing `k`, one panel's partial
-//! sums stored in `C` and picked up by the next: the same bits for any tile size, vector width or
-//! blocking (see [`crate::simd`]). When an element's last panel is done, the epilogue adds the
+//! Every output element is `fma(a_k, b_k, ... fma(a_1, b_1, fma(a_0, b_0, 0)))` in increasing
+//! `k` (each term's product and sum rounded once), one panel's partial sums stored in `C` and
+//! picked up by the next: the same bits for any tile size, vector width or blocking (see
+//! [`crate::simd`]). When an element's last panel is done, the epilogue adds the
 //! bias (per row for Conv, `alpha` and `beta` for Gemm) and applies the fused activation while
 //! the tile is in registers.
 //!
@@ -24,7 +26,7 @@
 
 use crate::activation::Activation;
 use crate::error::{KernelError, bail};
-use crate::simd::dispatch;
+use crate::simd::{MulAdd, ScalarFma, dispatch};
 
 /// The width of a packed panel: 16 rows of `A` or 16 columns of `B` per row of `k`. Every
 /// micro-kernel's tile (`R` rows, `NR` columns, at most 16 each, dividing 16) is a part of one.
@@ -266,28 +268,28 @@ pub(crate) fn product<P: Panel>(
 #[cfg(target_arch = "arm")]
 fn drive_portable<P: Panel>(p: &mut Product<'_, '_>, a: A<'_>, b: B<'_, P>, buf: &mut [Row]) {
     // 4 x 4 sums in 16 of the Cortex-M4F's 32 single-precision registers, 4 + 4 operands.
-    drive::<P, 4, 4, 1, 4, 4, 1>(p, a, b, buf);
+    drive::<P, _, 4, 4, 1, 4, 4, 1>(ScalarFma, p, a, b, buf);
 }
 
 /// The portable build's tiles.
 #[cfg(not(target_arch = "arm"))]
 fn drive_portable<P: Panel>(p: &mut Product<'_, '_>, a: A<'_>, b: B<'_, P>, buf: &mut [Row]) {
     // SSE2: 4 rows x 8 columns (2 xmm registers), 8 of the 16 registers.
-    drive::<P, 4, 2, 1, 8, 4, 1>(p, a, b, buf);
+    drive::<P, _, 4, 2, 1, 8, 4, 1>(ScalarFma, p, a, b, buf);
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 fn drive_avx2<P: Panel>(p: &mut Product<'_, '_>, a: A<'_>, b: B<'_, P>, buf: &mut [Row]) {
     // 4 rows x 16 columns (2 ymm registers), 8 of the 16 registers.
-    drive::<P, 4, 2, 1, 16, 8, 4>(p, a, b, buf);
+    drive::<P, _, 4, 2, 1, 16, 8, 4>(crate::simd::Avx2Fma::new(), p, a, b, buf);
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
+#[target_feature(enable = "avx512f,fma")]
 fn drive_avx512<P: Panel>(p: &mut Product<'_, '_>, a: A<'_>, b: B<'_, P>, buf: &mut [Row]) {
     // 16 rows x 16 columns (a zmm register), 16 of the 32 registers.
-    drive::<P, 16, 8, 4, 16, 8, 4>(p, a, b, buf);
+    drive::<P, _, 16, 8, 4, 16, 8, 4>(crate::simd::Avx512Fma::new(), p, a, b, buf);
 }
 
 /// The largest of `X >= XH >= XQ >= 1` that is at most `count` (`count >= 1`).
@@ -340,6 +342,7 @@ fn a_tile<'x>(a: &A<'x>, k: usize, m0: usize, k0: usize, kc: usize) -> ATile<'x>
 #[inline(always)]
 fn drive<
     P: Panel,
+    F: MulAdd,
     const R: usize,
     const RH: usize,
     const RQ: usize,
@@ -347,6 +350,7 @@ fn drive<
     const NH: usize,
     const NQ: usize,
 >(
+    fma: F,
     p: &mut Product<'_, '_>,
     a: A<'_>,
     b: B<'_, P>,
@@ -389,7 +393,7 @@ fn drive<
                             m0,
                             rows,
                         };
-                        tile_of::<R, RH, RQ, NR, NH, NQ>(p, &t, &step, height, width);
+                        tile_of::<F, R, RH, RQ, NR, NH, NQ>(fma, p, &t, &step, height, width);
                         m0 += height;
                     }
                     k0 += kc;
@@ -425,7 +429,7 @@ fn drive<
                         m0,
                         rows,
                     };
-                    tile_of::<R, RH, RQ, NR, NH, NQ>(p, &t, &step, height, width);
+                    tile_of::<F, R, RH, RQ, NR, NH, NQ>(fma, p, &t, &step, height, width);
                     n0 += width;
                 }
                 m0 += height;
@@ -456,7 +460,7 @@ fn drive<
                             rows,
                         };
                         let width = pick::<NR, NH, NQ>(w);
-                        tile_of::<R, RH, RQ, NR, NH, NQ>(p, &t, &step, height, width);
+                        tile_of::<F, R, RH, RQ, NR, NH, NQ>(fma, p, &t, &step, height, width);
                         n0 += NR;
                     }
                     k0 += kc;
@@ -470,6 +474,7 @@ fn drive<
 /// The tile of `height` rows and `width` columns (each one of the tile sizes).
 #[inline(always)]
 fn tile_of<
+    F: MulAdd,
     const R: usize,
     const RH: usize,
     const RQ: usize,
@@ -477,6 +482,7 @@ fn tile_of<
     const NH: usize,
     const NQ: usize,
 >(
+    fma: F,
     p: &mut Product<'_, '_>,
     t: &Tile<'_>,
     step: &Step,
@@ -484,31 +490,32 @@ fn tile_of<
     width: usize,
 ) {
     if height == R {
-        columns::<R, NR, NH, NQ>(p, t, step, width);
+        columns::<F, R, NR, NH, NQ>(fma, p, t, step, width);
     } else if height == RH {
-        columns::<RH, NR, NH, NQ>(p, t, step, width);
+        columns::<F, RH, NR, NH, NQ>(fma, p, t, step, width);
     } else if height == RQ {
-        columns::<RQ, NR, NH, NQ>(p, t, step, width);
+        columns::<F, RQ, NR, NH, NQ>(fma, p, t, step, width);
     } else {
-        columns::<1, NR, NH, NQ>(p, t, step, width);
+        columns::<F, 1, NR, NH, NQ>(fma, p, t, step, width);
     }
 }
 
 #[inline(always)]
-fn columns<const H: usize, const NR: usize, const NH: usize, const NQ: usize>(
+fn columns<F: MulAdd, const H: usize, const NR: usize, const NH: usize, const NQ: usize>(
+    fma: F,
     p: &mut Product<'_, '_>,
     t: &Tile<'_>,
     step: &Step,
     width: usize,
 ) {
     if width == NR {
-        tile::<H, NR>(p, t, step);
+        tile::<F, H, NR>(fma, p, t, step);
     } else if width == NH {
-        tile::<H, NH>(p, t, step);
+        tile::<F, H, NH>(fma, p, t, step);
     } else if width == NQ {
-        tile::<H, NQ>(p, t, step);
+        tile::<F, H, NQ>(fma, p, t, step);
     } else {
-        tile::<H, 1>(p, t, step);
+        tile::<F, H, 1>(fma, p, t, step);
     }
 }
 
@@ -557,7 +564,12 @@ enum Operand<'x> {
 
 /// `H` rows by `W` columns of `C` (`rows <= H` and `step.w <= W` of them inside `C`).
 #[inline(always)]
-fn tile<const H: usize, const W: usize>(p: &mut Product<'_, '_>, t: &Tile<'_>, step: &Step) {
+fn tile<F: MulAdd, const H: usize, const W: usize>(
+    fma: F,
+    p: &mut Product<'_, '_>,
+    t: &Tile<'_>,
+    step: &Step,
+) {
     let (ldc, w, n0, m0) = (p.ldc, step.w, step.n0, t.m0);
     let rows = t.rows.min(H);
     // `sums[i]` is row `i` of the tile, a vector over its columns.
@@ -574,7 +586,7 @@ fn tile<const H: usize, const W: usize>(p: &mut Product<'_, '_>, t: &Tile<'_>, s
     match t.b {
         Operand::Panel(b) => {
             let c0 = t.c0;
-            a_micro::<H, W, _>(&mut sums, t, b.iter().map(|row| part::<W>(row, c0)));
+            a_micro::<F, H, W, _>(fma, &mut sums, t, b.iter().map(|row| part::<W>(row, c0)));
         }
         Operand::InPlace { b, ld } => {
             const ZEROS: Row = [0.0; PANEL];
@@ -582,7 +594,7 @@ fn tile<const H: usize, const W: usize>(p: &mut Product<'_, '_>, t: &Tile<'_>, s
             let rows = b
                 .chunks(ld.max(1))
                 .map(|row| row.first_chunk::<W>().unwrap_or(zeros));
-            a_micro::<H, W, _>(&mut sums, t, rows);
+            a_micro::<F, H, W, _>(fma, &mut sums, t, rows);
         }
     }
     let gemm_c = matches!(p.bias, Bias::Gemm { c: Some(_), .. });
@@ -605,38 +617,40 @@ fn tile<const H: usize, const W: usize>(p: &mut Product<'_, '_>, t: &Tile<'_>, s
 /// The micro-kernel for the tile's `A`: packed, or its rows in place (a tile's rows beyond
 /// `A`'s last repeat that last row: their sums are never stored).
 #[inline(always)]
-fn a_micro<'b, const H: usize, const W: usize, I: Iterator<Item = &'b [f32; W]>>(
+fn a_micro<'b, F: MulAdd, const H: usize, const W: usize, I: Iterator<Item = &'b [f32; W]>>(
+    fma: F,
     sums: &mut [[f32; W]; H],
     t: &Tile<'_>,
     b: I,
 ) {
     match t.a {
-        ATile::Panel { rows, r0 } => micro::<H, W, _>(sums, rows, r0, b),
+        ATile::Panel { rows, r0 } => micro::<F, H, W, _>(fma, sums, rows, r0, b),
         ATile::Rows { a, lda, k0, kc } => {
             let last = t.rows.max(1) - 1;
             let rows: [&[f32]; H] =
                 core::array::from_fn(|i| &a[(t.m0 + i.min(last)) * lda + k0..][..kc]);
-            micro_rows::<H, W, _>(sums, &rows, b);
+            micro_rows::<F, H, W, _>(fma, sums, &rows, b);
         }
     }
 }
 
-/// The micro-kernel: `sums[i][j] += a[p][r0 + i] * b[p][j]` for every `p` in order (`b` gives
-/// the tile's `W` columns of each row of `B`): per step one vector of `B`, `H` elements of `A`,
-/// `H x W` multiplies and adds.
+/// The micro-kernel: `sums[i][j] = fma(a[p][r0 + i], b[p][j], sums[i][j])` for every `p` in
+/// order (`b` gives the tile's `W` columns of each row of `B`): per step one vector of `B`, `H`
+/// elements of `A`, `H` fused multiply-adds of `W` lanes.
 #[inline(always)]
-fn micro<'b, const H: usize, const W: usize, I: Iterator<Item = &'b [f32; W]>>(
+fn micro<'b, F: MulAdd, const H: usize, const W: usize, I: Iterator<Item = &'b [f32; W]>>(
+    fma: F,
     sums: &mut [[f32; W]; H],
     a: &[Row],
     r0: usize,
     b: I,
 ) {
     match H {
-        16 => micro16::<W, I>(sums, a, r0, b),
-        8 => micro8::<W, I>(sums, a, r0, b),
-        4 => micro4::<W, I>(sums, a, r0, b),
-        2 => micro2::<W, I>(sums, a, r0, b),
-        _ => micro1::<W, I>(sums, a, r0, b),
+        16 => micro16::<F, W, I>(fma, sums, a, r0, b),
+        8 => micro8::<F, W, I>(fma, sums, a, r0, b),
+        4 => micro4::<F, W, I>(fma, sums, a, r0, b),
+        2 => micro2::<F, W, I>(fma, sums, a, r0, b),
+        _ => micro1::<F, W, I>(fma, sums, a, r0, b),
     }
 }
 
@@ -645,7 +659,8 @@ fn micro<'b, const H: usize, const W: usize, I: Iterator<Item = &'b [f32; W]>>(
 macro_rules! micro_fn {
     ($name:ident, $h:literal, [$($s:ident $i:literal),+]) => {
         #[inline(always)]
-        fn $name<'b, const W: usize, I: Iterator<Item = &'b [f32; W]>>(
+        fn $name<'b, F: MulAdd, const W: usize, I: Iterator<Item = &'b [f32; W]>>(
+            fma: F,
             sums: &mut [[f32; W]],
             a: &[Row],
             r0: usize,
@@ -658,10 +673,7 @@ macro_rules! micro_fn {
             for (ar, bv) in a.iter().zip(b) {
                 let av = part::<$h>(ar, r0);
                 $(
-                    let ai = av[$i];
-                    for j in 0..W {
-                        $s[j] += ai * bv[j];
-                    }
+                    fma.mul_add(&mut $s, av[$i], bv);
                 )+
             }
             *rows = [$($s),+];
@@ -671,17 +683,18 @@ macro_rules! micro_fn {
 /// The micro-kernel on `A`'s rows in place: `sums[i][j] += a[i][p] * b[p][j]` for every `p` in
 /// order, the same sums as [`micro`]'s.
 #[inline(always)]
-fn micro_rows<'b, const H: usize, const W: usize, I: Iterator<Item = &'b [f32; W]>>(
+fn micro_rows<'b, F: MulAdd, const H: usize, const W: usize, I: Iterator<Item = &'b [f32; W]>>(
+    fma: F,
     sums: &mut [[f32; W]; H],
     a: &[&[f32]; H],
     b: I,
 ) {
     match H {
-        16 => rows16::<W, I>(sums, a, b),
-        8 => rows8::<W, I>(sums, a, b),
-        4 => rows4::<W, I>(sums, a, b),
-        2 => rows2::<W, I>(sums, a, b),
-        _ => rows1::<W, I>(sums, a, b),
+        16 => rows16::<F, W, I>(fma, sums, a, b),
+        8 => rows8::<F, W, I>(fma, sums, a, b),
+        4 => rows4::<F, W, I>(fma, sums, a, b),
+        2 => rows2::<F, W, I>(fma, sums, a, b),
+        _ => rows1::<F, W, I>(fma, sums, a, b),
     }
 }
 
@@ -689,7 +702,8 @@ fn micro_rows<'b, const H: usize, const W: usize, I: Iterator<Item = &'b [f32; W
 macro_rules! micro_rows_fn {
     ($name:ident, $h:literal, [$($s:ident $r:ident $i:literal),+]) => {
         #[inline(always)]
-        fn $name<'b, const W: usize, I: Iterator<Item = &'b [f32; W]>>(
+        fn $name<'b, F: MulAdd, const W: usize, I: Iterator<Item = &'b [f32; W]>>(
+            fma: F,
             sums: &mut [[f32; W]],
             a: &[&[f32]],
             b: I,
@@ -705,10 +719,7 @@ macro_rules! micro_rows_fn {
             $(let $r = &a[$i][..kc];)+
             for (p, bv) in b.take(kc).enumerate() {
                 $(
-                    let ai = $r[p];
-                    for j in 0..W {
-                        $s[j] += ai * bv[j];
-                    }
+                    fma.mul_add(&mut $s, $r[p], bv);
                 )+
             }
             *rows = [$($s),+];
@@ -744,14 +755,15 @@ mod tests {
     use std::vec;
     use std::vec::Vec;
 
-    /// The plain triple loop, summing in increasing k from zero: the bits every level must give.
+    /// The plain triple loop, a fused multiply-add per term in increasing k from zero (std's
+    /// `mul_add`, IEEE 754 fusedMultiplyAdd): the bits every level must give.
     fn reference(m: usize, n: usize, k: usize, a: &[f32], b: &[f32]) -> Vec<f32> {
         let mut c = vec![0.0f32; m * n];
         for i in 0..m {
             for j in 0..n {
                 let mut s = 0.0f32;
                 for p in 0..k {
-                    s += a[i * k + p] * b[p * n + j];
+                    s = a[i * k + p].mul_add(b[p * n + j], s);
                 }
                 c[i * n + j] = s;
             }

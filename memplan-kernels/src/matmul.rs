@@ -8,8 +8,8 @@
 //! build time (attribute `packed = 16`, see [`crate::pack`]) and read in place; otherwise it is
 //! packed a panel at a time into the node's scratch. A single row times an unpacked matrix (`m =
 //! 1`) adds a row of B at a time into the output, with no packing. Every output element sums its
-//! products in increasing `k`, starting from zero, then Gemm scales by `alpha` and adds `beta *
-//! C`.
+//! products in increasing `k`, starting from zero, a fused multiply-add per term (the same bits
+//! on every target, see [`crate::simd`]), then Gemm scales by `alpha` and adds `beta * C`.
 
 use crate::activation::Activation;
 use crate::attrs::Attrs;
@@ -17,19 +17,52 @@ use crate::broadcast::{broadcast_shapes, broadcast_strides, for_each};
 use crate::error::{KernelError, bail};
 use crate::gemm::{self, A, B, Bias, PANEL, Product, Row, RowMajor, Transposed};
 use crate::pack;
+use crate::simd::{MulAdd, ScalarFma, dispatch, fused};
 use crate::tensor::{Dims, Input, Output, collect, expect_shape, opt_value, output, push, typed};
 
 /// `c = a b` for one row `a` (`k`) and a row-major `b` (`k x n`, row stride `ld`): every element
-/// `((0 + a0 b0) + a1 b1) + ...`, as the product computes it.
-fn row_times(a: &[f32], b: &[f32], ld: usize, c: &mut [f32]) {
+/// `fma(a_k, b_k, ... fma(a_0, b_0, 0))`, as the product computes it (see [`crate::simd`]), a
+/// row of `b` at a time into `c`.
+#[inline(always)]
+fn row_times_with<F: MulAdd>(fma: F, a: &[f32], b: &[f32], ld: usize, c: &mut [f32]) {
     let n = c.len();
     c.fill(0.0);
     for (p, &av) in a.iter().enumerate() {
         let row = &b[p * ld..][..n];
-        for (o, &bv) in c.iter_mut().zip(row) {
-            *o += av * bv;
+        let (sums, sums_rest) = c.as_chunks_mut::<PANEL>();
+        let (bs, bs_rest) = row.as_chunks::<PANEL>();
+        for (s, bv) in sums.iter_mut().zip(bs) {
+            fma.mul_add(s, av, bv);
+        }
+        for (s, &bv) in sums_rest.iter_mut().zip(bs_rest) {
+            fma.mul_add::<1>(core::array::from_mut(s), av, &[bv]);
         }
     }
+}
+
+fn row_times_portable(a: &[f32], b: &[f32], ld: usize, c: &mut [f32]) {
+    row_times_with(ScalarFma, a, b, ld, c);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn row_times_avx2(a: &[f32], b: &[f32], ld: usize, c: &mut [f32]) {
+    row_times_with(crate::simd::Avx2Fma::new(), a, b, ld, c);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,fma")]
+fn row_times_avx512(a: &[f32], b: &[f32], ld: usize, c: &mut [f32]) {
+    row_times_with(crate::simd::Avx512Fma::new(), a, b, ld, c);
+}
+
+fn row_times(a: &[f32], b: &[f32], ld: usize, c: &mut [f32]) {
+    dispatch!(
+        row_times_portable,
+        row_times_avx2,
+        row_times_avx512,
+        (a, b, ld, c)
+    );
 }
 
 /// Whether the node's right operand is packed (`packed = 16`).
@@ -277,7 +310,7 @@ pub(crate) fn gemm(
         for j in 0..n {
             let mut acc = 0.0f32;
             for kk in 0..k {
-                acc += a[i * a_row + kk * a_col] * b[kk * b_row + j * b_col];
+                acc = fused(a[i * a_row + kk * a_col], b[kk * b_row + j * b_col], acc);
             }
             let mut v = alpha * acc;
             if let Some((c, cs)) = &c {

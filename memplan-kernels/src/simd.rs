@@ -9,16 +9,22 @@
 //! build. A build with those features on from the start (`-C target-cpu=native`) uses them
 //! without asking.
 //!
-//! **Every level computes the same bits.** The loops never reassociate a sum: every output
-//! element of a matrix product is `((0 + a0 b0) + a1 b1) + ...` in increasing `k`, one rounded
-//! multiply and one rounded add per term (Rust never contracts them into a fused multiply-add),
-//! whatever the tile sizes, the vector width or the blocking of `k` (a block's partial sums go
-//! through memory and are picked up exactly). Wider levels only do more elements at a time, so
-//! a network gives identical results on every x86-64 machine, and on a microcontroller.
+//! **Every level computes the same bits.** The matrix product's one arithmetic step is a fused
+//! multiply-add, `s = fma(a, b, s)`: the exact `a * b + s` rounded once (IEEE 754
+//! fusedMultiplyAdd), so every output element is `fma(a_k, b_k, ... fma(a_1, b_1, fma(a_0, b_0,
+//! 0)))` in increasing `k`, whatever the tile sizes, the vector width or the blocking of `k` (a
+//! block's partial sums go through memory and are picked up exactly). Each level computes that
+//! one function its own way ([`MulAdd`]): `vfmadd` on 16, 8 or 4 lanes at AVX-512 and AVX2, and
+//! `libm::fmaf` per lane in the portable build. A network gives identical results on every
+//! x86-64 machine, at every level. The one exception is 32-bit Arm (a Cortex-M), whose portable
+//! build multiplies and adds with two roundings (see [`fused`] for why): its results are its
+//! own, the same on every run, within the tolerance of x86-64's. The other kernels never fuse:
+//! Rust never contracts `a * b + c`.
 //!
 //! This is the one module of the crate with `unsafe` code: calling a `#[target_feature]`
 //! function, which is sound only on a CPU that has the feature (checked by [`level`] before any
-//! such call), and `xgetbv`, which is available when `cpuid` says the OS enabled it.
+//! such call); `xgetbv`, which is available when `cpuid` says the OS enabled it; and the vector
+//! intrinsics of the [`MulAdd`] tokens, which exist only where their features are enabled.
 
 #[cfg(target_arch = "x86_64")]
 use core::sync::atomic::{AtomicU8, Ordering};
@@ -90,7 +96,7 @@ pub fn limit(most: Level) {
 #[allow(unsafe_code, unused_unsafe)] // `__cpuid` is safe on recent compilers, unsafe on older
 fn ask_cpu() -> Level {
     use core::arch::x86_64::{__cpuid, __cpuid_count, _xgetbv};
-    if cfg!(target_feature = "avx512f") {
+    if cfg!(all(target_feature = "avx512f", target_feature = "fma")) {
         return Level::Avx512;
     }
     // SAFETY: `cpuid` exists on every x86-64 CPU.
@@ -99,7 +105,9 @@ fn ask_cpu() -> Level {
     let leaf1 = unsafe { __cpuid(1) };
     let osxsave = leaf1.ecx & (1 << 27) != 0;
     let avx = leaf1.ecx & (1 << 28) != 0;
-    if leaf0.eax < 7 || !osxsave || !avx {
+    // Both wide levels run the product's fused multiply-adds as `vfmadd` (FMA3).
+    let fma = leaf1.ecx & (1 << 12) != 0;
+    if leaf0.eax < 7 || !osxsave || !avx || !fma {
         return Level::Portable;
     }
     // SAFETY: CPUID.1:ECX.OSXSAVE (checked above) says the OS enabled XSAVE, so `xgetbv` exists.
@@ -119,14 +127,14 @@ fn ask_cpu() -> Level {
 
 /// `dispatch!(portable, avx2, avx512, (args..))`: a `match` on [`level`] that calls
 /// `avx512(args..)` or `avx2(args..)` (the same `#[inline(always)]` body wrapped in a function
-/// with `#[target_feature(enable = "avx512f")]` or `"avx2"`) on x86-64 when the CPU has the
+/// with `#[target_feature(enable = "avx512f,fma")]` or `"avx2,fma"`) on x86-64 when the CPU has the
 /// feature, and `portable(args..)` otherwise. The `unsafe` call is sound because [`level`] never
 /// returns a level the CPU lacks.
 macro_rules! dispatch {
     ($portable:expr, $avx2:path, $avx512:path, ($($arg:expr),*)) => {{
         match $crate::simd::level() {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: `level` returns `Avx512` only when the CPU and OS support AVX-512F.
+            // SAFETY: `level` returns `Avx512` only when the CPU and OS support AVX-512F and FMA.
             $crate::simd::Level::Avx512 => {
                 #[allow(unsafe_code)]
                 unsafe {
@@ -134,7 +142,7 @@ macro_rules! dispatch {
                 }
             }
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: `level` returns `Avx2` only when the CPU and OS support AVX2.
+            // SAFETY: `level` returns `Avx2` only when the CPU and OS support AVX2 and FMA.
             $crate::simd::Level::Avx2 => {
                 #[allow(unsafe_code)]
                 unsafe {
@@ -146,6 +154,154 @@ macro_rules! dispatch {
     }};
 }
 pub(crate) use dispatch;
+
+/// The matrix product's step on one row of a tile: `s[j] = fma(a, b[j], s[j])` for every `j`,
+/// each the exact `a * b[j] + s[j]` rounded once. A value of the type is the proof that its
+/// instructions can run: the vector ones are made only inside functions compiled for their
+/// features, so the product takes one as an argument and every level computes the same bits.
+pub(crate) trait MulAdd: Copy {
+    /// `s[j] = fma(a, b[j], s[j])` for `j` in `0..W`.
+    fn mul_add<const W: usize>(self, s: &mut [f32; W], a: f32, b: &[f32; W]);
+}
+
+/// One lane at a time with [`fused`]: the portable build.
+#[derive(Clone, Copy)]
+pub(crate) struct ScalarFma;
+
+impl MulAdd for ScalarFma {
+    #[inline(always)]
+    fn mul_add<const W: usize>(self, s: &mut [f32; W], a: f32, b: &[f32; W]) {
+        for (s, &b) in s.iter_mut().zip(b) {
+            *s = fused(a, b, *s);
+        }
+    }
+}
+
+/// The product's step `a * b + c` for one lane: fused (rounded once, `libm::fmaf`: `vfmadd` on
+/// an x86 CPU with FMA, `fmadd` on AArch64, exact in software elsewhere) on every target but
+/// 32-bit Arm, where it is a multiply and an add, each rounded. Stable Rust cannot name the
+/// Cortex-M4F's `vfma.f32` (its single-precision registers are not an `asm!` operand class
+/// without the double-precision `vfp2` feature, and the FMA intrinsics are unstable), and a
+/// software `fmaf` there costs tens of instructions per term. So a Cortex-M computes its own
+/// bits, the same on every run and at every blocking, within the tolerance of x86-64's.
+#[inline(always)]
+pub(crate) fn fused(a: f32, b: f32, c: f32) -> f32 {
+    #[cfg(target_arch = "arm")]
+    {
+        a * b + c
+    }
+    #[cfg(not(target_arch = "arm"))]
+    {
+        libm::fmaf(a, b, c)
+    }
+}
+
+/// `vfmadd` on 8 and 4 lanes (AVX2 and FMA).
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+pub(crate) struct Avx2Fma(());
+
+#[cfg(target_arch = "x86_64")]
+impl Avx2Fma {
+    /// The token, made only where AVX2 and FMA are enabled (the product's AVX2 build).
+    #[target_feature(enable = "avx2,fma")]
+    pub(crate) fn new() -> Avx2Fma {
+        Avx2Fma(())
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl MulAdd for Avx2Fma {
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn mul_add<const W: usize>(self, s: &mut [f32; W], a: f32, b: &[f32; W]) {
+        use core::arch::x86_64::{
+            _mm_cvtss_f32, _mm_fmadd_ps, _mm_fmadd_ss, _mm_loadu_ps, _mm_set_ss, _mm_set1_ps,
+            _mm_storeu_ps, _mm256_fmadd_ps, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps,
+        };
+        let (sp, bp) = (s.as_mut_ptr(), b.as_ptr());
+        let mut j = 0;
+        // SAFETY: a value of `Avx2Fma` exists only where AVX2 and FMA are enabled (its
+        // constructor is a `target_feature` function), and every load and store covers lanes
+        // `j..j + 8` or `j..j + 4` of the `W` floats of `s` and `b` (the loops stop before `W`).
+        unsafe {
+            while j + 8 <= W {
+                let sum = _mm256_fmadd_ps(
+                    _mm256_set1_ps(a),
+                    _mm256_loadu_ps(bp.add(j)),
+                    _mm256_loadu_ps(sp.add(j)),
+                );
+                _mm256_storeu_ps(sp.add(j), sum);
+                j += 8;
+            }
+            while j + 4 <= W {
+                let sum = _mm_fmadd_ps(
+                    _mm_set1_ps(a),
+                    _mm_loadu_ps(bp.add(j)),
+                    _mm_loadu_ps(sp.add(j)),
+                );
+                _mm_storeu_ps(sp.add(j), sum);
+                j += 4;
+            }
+            while j < W {
+                s[j] = _mm_cvtss_f32(_mm_fmadd_ss(
+                    _mm_set_ss(a),
+                    _mm_set_ss(b[j]),
+                    _mm_set_ss(s[j]),
+                ));
+                j += 1;
+            }
+        }
+    }
+}
+
+/// `vfmadd` on 16, 8 and 4 lanes (AVX-512F and FMA).
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+pub(crate) struct Avx512Fma(());
+
+#[cfg(target_arch = "x86_64")]
+impl Avx512Fma {
+    /// The token, made only where AVX-512F and FMA are enabled (the product's AVX-512 build).
+    #[target_feature(enable = "avx512f,fma")]
+    pub(crate) fn new() -> Avx512Fma {
+        Avx512Fma(())
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl MulAdd for Avx512Fma {
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn mul_add<const W: usize>(self, s: &mut [f32; W], a: f32, b: &[f32; W]) {
+        use core::arch::x86_64::{
+            _mm512_fmadd_ps, _mm512_loadu_ps, _mm512_set1_ps, _mm512_storeu_ps,
+        };
+        if !W.is_multiple_of(16) {
+            // The narrower tiles (8, 4 or 1 columns) as at AVX2, whose instructions AVX-512F
+            // implies. SAFETY: a value of `Avx512Fma` exists only where AVX-512F and FMA are
+            // enabled (its constructor is a `target_feature` function), so AVX2 and FMA are.
+            let narrow = unsafe { Avx2Fma::new() };
+            narrow.mul_add(s, a, b);
+            return;
+        }
+        let (sp, bp) = (s.as_mut_ptr(), b.as_ptr());
+        // SAFETY: as above, AVX-512F and FMA are enabled; every load and store covers lanes
+        // `j..j + 16` of the `W` floats of `s` and `b` (`W` is a multiple of 16).
+        unsafe {
+            let mut j = 0;
+            while j < W {
+                let sum = _mm512_fmadd_ps(
+                    _mm512_set1_ps(a),
+                    _mm512_loadu_ps(bp.add(j)),
+                    _mm512_loadu_ps(sp.add(j)),
+                );
+                _mm512_storeu_ps(sp.add(j), sum);
+                j += 16;
+            }
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {
