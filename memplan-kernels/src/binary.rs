@@ -62,6 +62,21 @@ pub(crate) fn fold<T: Elem>(
         }
         return Ok(());
     }
+    if let ([a, b], [sa, sb]) = (&srcs[..], &shapes[..]) {
+        let total = out.len();
+        let whole = |s: &[usize]| period(s, out_shape) == Some(total);
+        let rows = match (row_period(sa, out_shape), row_period(sb, out_shape)) {
+            (_, Some(row)) if whole(sa) => Some((*a, row, *b, false)),
+            (Some(row), _) if whole(sb) => Some((*b, row, *a, true)),
+            _ => None,
+        };
+        if let Some((full, (p, inner), Operand::Slice(values), row_first)) = rows {
+            if fold_rows(full, values, p, inner, row_first, out, &f, &finish) {
+                bail!("integer division by zero");
+            }
+            return Ok(());
+        }
+    }
     let strides: ArrayVec<Dims, MAX_OPERANDS> =
         try_collect(shapes.iter().map(|s| broadcast_strides(s, out_shape)))?;
     let mut failed = false;
@@ -89,6 +104,67 @@ fn period(shape: &[usize], out: &[usize]) -> Option<usize> {
     let dims = &shape[first..];
     (dims.len() <= out.len() && out[out.len() - dims.len()..] == *dims)
         .then(|| dims.iter().product())
+}
+
+/// When an operand of `shape` broadcast to `out` is constant along the output's last dimensions
+/// (its own are 1 there) and has the output's dimensions before them (leading 1s aside):
+/// `(period, inner)`, so that element `i` of the output reads element `(i / inner) % period`.
+/// A per-channel `[C, 1, 1]` against `[N, C, H, W]` (a squeeze-and-excitation scale, a bias) has
+/// period C and inner H W. `None` when no trailing dimension is broadcast (see [`period`]).
+fn row_period(shape: &[usize], out: &[usize]) -> Option<(usize, usize)> {
+    let pad = out.len().checked_sub(shape.len())?;
+    let last = shape.iter().rposition(|&d| d != 1)?;
+    let first = shape.iter().position(|&d| d != 1)?;
+    let dims = &shape[first..=last];
+    let inner: usize = out[pad + last + 1..].iter().product();
+    (inner > 1 && out[pad + first..=pad + last] == *dims).then(|| (dims.iter().product(), inner))
+}
+
+/// [`fold`] of an operand of the output's shape (`full`) and one constant along runs of `inner`
+/// elements (`values`, element `(i / inner) % period` for output `i`, see [`row_period`]): one
+/// value per run, the run a vectorisable loop. `row_first`: the row operand is `f`'s first
+/// argument. Returns whether `f` failed.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn fold_rows<T: Elem>(
+    full: Operand<'_, T>,
+    values: &[T],
+    period: usize,
+    inner: usize,
+    row_first: bool,
+    out: &mut [T],
+    f: &impl Fn(T, T) -> Option<T>,
+    finish: &impl Fn(T) -> T,
+) -> bool {
+    let mut failed = false;
+    let mut step = |x: T, y: T| match f(x, y) {
+        Some(v) => finish(v),
+        None => {
+            failed = true;
+            finish(x)
+        }
+    };
+    if period == 0 || values.len() < period {
+        return !out.is_empty();
+    }
+    for (r, o) in out.chunks_exact_mut(inner).enumerate() {
+        let v = values[r % period];
+        match (full, row_first) {
+            (Operand::Slice(a), false) => {
+                for (o, &x) in o.iter_mut().zip(&a[r * inner..][..inner]) {
+                    *o = step(x, v);
+                }
+            }
+            (Operand::Slice(a), true) => {
+                for (o, &x) in o.iter_mut().zip(&a[r * inner..][..inner]) {
+                    *o = step(v, x);
+                }
+            }
+            (Operand::Out, false) => o.iter_mut().for_each(|o| *o = step(*o, v)),
+            (Operand::Out, true) => o.iter_mut().for_each(|o| *o = step(v, *o)),
+        }
+    }
+    failed
 }
 
 /// [`fold`] of two operands that repeat with `periods` (see [`period`]): the output in blocks

@@ -1680,3 +1680,56 @@ fn special_values_where_onnx_runtime_is_not_deterministic() {
     .unwrap();
     assert_close(&lse, &[100.0 + core::f32::consts::LN_2]);
 }
+
+/// An operand constant along the output's last dimensions (a per-channel `[C, 1, 1]`, with or
+/// without leading 1s or batch) on either side of Sub and Div gives, element by element, the
+/// value at its broadcast index; the operand whose trailing dimensions are not all broadcast
+/// (`[C, 1, W]`) takes the general walk and agrees too.
+#[test]
+fn per_channel_operands_broadcast_by_index() {
+    let out = [2usize, 3, 4, 5];
+    let x: Vec<f32> = (0..120).map(|i| i as f32 * 0.5 - 7.0).collect();
+    let index = |i: usize, shape: &[usize]| -> usize {
+        // The operand's element for output element `i` (numpy broadcasting, aligned right).
+        let mut rest = i;
+        let mut coords = [0usize; 4];
+        for d in (0..4).rev() {
+            coords[d] = rest % out[d];
+            rest /= out[d];
+        }
+        let pad = 4 - shape.len();
+        shape.iter().enumerate().fold(0, |acc, (d, &n)| {
+            acc * n + if n == 1 { 0 } else { coords[pad + d] }
+        })
+    };
+    for shape in [
+        &[3usize, 1, 1][..],
+        &[1, 3, 1, 1],
+        &[2, 3, 1, 1],
+        &[2, 1, 1, 1],
+        &[3, 1, 5],
+    ] {
+        let n: usize = shape.iter().product();
+        let c: Vec<f32> = (0..n).map(|i| i as f32 + 1.5).collect();
+        for (op, f) in [
+            ("Sub", (|a: f32, b: f32| a - b) as fn(f32, f32) -> f32),
+            ("Div", |a, b| a / b),
+        ] {
+            let y = f32_out(op, &attrs(NONE), &[T::F(&out, &x), T::F(shape, &c)], &out).unwrap();
+            let z = f32_out(op, &attrs(NONE), &[T::F(shape, &c), T::F(&out, &x)], &out).unwrap();
+            for i in 0..120 {
+                let v = c[index(i, shape)];
+                assert_eq!(
+                    y[i].to_bits(),
+                    f(x[i], v).to_bits(),
+                    "{op} x, {shape:?} at {i}"
+                );
+                assert_eq!(
+                    z[i].to_bits(),
+                    f(v, x[i]).to_bits(),
+                    "{op} {shape:?}, x at {i}"
+                );
+            }
+        }
+    }
+}
