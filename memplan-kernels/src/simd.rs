@@ -169,7 +169,7 @@ pub(crate) trait MulAdd: Copy {
 pub(crate) struct ScalarFma;
 
 impl MulAdd for ScalarFma {
-    #[inline(always)]
+    #[inline]
     fn mul_add<const W: usize>(self, s: &mut [f32; W], a: f32, b: &[f32; W]) {
         for (s, &b) in s.iter_mut().zip(b) {
             *s = fused(a, b, *s);
@@ -212,7 +212,7 @@ impl Avx2Fma {
 
 #[cfg(target_arch = "x86_64")]
 impl MulAdd for Avx2Fma {
-    #[inline(always)]
+    #[inline]
     #[allow(unsafe_code)]
     fn mul_add<const W: usize>(self, s: &mut [f32; W], a: f32, b: &[f32; W]) {
         use core::arch::x86_64::{
@@ -271,7 +271,7 @@ impl Avx512Fma {
 
 #[cfg(target_arch = "x86_64")]
 impl MulAdd for Avx512Fma {
-    #[inline(always)]
+    #[inline]
     #[allow(unsafe_code)]
     fn mul_add<const W: usize>(self, s: &mut [f32; W], a: f32, b: &[f32; W]) {
         use core::arch::x86_64::{
