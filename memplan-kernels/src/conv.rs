@@ -4,10 +4,13 @@
 //!
 //! Three methods, by shape:
 //!
-//! - **depthwise** (`group` = input channels > 1, one input channel per group): direct, output
-//!   row by output row; each tap multiplies a whole input row into the output row while it is in
-//!   cache, the inner loop over consecutive output columns. Each element sums its taps in the
-//!   order (kd, kh, kw), skipping the padding, then adds the bias.
+//! - **depthwise** (`group` = input channels > 1, one input channel per group): each input
+//!   plane copied once into the node's scratch with its padding and split by stride into
+//!   phases ([`Plane`]), so that every tap reads one run of consecutive words for all of a
+//!   channel's outputs, across rows too: blocks of 128 outputs summed in registers, however
+//!   narrow the rows (a 25 x 5 plane is two blocks). Each element sums its taps in the order
+//!   (kh, kw), the padding's zeros included, then adds the bias. Too large a plane or a 3-D
+//!   window computes directly, output row by output row, skipping the padding: the same bits.
 //! - **pointwise** (1x1 kernel, stride 1, no padding): per group, a matrix product
 //!   ([`crate::gemm`]) of the weights (`out channels x in channels`) by the input itself
 //!   (`in channels x pixels`).
@@ -46,7 +49,7 @@ pub(crate) fn scratch_len(
             return Ok(0);
         };
         let geo = ConvGeometry::new(attrs, xs, ws, ys)?;
-        return Ok(Plane::of(&geo.win).map_or(0, |p| (p.len() + DW_COLS).div_ceil(2)));
+        return Ok(Plane::of(&geo.win).map_or(0, |p| p.reach.div_ceil(2)));
     }
     if packed(attrs)? {
         let Some(ys) = output_shapes.first() else {
@@ -141,8 +144,8 @@ pub(crate) fn conv(
             act,
         };
         let floats: &mut [f32] = bytemuck::cast_slice_mut(scratch);
-        if let Some(plane) = Plane::of(&geo.win).filter(|p| p.len() + DW_COLS <= floats.len()) {
-            let pad = &mut floats[..plane.len() + DW_COLS];
+        if let Some(plane) = Plane::of(&geo.win).filter(|p| p.reach <= floats.len()) {
+            let pad = &mut floats[..plane.reach];
             return dispatch!(
                 padded_portable,
                 padded_avx2,
@@ -338,10 +341,13 @@ fn zero_short(dst: &mut [f32]) {
     }
 }
 
-/// Output columns a depthwise Conv sums in registers at a time (one AVX-512 vector).
+/// Output elements a depthwise Conv sums in one vector of registers (one AVX-512 vector).
 const DW_COLS: usize = 16;
-/// The widest kernel the padded depthwise method takes (a wider one computes directly).
-const MAX_DW_KW: usize = 32;
+/// Vectors of sums a block of the padded depthwise method keeps in registers.
+const DW_CHUNKS: usize = 8;
+/// The widest and tallest kernel the padded depthwise method takes (a larger one computes
+/// directly).
+const MAX_DW_K: usize = 32;
 
 /// A depthwise Conv's operands.
 struct Depthwise<'a> {
@@ -352,17 +358,29 @@ struct Depthwise<'a> {
     act: Activation,
 }
 
-/// A depthwise Conv's input plane with its padding, in the node's scratch: each padded row split
-/// by column into `stride` phases (column `x` in phase `x % stride` at `x / stride`), so that
-/// every tap reads consecutive elements for consecutive output columns whatever the stride.
+/// A depthwise Conv's input plane with its padding, in the node's scratch, split by stride into
+/// phases so that every tap reads consecutive words for consecutive outputs, across rows too:
+///
+/// - each padded row is split by column into `stride` phases (column `x` at `x / stride` of
+///   phase `x % stride`), which makes a row `row_len` words;
+/// - the padded rows are split the same way by the vertical stride (row `r` is row `r / sh` of
+///   row phase `r % sh`, each row phase `phase_rows` rows).
+///
+/// Output `(yo, xo)` then reads tap `(th, tw)` at `rows[th] + cols[tw] + yo * row_len + xo`
+/// ([`Taps`]): the outputs, numbered `q = yo * row_len + xo` (the columns `ow..row_len` of each
+/// row computed and thrown away), are one run of consecutive words per tap.
 struct Plane {
-    /// Padded rows and the phases' length.
-    rows: usize,
-    phase: usize,
+    /// Padded columns (at least what the window reads).
+    cols: usize,
+    /// Horizontal and vertical strides, and each row phase's rows.
     stride: usize,
+    row_stride: usize,
+    phase_rows: usize,
     /// Zeros before the first input row and column.
     top: usize,
     left: usize,
+    /// Words the outputs' runs read, from the plane's start: the plane and a slack after it.
+    reach: usize,
 }
 
 impl Plane {
@@ -371,54 +389,68 @@ impl Plane {
         if win.input[0] != 1 || win.kernel[0] != 1 || win.output[0] != 1 {
             return None;
         }
-        let rows = win.input[1] + win.pad_begin[1] + win.pad_end[1];
-        let cols = win.input[2] + win.pad_begin[2] + win.pad_end[2];
-        let stride = win.strides[2];
-        let plane = Plane {
-            rows,
-            phase: cols.div_ceil(stride),
+        if win.kernel[1] > MAX_DW_K || win.kernel[2] > MAX_DW_K || win.output.contains(&0) {
+            return None;
+        }
+        let read = |i: usize| {
+            (win.output[i] - 1) * win.strides[i] + (win.kernel[i] - 1) * win.dilations[i] + 1
+        };
+        let rows = (win.input[1] + win.pad_begin[1] + win.pad_end[1]).max(read(1));
+        let cols = (win.input[2] + win.pad_begin[2] + win.pad_end[2]).max(read(2));
+        let (stride, row_stride) = (win.strides[2], win.strides[1]);
+        let mut plane = Plane {
+            cols,
             stride,
+            row_stride,
+            phase_rows: rows.div_ceil(row_stride),
             top: win.pad_begin[1],
             left: win.pad_begin[2],
+            reach: 0,
         };
+        // The phases' taps are not ordered by (th, tw): the largest start of all.
+        let taps = Taps::of(&plane, win);
+        let widest = taps.rows[..win.kernel[1]].iter().max().unwrap_or(&0)
+            + taps.cols[..win.kernel[2]].iter().max().unwrap_or(&0);
+        let outputs = (win.output[1] - 1) * plane.row_len() + win.output[2];
+        plane.reach = plane.len().max(widest + outputs.next_multiple_of(DW_COLS));
         // At most 4 Mi floats (16 MiB): a larger plane computes directly.
-        (plane.len() <= 1 << 22 && win.kernel[2] <= MAX_DW_KW).then_some(plane)
+        (plane.reach <= 1 << 22).then_some(plane)
     }
 
+    /// Words per stored row: every column phase padded to the same length.
     fn row_len(&self) -> usize {
-        self.phase * self.stride
+        self.cols.div_ceil(self.stride) * self.stride
     }
 
+    /// Words of the plane itself.
     fn len(&self) -> usize {
-        self.rows * self.row_len()
+        self.row_stride * self.phase_rows * self.row_len()
     }
 
-    /// Copies `plane` (`ih x iw`) into `pad`, zeros around it.
+    /// Copies `plane` (`ih x iw`) into `pad`, over the input's words only: the padding and the
+    /// slack keep the zeros `pad` was cleared to, since every channel's input lies at the same
+    /// words.
     fn fill(&self, plane: &[f32], ih: usize, iw: usize, pad: &mut [f32]) {
         let rl = self.row_len();
-        for (r, row) in pad.chunks_exact_mut(rl).enumerate() {
-            let Some(yi) = r.checked_sub(self.top).filter(|&y| y < ih) else {
-                row.fill(0.0);
-                continue;
-            };
-            let src = &plane[yi * iw..][..iw];
-            // Only the padding is zeroed: every other element is overwritten below.
+        let phase = self.cols.div_ceil(self.stride);
+        let (lo, hi) = (self.left, self.left + iw);
+        // Padded row `top + yi` is row `(top + yi) / sh` of row phase `(top + yi) % sh`,
+        // counted on rather than divided.
+        let (mut row_phase, mut row) = (self.top % self.row_stride, self.top / self.row_stride);
+        for src in plane.chunks_exact(iw).take(ih) {
+            let at = (row_phase * self.phase_rows + row) * rl;
+            let dst = &mut pad[at..at + rl];
+            row_phase += 1;
+            if row_phase == self.row_stride {
+                row_phase = 0;
+                row += 1;
+            }
             if self.stride == 1 {
-                let (lo, hi) = (self.left, self.left + iw);
-                row[..lo].fill(0.0);
-                row[hi..].fill(0.0);
-                row[lo..hi].copy_from_slice(src);
+                copy_short(&mut dst[lo..hi], src);
             } else if self.stride == 2 {
                 // Padded column `p` goes to `p / 2` of phase `p % 2`: the columns in pairs.
-                let (lo, hi) = (self.left, self.left + iw);
                 let (q0, q1) = (lo.div_ceil(2), (hi - 1) / 2);
-                let (even, odd) = row.split_at_mut(self.phase);
-                // Even columns in [lo, hi) land on [ceil(lo/2), ceil(hi/2)), odd ones on
-                // [floor(lo/2), floor(hi/2)).
-                even[..lo.div_ceil(2)].fill(0.0);
-                even[hi.div_ceil(2)..].fill(0.0);
-                odd[..lo / 2].fill(0.0);
-                odd[hi / 2..].fill(0.0);
+                let (even, odd) = dst.split_at_mut(phase);
                 if q1 > q0 {
                     let pairs = &src[2 * q0 - lo..][..2 * (q1 - q0)];
                     let (e, o) = (&mut even[q0..q1], &mut odd[q0..q1]);
@@ -439,7 +471,6 @@ impl Plane {
             } else {
                 // Column `left + x` goes to phase `(left + x) % stride`, at `(left + x) / stride`:
                 // per phase, every `stride`-th input column.
-                row.fill(0.0);
                 let st = self.stride;
                 for ph in 0..st {
                     let x0 = (ph + st - self.left % st) % st;
@@ -447,13 +478,40 @@ impl Plane {
                         continue;
                     }
                     let at = (self.left + x0) / st;
-                    let dst = &mut row[ph * self.phase + at..(ph + 1) * self.phase];
+                    let dst = &mut dst[ph * phase + at..(ph + 1) * phase];
                     for (d, &v) in dst.iter_mut().zip(src[x0..].iter().step_by(st)) {
                         *d = v;
                     }
                 }
             }
         }
+    }
+}
+
+/// Where each tap reads output `(0, 0)` in a [`Plane`]: tap `(th, tw)` at
+/// `rows[th] + cols[tw]`.
+struct Taps {
+    rows: [usize; MAX_DW_K],
+    cols: [usize; MAX_DW_K],
+}
+
+impl Taps {
+    fn of(plane: &Plane, win: &Window) -> Taps {
+        let mut taps = Taps {
+            rows: [0; MAX_DW_K],
+            cols: [0; MAX_DW_K],
+        };
+        let (sh, sw) = (plane.row_stride, plane.stride);
+        let phase = plane.cols.div_ceil(sw);
+        for (th, at) in taps.rows.iter_mut().enumerate().take(win.kernel[1]) {
+            let r = th * win.dilations[1];
+            *at = ((r % sh) * plane.phase_rows + r / sh) * plane.row_len();
+        }
+        for (tw, at) in taps.cols.iter_mut().enumerate().take(win.kernel[2]) {
+            let c = tw * win.dilations[2];
+            *at = (c % sw) * phase + c / sw;
+        }
+        taps
     }
 }
 
@@ -488,11 +546,11 @@ fn padded_avx512(
     padded(d, plane, pad, y)
 }
 
-/// The depthwise method on a padded plane: blocks of up to 2 output rows by 64 output columns
-/// (8 vectors of sums in registers), every tap (in the order (kh, kw), the padding's zeros
-/// included) added to the whole block with no edge to test; then the bias and the activation.
-/// The last block of a row reads up to 15 columns past it (the plane's slack), whose lanes are
-/// never stored.
+/// The depthwise method on a padded plane: the outputs, numbered across rows as the plane
+/// numbers them ([`Plane`]), in blocks of up to 128 (8 vectors of sums in registers), every tap
+/// (in the order (kh, kw), the padding's zeros included) added to the whole block with no edge
+/// to test; then the bias and the activation, and the block's valid columns stored. A small
+/// plane is a few blocks in all, however narrow its rows.
 #[inline(always)]
 fn padded(
     d: &Depthwise<'_>,
@@ -507,26 +565,17 @@ fn padded(
     let [ih, iw] = [win.input[1], win.input[2]];
     let [kh, kw] = [win.kernel[1], win.kernel[2]];
     let [oh, ow] = [win.output[1], win.output[2]];
-    let (sh, dh, dw) = (win.strides[1], win.dilations[1], win.dilations[2]);
-    let (s, phase, rl) = (plane.stride, plane.phase, plane.row_len());
     let taps = kh * kw;
+    let offsets = Taps::of(plane, win);
     let (in_plane, out_plane) = (ih * iw, oh * ow);
-    // Where tap `tw` reads output column 0 in a padded row.
-    let mut offsets = [0usize; MAX_DW_KW];
-    for (tw, o) in offsets.iter_mut().enumerate().take(kw) {
-        *o = ((tw * dw) % s) * phase + (tw * dw) / s;
-    }
-    let g = DwGeometry {
-        rl,
-        sh,
-        dh,
-        kh,
-        kw,
-        offsets: &offsets[..kw],
-    };
-    if pad.len() < plane.len() + DW_COLS {
+    if pad.len() < plane.reach {
         bail!("internal error: the padded plane has no slack");
     }
+    let pad = &mut pad[..plane.reach];
+    // The padding and the slack, once: each channel then overwrites only its input's words.
+    pad.fill(0.0);
+    let rl = plane.row_len();
+    let end = (oh - 1) * rl + ow;
     for b in 0..geo.n {
         for oc in 0..m {
             let ic = oc / mg;
@@ -534,94 +583,99 @@ fn padded(
                 plane.fill(&d.x[(b * c + ic) * in_plane..][..in_plane], ih, iw, pad);
             }
             let pad: &[f32] = pad;
-            let weights = &d.w[oc * taps..][..taps];
+            let block = Block {
+                plane,
+                pad,
+                weights: &d.w[oc * taps..][..taps],
+                rows: &offsets.rows[..kh],
+                cols: &offsets.cols[..kw],
+                bias: d.bias.map(|bias| bias[oc]),
+                act: d.act,
+                ow,
+            };
             let out = &mut y[(b * m + oc) * out_plane..][..out_plane];
-            let mut yo = 0;
-            while yo < oh {
-                let rows = if yo + 1 < oh { 2 } else { 1 };
-                let mut j0 = 0;
-                while j0 < ow {
-                    let chunks = (ow - j0).div_ceil(DW_COLS).min(4);
-                    match (rows, chunks) {
-                        (2, 4) => dw_block::<2, 4>(&g, pad, weights, yo, j0, ow, out),
-                        (2, 3) => dw_block::<2, 3>(&g, pad, weights, yo, j0, ow, out),
-                        (2, 2) => dw_block::<2, 2>(&g, pad, weights, yo, j0, ow, out),
-                        (2, _) => dw_block::<2, 1>(&g, pad, weights, yo, j0, ow, out),
-                        (_, 4) => dw_block::<1, 4>(&g, pad, weights, yo, j0, ow, out),
-                        (_, 3) => dw_block::<1, 3>(&g, pad, weights, yo, j0, ow, out),
-                        (_, 2) => dw_block::<1, 2>(&g, pad, weights, yo, j0, ow, out),
-                        _ => dw_block::<1, 1>(&g, pad, weights, yo, j0, ow, out),
-                    }
-                    j0 += chunks * DW_COLS;
-                }
-                for row_out in out[yo * ow..(yo + rows) * ow].chunks_exact_mut(ow) {
-                    if let Some(bias) = d.bias {
-                        let bv = bias[oc];
-                        row_out.iter_mut().for_each(|v| *v += bv);
-                    }
-                    d.act.apply(row_out);
-                }
-                yo += rows;
+            let mut q0 = 0;
+            while q0 < end {
+                let chunks = (end - q0).div_ceil(DW_COLS);
+                q0 = match chunks {
+                    DW_CHUNKS.. => block.run::<DW_CHUNKS>(q0, out),
+                    4.. => block.run::<4>(q0, out),
+                    2.. => block.run::<2>(q0, out),
+                    _ => block.run::<1>(q0, out),
+                };
             }
         }
     }
     Ok(())
 }
 
-/// What a block of the padded depthwise method needs of the geometry.
-struct DwGeometry<'a> {
-    rl: usize,
-    sh: usize,
-    dh: usize,
-    kh: usize,
-    kw: usize,
-    offsets: &'a [usize],
+/// `s += a * b` lane by lane (a multiply, then an add: the direct method's bits), one vector.
+/// Kept apart so that the compiler vectorises its lanes, not the block's vectors (a loop over
+/// those it made into gathers and scatters of sums kept in memory).
+#[inline(always)]
+fn mul_add_vector(s: &mut [f32; DW_COLS], a: f32, b: &[f32; DW_COLS]) {
+    for (s, &b) in s.iter_mut().zip(b) {
+        *s += a * b;
+    }
 }
 
-/// Output rows `yo..yo + R`, columns `j0..j0 + 16 C` (those below `ow` stored) of one channel:
-/// each sum `0 + w0 x0 + w1 x1 + ...` over the taps in order, in registers.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn dw_block<const R: usize, const C: usize>(
-    g: &DwGeometry<'_>,
-    pad: &[f32],
-    weights: &[f32],
-    yo: usize,
-    j0: usize,
+/// One channel of the padded depthwise method: its plane, taps and epilogue.
+struct Block<'a> {
+    plane: &'a Plane,
+    /// The plane's words up to its reach.
+    pad: &'a [f32],
+    weights: &'a [f32],
+    /// Where the taps read, as [`Taps`] (one entry per kernel row and column).
+    rows: &'a [usize],
+    cols: &'a [usize],
+    bias: Option<f32>,
+    act: Activation,
     ow: usize,
-    out: &mut [f32],
-) {
-    let mut acc = [[[0.0f32; DW_COLS]; C]; R];
-    for th in 0..g.kh {
-        for (tw, &off) in g.offsets.iter().enumerate() {
-            let wv = weights[th * g.kw + tw];
-            for (r, acc) in acc.iter_mut().enumerate() {
-                let at = ((yo + r) * g.sh + th * g.dh) * g.rl + off + j0;
-                let Some(src) = pad.get(at..at + C * DW_COLS) else {
+}
+
+impl Block<'_> {
+    /// Outputs `q0..q0 + 16 C` (numbered as the plane numbers them): each sum
+    /// `0 + w0 x0 + w1 x1 + ...` over the taps in order, in registers, then `+ bias`, the
+    /// activation, and the outputs of real columns stored into `out`. Returns the next block's
+    /// start.
+    #[inline(always)]
+    fn run<const C: usize>(&self, q0: usize, out: &mut [f32]) -> usize {
+        let mut acc = [[0.0f32; DW_COLS]; C];
+        let kw = self.cols.len();
+        for (th, &row) in self.rows.iter().enumerate() {
+            for (tw, &col) in self.cols.iter().enumerate() {
+                let wv = self.weights[th * kw + tw];
+                let at = row + col + q0;
+                // Never taken: `reach` covers every tap's run up to the last block's end.
+                let Some(src) = self.pad.get(at..at + C * DW_COLS) else {
                     continue;
                 };
                 let (src, _) = src.as_chunks::<DW_COLS>();
-                for (a, x) in acc.iter_mut().zip(src) {
-                    for j in 0..DW_COLS {
-                        a[j] += wv * x[j];
-                    }
+                for ci in 0..C {
+                    mul_add_vector(&mut acc[ci], wv, &src[ci]);
                 }
             }
         }
-    }
-    for (r, acc) in acc.iter().enumerate() {
-        let row = &mut out[(yo + r) * ow..][..ow];
-        for (c, a) in acc.iter().enumerate() {
-            let j = j0 + c * DW_COLS;
-            if j + DW_COLS <= ow {
-                row[j..j + DW_COLS].copy_from_slice(a);
-            } else if j < ow {
-                let n = ow - j;
-                for (o, &v) in row[j..].iter_mut().zip(&a[..n]) {
-                    *o = v;
-                }
-            }
+        let sums = acc.as_flattened_mut();
+        if let Some(bv) = self.bias {
+            sums.iter_mut().for_each(|v| *v += bv);
         }
+        self.act.apply(sums);
+        let (rl, ow) = (self.plane.row_len(), self.ow);
+        let q1 = q0 + C * DW_COLS;
+        let mut row = q0 / rl;
+        while row * rl < q1 {
+            let start = row * rl;
+            let (lo, hi) = (q0.max(start), q1.min(start + ow));
+            if lo < hi {
+                let Some(dst) = out.get_mut(row * ow + lo - start..row * ow + hi - start) else {
+                    break;
+                };
+                copy_short(dst, &sums[lo - q0..hi - q0]);
+            }
+            row += 1;
+        }
+        q1
     }
 }
 
@@ -762,7 +816,45 @@ mod tests {
     #[test]
     #[allow(clippy::type_complexity)]
     fn depthwise_methods_agree() {
-        let cases: [(&[(&str, Attr<'_>)], [usize; 4], [usize; 4], [usize; 4]); 6] = [
+        let cases: [(&[(&str, Attr<'_>)], [usize; 4], [usize; 4], [usize; 4]); 10] = [
+            // Narrow rows: a few blocks span the whole plane.
+            (
+                &[("group", Attr::Int(4)), ("pads", Attr::Ints(&[1, 1, 1, 1]))],
+                [1, 4, 25, 5],
+                [4, 1, 3, 3],
+                [1, 4, 25, 5],
+            ),
+            // Vertical and horizontal strides that differ, an odd right padding.
+            (
+                &[
+                    ("group", Attr::Int(3)),
+                    ("pads", Attr::Ints(&[1, 0, 2, 3])),
+                    ("strides", Attr::Ints(&[2, 1])),
+                    ("dilations", Attr::Ints(&[1, 2])),
+                ],
+                [1, 3, 11, 9],
+                [3, 1, 3, 3],
+                [1, 3, 6, 8],
+            ),
+            (
+                &[
+                    ("group", Attr::Int(2)),
+                    ("pads", Attr::Ints(&[2, 1, 0, 2])),
+                    ("strides", Attr::Ints(&[3, 2])),
+                    ("activation", Attr::Str("Clip")),
+                    ("activation_params", Attr::Floats(&[-0.5, 0.75])),
+                ],
+                [1, 2, 13, 7],
+                [4, 1, 4, 2],
+                [1, 4, 4, 5],
+            ),
+            // More outputs than one block of 128, rows far narrower than a vector.
+            (
+                &[("group", Attr::Int(2)), ("pads", Attr::Ints(&[0, 1, 0, 1]))],
+                [1, 2, 70, 3],
+                [2, 1, 5, 3],
+                [1, 2, 66, 3],
+            ),
             (
                 &[
                     ("group", Attr::Int(4)),
