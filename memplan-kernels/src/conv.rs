@@ -433,6 +433,10 @@ impl Plane {
     fn fill(&self, plane: &[f32], ih: usize, iw: usize, pad: &mut [f32]) {
         let rl = self.row_len();
         let phase = self.cols.div_ceil(self.stride);
+        if iw == 0 {
+            // An empty input (padding only): nothing to copy.
+            return;
+        }
         let (lo, hi) = (self.left, self.left + iw);
         // Padded row `top + yi` is row `(top + yi) / sh` of row phase `(top + yi) % sh`,
         // counted on rather than divided.
@@ -816,7 +820,14 @@ mod tests {
     #[test]
     #[allow(clippy::type_complexity)]
     fn depthwise_methods_agree() {
-        let cases: [(&[(&str, Attr<'_>)], [usize; 4], [usize; 4], [usize; 4]); 10] = [
+        let cases: [(&[(&str, Attr<'_>)], [usize; 4], [usize; 4], [usize; 4]); 11] = [
+            // An input with no columns: the outputs are the padding's, the bias alone.
+            (
+                &[("group", Attr::Int(2)), ("pads", Attr::Ints(&[0, 1, 0, 1]))],
+                [1, 2, 3, 0],
+                [2, 1, 1, 1],
+                [1, 2, 3, 2],
+            ),
             // Narrow rows: a few blocks span the whole plane.
             (
                 &[("group", Attr::Int(4)), ("pads", Attr::Ints(&[1, 1, 1, 1]))],
