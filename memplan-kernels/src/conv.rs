@@ -29,6 +29,7 @@ use crate::pack;
 use crate::simd::dispatch;
 use crate::spatial::{ConvGeometry, Window};
 use crate::tensor::{Dims, Input, Output, collect, opt_value, output, typed};
+use arrayvec::ArrayVec;
 
 /// Scratch words a Conv needs: one panel of each operand the product packs at run time, or for
 /// a depthwise one, one padded input plane.
@@ -379,6 +380,8 @@ struct Plane {
     /// Zeros before the first input row and column.
     top: usize,
     left: usize,
+    /// Where each tap reads output `(0, 0)`.
+    taps: Taps,
     /// Words the outputs' runs read, from the plane's start: the plane and a slack after it.
     reach: usize,
 }
@@ -405,21 +408,27 @@ impl Plane {
             phase_rows: rows.div_ceil(row_stride),
             top: win.pad_begin[1],
             left: win.pad_begin[2],
+            taps: Taps::default(),
             reach: 0,
         };
+        plane.taps = Taps::of(&plane, win);
         // The phases' taps are not ordered by (th, tw): the largest start of all.
-        let taps = Taps::of(&plane, win);
-        let widest = taps.rows[..win.kernel[1]].iter().max().unwrap_or(&0)
-            + taps.cols[..win.kernel[2]].iter().max().unwrap_or(&0);
+        let widest =
+            plane.taps.rows.iter().max().unwrap_or(&0) + plane.taps.cols.iter().max().unwrap_or(&0);
         let outputs = (win.output[1] - 1) * plane.row_len() + win.output[2];
         plane.reach = plane.len().max(widest + outputs.next_multiple_of(DW_COLS));
         // At most 4 Mi floats (16 MiB): a larger plane computes directly.
         (plane.reach <= 1 << 22).then_some(plane)
     }
 
+    /// Words of each column phase of a stored row.
+    fn phase(&self) -> usize {
+        self.cols.div_ceil(self.stride)
+    }
+
     /// Words per stored row: every column phase padded to the same length.
     fn row_len(&self) -> usize {
-        self.cols.div_ceil(self.stride) * self.stride
+        self.phase() * self.stride
     }
 
     /// Words of the plane itself.
@@ -431,8 +440,7 @@ impl Plane {
     /// slack keep the zeros `pad` was cleared to, since every channel's input lies at the same
     /// words.
     fn fill(&self, plane: &[f32], ih: usize, iw: usize, pad: &mut [f32]) {
-        let rl = self.row_len();
-        let phase = self.cols.div_ceil(self.stride);
+        let (rl, phase) = (self.row_len(), self.phase());
         if iw == 0 {
             // An empty input (padding only): nothing to copy.
             return;
@@ -493,29 +501,31 @@ impl Plane {
 }
 
 /// Where each tap reads output `(0, 0)` in a [`Plane`]: tap `(th, tw)` at
-/// `rows[th] + cols[tw]`.
+/// `rows[th] + cols[tw]`, one entry per kernel row and column.
+#[derive(Default)]
 struct Taps {
-    rows: [usize; MAX_DW_K],
-    cols: [usize; MAX_DW_K],
+    rows: ArrayVec<usize, MAX_DW_K>,
+    cols: ArrayVec<usize, MAX_DW_K>,
 }
 
 impl Taps {
+    /// The taps of `win` in `plane`. [`Plane::of`] takes kernels of at most [`MAX_DW_K`] each
+    /// way only, so both lists fit.
     fn of(plane: &Plane, win: &Window) -> Taps {
-        let mut taps = Taps {
-            rows: [0; MAX_DW_K],
-            cols: [0; MAX_DW_K],
-        };
         let (sh, sw) = (plane.row_stride, plane.stride);
-        let phase = plane.cols.div_ceil(sw);
-        for (th, at) in taps.rows.iter_mut().enumerate().take(win.kernel[1]) {
+        let (phase, rl) = (plane.phase(), plane.row_len());
+        let rows = (0..win.kernel[1]).map(|th| {
             let r = th * win.dilations[1];
-            *at = ((r % sh) * plane.phase_rows + r / sh) * plane.row_len();
-        }
-        for (tw, at) in taps.cols.iter_mut().enumerate().take(win.kernel[2]) {
+            ((r % sh) * plane.phase_rows + r / sh) * rl
+        });
+        let cols = (0..win.kernel[2]).map(|tw| {
             let c = tw * win.dilations[2];
-            *at = (c % sw) * phase + c / sw;
+            (c % sw) * phase + c / sw
+        });
+        Taps {
+            rows: rows.collect(),
+            cols: cols.collect(),
         }
-        taps
     }
 }
 
@@ -570,7 +580,6 @@ fn padded(
     let [kh, kw] = [win.kernel[1], win.kernel[2]];
     let [oh, ow] = [win.output[1], win.output[2]];
     let taps = kh * kw;
-    let offsets = Taps::of(plane, win);
     let (in_plane, out_plane) = (ih * iw, oh * ow);
     if pad.len() < plane.reach {
         bail!("internal error: the padded plane has no slack");
@@ -588,11 +597,10 @@ fn padded(
             }
             let pad: &[f32] = pad;
             let block = Block {
-                plane,
                 pad,
                 weights: &d.w[oc * taps..][..taps],
-                rows: &offsets.rows[..kh],
-                cols: &offsets.cols[..kw],
+                taps: &plane.taps,
+                row_len: rl,
                 bias: d.bias.map(|bias| bias[oc]),
                 act: d.act,
                 ow,
@@ -625,13 +633,12 @@ fn mul_add_vector(s: &mut [f32; DW_COLS], a: f32, b: &[f32; DW_COLS]) {
 
 /// One channel of the padded depthwise method: its plane, taps and epilogue.
 struct Block<'a> {
-    plane: &'a Plane,
     /// The plane's words up to its reach.
     pad: &'a [f32],
     weights: &'a [f32],
-    /// Where the taps read, as [`Taps`] (one entry per kernel row and column).
-    rows: &'a [usize],
-    cols: &'a [usize],
+    /// Where the taps read, and the plane's words per stored row.
+    taps: &'a Taps,
+    row_len: usize,
     bias: Option<f32>,
     act: Activation,
     ow: usize,
@@ -645,9 +652,9 @@ impl Block<'_> {
     #[inline(always)]
     fn run<const C: usize>(&self, q0: usize, out: &mut [f32]) -> usize {
         let mut acc = [[0.0f32; DW_COLS]; C];
-        let kw = self.cols.len();
-        for (th, &row) in self.rows.iter().enumerate() {
-            for (tw, &col) in self.cols.iter().enumerate() {
+        let kw = self.taps.cols.len();
+        for (th, &row) in self.taps.rows.iter().enumerate() {
+            for (tw, &col) in self.taps.cols.iter().enumerate() {
                 let wv = self.weights[th * kw + tw];
                 let at = row + col + q0;
                 // Never taken: `reach` covers every tap's run up to the last block's end.
@@ -665,7 +672,7 @@ impl Block<'_> {
             sums.iter_mut().for_each(|v| *v += bv);
         }
         self.act.apply(sums);
-        let (rl, ow) = (self.plane.row_len(), self.ow);
+        let (rl, ow) = (self.row_len, self.ow);
         let q1 = q0 + C * DW_COLS;
         let mut row = q0 / rl;
         while row * rl < q1 {
