@@ -254,7 +254,7 @@ fn the_small_cnn_runs_on_qemu_and_matches_onnx_runtime() {
 }
 
 /// The MLPerf Tiny int8 keyword spotter (`kws_ref_model.tflite`) from flash: its output equals
-/// LiteRT's reference kernels' byte for byte; its arena (16,000 bytes, the lower bound) is a
+/// LiteRT's reference kernels' byte for byte; its arena (16,256 bytes, the lower bound) is a
 /// quarter of the float network's. Skipped with a message without `../shared`.
 #[test]
 fn the_int8_keyword_spotter_runs_on_qemu_and_equals_litert() {

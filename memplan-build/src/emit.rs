@@ -11,6 +11,7 @@ use memplan_onnx::{AttrValue, OpInput};
 use proc_macro2::TokenStream;
 
 use crate::graph::{Prepared, kernel_dtype};
+use crate::specialise;
 
 /// Alignment of the weight blob and of every constant's offset in it.
 pub(crate) const CONSTANT_ALIGN: usize = 16;
@@ -40,17 +41,18 @@ fn float_literal(f: f32) -> String {
     format!("f32::from_bits({:#010x})", f.to_bits())
 }
 
-fn attr_literal(value: &AttrValue) -> String {
+/// An attribute as an `Attr` expression, the type named through `path` (`""` or `"__k::"`).
+fn attr_literal(value: &AttrValue, path: &str) -> String {
     match value {
-        AttrValue::Int(i) => format!("Attr::Int({i})"),
-        AttrValue::Float(f) => format!("Attr::Float({})", float_literal(*f)),
-        AttrValue::Str(s) => format!("Attr::Str({s:?})"),
-        AttrValue::Ints(v) => format!("Attr::Ints(&{v:?})"),
+        AttrValue::Int(i) => format!("{path}Attr::Int({i})"),
+        AttrValue::Float(f) => format!("{path}Attr::Float({})", float_literal(*f)),
+        AttrValue::Str(s) => format!("{path}Attr::Str({s:?})"),
+        AttrValue::Ints(v) => format!("{path}Attr::Ints(&{v:?})"),
         AttrValue::Floats(v) => {
             let items: Vec<String> = v.iter().map(|f| float_literal(*f)).collect();
-            format!("Attr::Floats(&[{}])", items.join(", "))
+            format!("{path}Attr::Floats(&[{}])", items.join(", "))
         }
-        AttrValue::Strs(v) => format!("Attr::Strs(&{v:?})"),
+        AttrValue::Strs(v) => format!("{path}Attr::Strs(&{v:?})"),
     }
 }
 
@@ -171,7 +173,7 @@ pub(crate) fn network_items(
         let attrs: Vec<String> = node
             .attrs
             .iter()
-            .map(|(n, v)| format!("({n:?}, {})", attr_literal(v)))
+            .map(|(n, v)| format!("({n:?}, {})", attr_literal(v, "")))
             .collect();
         let inputs: Vec<String> = node
             .inputs
@@ -280,6 +282,11 @@ fn run_fn(prepared: &Prepared, offsets: &[usize]) -> String {
             );
         }
     }
+    let operands = specialise::operands(model, &prepared.shapes, &prepared.constants);
+    let call = specialise::Call {
+        constants: &prepared.constants,
+        offsets,
+    };
     for (k, op) in model.ops.iter().enumerate() {
         let node = &prepared.nodes[k];
         let pairs: Vec<_> = model.aliases.iter().filter(|a| a.op == k).collect();
@@ -306,13 +313,31 @@ fn run_fn(prepared: &Prepared, offsets: &[usize]) -> String {
             }
         }
         let label = &node.label;
+        let kernel = specialise::plan(node, &operands).filter(|_| pairs.is_empty());
+        let how = match (&kernel, specialise::tflite_function(&node.op_type)) {
+            (Some(_), _) => ", specialised",
+            (None, Some(_)) => ", direct",
+            (None, None) => "",
+        };
         let _ = writeln!(
             s,
-            "// node {k}: `{label}` ({})\n{{\nlet __v = {arena}.op_{}({});\nlet __e = |e| __k::program::RunError::new({k}, {label:?}, e);",
+            "// node {k}: `{label}` ({}{how})\n{{\nlet __v = {arena}.op_{}({});\nlet __e = |e| __k::program::RunError::new({k}, {label:?}, e);",
             node.op_type,
             op.name,
             args.join(", ")
         );
+        let view = |t: usize| format!("__v.{}", model.tensors[t].name);
+        let scratch = match node.scratch {
+            Some((t, _)) => view(t),
+            None => "&mut []".to_owned(),
+        };
+        if let Some(kernel) = &kernel
+            && let (Some(&OpInput::Tensor(x)), [out]) = (node.inputs.first(), &node.outputs[..])
+            && let Some(statement) = call.statement(node, kernel, &view(x), &view(*out), &scratch)
+        {
+            let _ = writeln!(s, "{statement}\n}}");
+            continue;
+        }
         let mut inputs = Vec::new();
         for input in &node.inputs {
             inputs.push(match *input {
@@ -363,16 +388,28 @@ fn run_fn(prepared: &Prepared, offsets: &[usize]) -> String {
                 )
             })
             .collect();
-        let scratch = match node.scratch {
-            Some((t, _)) => format!("__v.{}", model.tensors[t].name),
-            None => "&mut []".to_owned(),
+        // The attributes as a constant table beside the call (`network::NODES` is for
+        // interpreters; `run` does not read it).
+        let attrs: Vec<String> = node
+            .attrs
+            .iter()
+            .map(|(n, v)| format!("({n:?}, {})", attr_literal(v, "__k::")))
+            .collect();
+        let run = match specialise::tflite_function(&node.op_type) {
+            Some(function) => {
+                format!("__k::tflite::op::{function}(&__ATTRS, &__inputs, &mut __outputs)")
+            }
+            None => format!(
+                "__k::run({:?}, &__ATTRS, &__inputs, &mut __outputs, {scratch})",
+                node.op_type
+            ),
         };
         let _ = writeln!(
             s,
-            "let __inputs = [{}];\nlet mut __outputs = [{}];\n__k::run({:?}, &network::NODES[{k}].attrs, &__inputs, &mut __outputs, {scratch}).map_err(__e)?;\n}}",
+            "static __ATTRS: __k::Attrs<'static> = __k::Attrs::new(&[{}]);\nlet __inputs = [{}];\nlet mut __outputs = [{}];\n{run}.map_err(__e)?;\n}}",
+            attrs.join(", "),
             inputs.join(", "),
             outputs.join(", "),
-            node.op_type
         );
     }
     if !external(model.outputs[0]) {

@@ -62,6 +62,7 @@ mod network;
 mod options;
 mod output;
 mod prepare;
+mod specialise;
 mod tflite;
 
 pub use error::Error;

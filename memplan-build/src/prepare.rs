@@ -14,6 +14,7 @@ use crate::fold;
 use crate::fuse;
 use crate::graph::{Constant, FuseReport, Node, Prepared, kernel_dtype};
 use crate::options::Options;
+use crate::specialise;
 
 /// The value of a one-element tensor attribute (`ConstantOfShape`'s `value`).
 fn tensor_attr(value: &WeightValue) -> Result<AttrValue, String> {
@@ -179,9 +180,7 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
         FuseReport::default()
     };
 
-    let weight_shapes: Vec<Option<Vec<u64>>> =
-        constants.iter().map(|c| Some(c.shape.clone())).collect();
-    let planned = finish(path, options, model, shapes, nodes, &weight_shapes)?;
+    let planned = finish(path, options, model, shapes, nodes, &constants)?;
     Ok(planned.with(constants, files, fused))
 }
 
@@ -225,15 +224,15 @@ impl Planned {
 /// The steps every format shares once its graph is a memplan model and nodes the kernels run:
 /// the tensors' dtypes, the graph inputs and outputs given to the caller, each node's scratch,
 /// the solver options, the model file written and read back, and the plan. `shapes` are the
-/// model tensors' shapes as the format gives them (`[]` for a scalar), `weight_shapes` those of
-/// the constants `OpInput::Weight` indexes.
+/// model tensors' shapes as the format gives them (`[]` for a scalar), `constants` what
+/// `OpInput::Weight` indexes.
 pub(crate) fn finish(
     path: &Path,
     options: &Options,
     mut model: Model,
     shapes: Vec<Vec<u64>>,
     mut nodes: Vec<Node>,
-    weight_shapes: &[Option<Vec<u64>>],
+    constants: &[Constant],
 ) -> Result<Planned, String> {
     // Tensors the kernels can hold; graph inputs and outputs.
     for tensor in &model.tensors {
@@ -276,11 +275,9 @@ pub(crate) fn finish(
             .map(|input| match *input {
                 OpInput::Absent => None,
                 OpInput::Tensor(t) => Some(shapes[t].iter().map(|&d| d as usize).collect()),
-                OpInput::Weight(w) => weight_shapes
+                OpInput::Weight(w) => constants
                     .get(w)
-                    .cloned()
-                    .flatten()
-                    .map(|s| s.iter().map(|&d| d as usize).collect()),
+                    .map(|c| c.shape.iter().map(|&d| d as usize).collect()),
             })
             .collect();
         let output_shapes: Vec<Vec<usize>> = node
@@ -295,6 +292,10 @@ pub(crate) fn finish(
                 .map_err(|e| e.to_string())
         })
         .map_err(|e| format!("node `{}` ({}): {e}", node.label, node.op_type))?;
+        // A specialised kernel's own scratch (the int8 convolution's im2col columns).
+        let specialised = specialise::plan(node, &specialise::operands(&model, &shapes, constants))
+            .map_or(0, |kernel| kernel.scratch_bytes().div_ceil(8));
+        let words = words.max(specialised);
         if words == 0 {
             continue;
         }

@@ -78,11 +78,6 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
         })?;
         nodes.push(node);
     }
-    let weight_shapes: Vec<Option<Vec<u64>>> = lower
-        .constants
-        .iter()
-        .map(|c| Some(c.shape.clone()))
-        .collect();
     let constants = lower.constants;
     let planned = prepare::finish(
         path,
@@ -90,7 +85,7 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
         imported.model,
         imported.shapes,
         nodes,
-        &weight_shapes,
+        &constants,
     )?;
     Ok(planned.with(constants, Vec::new(), FuseReport::default()))
 }

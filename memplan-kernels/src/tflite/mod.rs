@@ -27,7 +27,9 @@
 //! Float32 forms accumulate in the reference kernels' loop order, so they agree with LiteRT's
 //! reference kernels to rounding (exp and tanh come from `libm`).
 
+pub mod op;
 pub mod quant;
+pub mod s8;
 
 use crate::attrs::Attrs;
 use crate::error::{KernelError, bail};
@@ -44,29 +46,7 @@ pub(crate) fn run(
     outputs: &mut [Output<'_>],
 ) -> Option<Result<(), KernelError>> {
     let name = op.strip_prefix("tflite.")?;
-    Some(match name {
-        "CONV_2D" => conv(attrs, inputs, outputs, false),
-        "DEPTHWISE_CONV_2D" => conv(attrs, inputs, outputs, true),
-        "FULLY_CONNECTED" => fully_connected(attrs, inputs, outputs),
-        "AVERAGE_POOL_2D" => pool(attrs, inputs, outputs, false),
-        "MAX_POOL_2D" => pool(attrs, inputs, outputs, true),
-        "SOFTMAX" => softmax(attrs, inputs, outputs),
-        "ADD" => binary(attrs, inputs, outputs, Binary::Add),
-        "SUB" => binary(attrs, inputs, outputs, Binary::Sub),
-        "MUL" => binary(attrs, inputs, outputs, Binary::Mul),
-        "LOGISTIC" => lut_or(inputs, outputs, |x| 1.0 / (1.0 + libm::expf(-x))),
-        "TANH" => lut_or(inputs, outputs, libm::tanhf),
-        "QUANTIZE" => quantize(attrs, inputs, outputs),
-        "DEQUANTIZE" => dequantize(attrs, inputs, outputs),
-        "RESHAPE" => reshape(inputs, outputs),
-        "CONCATENATION" => crate::concat_split::concat(attrs, inputs, outputs),
-        "PAD" => pad(attrs, inputs, outputs),
-        "MEAN" => mean(attrs, inputs, outputs),
-        "RELU" => relu(attrs, inputs, outputs),
-        "STRIDED_SLICE" => strided_slice(attrs, inputs, outputs),
-        "BATCH_MATMUL" => batch_matmul(attrs, inputs, outputs),
-        _ => Err(KernelError::new("TFLite operator not supported")),
-    })
+    Some(op::kernel(name, attrs, inputs, outputs))
 }
 
 /// The names of the `tflite.*` operators, sorted.

@@ -1,0 +1,377 @@
+//! Build-time specialisation: the nodes whose kernel `run` calls directly, with every parameter
+//! a constant of the generated code, instead of through `memplan_kernels::run`'s operator
+//! names and attribute tables.
+//!
+//! - The int8 CONV_2D, DEPTHWISE_CONV_2D (depth multiplier 1) and FULLY_CONNECTED (symmetric
+//!   weights) of a TFLite network call `memplan_kernels::tflite::s8`'s kernels with a parameter
+//!   struct written as a literal and checked here ([`Kernel`]); the input's zero point is folded
+//!   into a bias computed here (`fold_input_offset`), the multipliers and shifts are read in
+//!   place or written out per channel.
+//! - Every other `tflite.*` node calls its own function of `memplan_kernels::tflite::op` with
+//!   its attributes as a constant table beside the call, so a firmware links the kernels its
+//!   network uses and no others.
+//! - ONNX nodes still go through `memplan_kernels::run`.
+//!
+//! [`plan`] decides, once, from the node, its operands' dtypes and shapes and its constants;
+//! the scratch planning (`prepare::finish`) and the emitter (`emit`) both ask it, so the scratch
+//! a kernel gets is the scratch it needs.
+
+use memplan_core::DType;
+use memplan_core::model_file::Layout;
+use memplan_kernels::tflite::s8;
+use memplan_onnx::{AttrValue, OpInput};
+
+use crate::graph::{Constant, Node};
+
+/// A node's specialised kernel and its parameters.
+pub(crate) enum Kernel {
+    /// `s8::conv`.
+    Conv(s8::Conv),
+    /// `s8::depthwise`.
+    Depthwise(s8::Depthwise),
+    /// `s8::fully_connected`.
+    FullyConnected(s8::FullyConnected),
+}
+
+impl Kernel {
+    /// Bytes of scratch the kernel needs.
+    pub(crate) fn scratch_bytes(&self) -> usize {
+        match self {
+            Kernel::Conv(p) => p.scratch_bytes(),
+            Kernel::Depthwise(_) | Kernel::FullyConnected(_) => 0,
+        }
+    }
+}
+
+/// What [`plan`] reads of a network: each operand's dtype and shape.
+pub(crate) struct Operands<'a> {
+    model: &'a memplan_core::Model,
+    shapes: &'a [Vec<u64>],
+    constants: &'a [Constant],
+}
+
+impl Operands<'_> {
+    fn value(&self, t: usize) -> Option<(DType, &[u64])> {
+        let dtype = match &self.model.tensors.get(t)?.layout {
+            Layout::Typed { dtype, .. } => *dtype,
+            Layout::Bytes => return None,
+        };
+        Some((dtype, self.shapes.get(t)?))
+    }
+
+    fn constant(&self, w: usize) -> Option<(DType, &[u64])> {
+        let c = self.constants.get(w)?;
+        Some((c.dtype, &c.shape))
+    }
+}
+
+/// The [`Operands`] of a model, its tensors' `shapes` and its `constants`.
+pub(crate) fn operands<'a>(
+    model: &'a memplan_core::Model,
+    shapes: &'a [Vec<u64>],
+    constants: &'a [Constant],
+) -> Operands<'a> {
+    Operands {
+        model,
+        shapes,
+        constants,
+    }
+}
+
+fn int(node: &Node, name: &str, default: i64) -> Option<i64> {
+    match node.attrs.iter().find(|(n, _)| n == name) {
+        Some((_, AttrValue::Int(v))) => Some(*v),
+        Some(_) => None,
+        None => Some(default),
+    }
+}
+
+fn size(node: &Node, name: &str, default: i64) -> Option<usize> {
+    usize::try_from(int(node, name, default)?).ok()
+}
+
+fn i32_of(node: &Node, name: &str, default: i64) -> Option<i32> {
+    i32::try_from(int(node, name, default)?).ok()
+}
+
+fn dims<const N: usize>(shape: &[u64]) -> Option<[usize; N]> {
+    let v: Vec<usize> = shape
+        .iter()
+        .map(|&d| usize::try_from(d).ok())
+        .collect::<Option<_>>()?;
+    v.try_into().ok()
+}
+
+/// The specialised kernel of `node`, if it has one.
+pub(crate) fn plan(node: &Node, ops: &Operands<'_>) -> Option<Kernel> {
+    let value = |i: usize| match node.inputs.get(i) {
+        Some(&OpInput::Tensor(t)) => ops.value(t),
+        _ => None,
+    };
+    let constant = |i: usize| match node.inputs.get(i) {
+        Some(&OpInput::Weight(w)) => ops.constant(w),
+        _ => None,
+    };
+    let &[out] = node.outputs.as_slice() else {
+        return None;
+    };
+    let (out_dtype, out_shape) = ops.value(out)?;
+    let (x_dtype, x_shape) = value(0)?;
+    let (f_dtype, f_shape) = constant(1)?;
+    if (x_dtype, f_dtype, out_dtype) != (DType::I8, DType::I8, DType::I8) {
+        return None;
+    }
+    // The bias, if any, is an int32 constant; multipliers and shifts int32 constants.
+    let bias_ok = match node.inputs.get(2) {
+        None | Some(OpInput::Absent) => true,
+        Some(_) => constant(2).is_some_and(|(d, _)| d == DType::I32),
+    };
+    let requant_ok = [3, 4]
+        .iter()
+        .all(|&i| constant(i).is_some_and(|(d, _)| d == DType::I32));
+    if !bias_ok || !requant_ok {
+        return None;
+    }
+    let input_offset = i32_of(node, "input_offset", 0)?;
+    let output_offset = i32_of(node, "output_offset", 0)?;
+    let act = [
+        i32_of(node, "act_min", -128)?,
+        i32_of(node, "act_max", 127)?,
+    ];
+    let window = || -> Option<([usize; 2], [usize; 2], [usize; 2])> {
+        Some((
+            [size(node, "stride_h", 1)?, size(node, "stride_w", 1)?],
+            [size(node, "dilation_h", 1)?, size(node, "dilation_w", 1)?],
+            [size(node, "pad_top", 0)?, size(node, "pad_left", 0)?],
+        ))
+    };
+    let kernel = match node.op_type.as_str() {
+        "tflite.CONV_2D" => {
+            let [n, ih, iw, ic] = dims(x_shape)?;
+            let [o, kh, kw, fi] = dims(f_shape)?;
+            let [on, oh, ow, oc] = dims(out_shape)?;
+            if fi != ic || o != oc || on != n {
+                return None; // grouped: the reference kernel runs it
+            }
+            let (stride, dilation, pad) = window()?;
+            Kernel::Conv(s8::Conv {
+                batches: n,
+                input: [ih, iw, ic],
+                output: [oh, ow, oc],
+                kernel: [kh, kw],
+                stride,
+                dilation,
+                pad,
+                input_offset,
+                output_offset,
+                act,
+            })
+        }
+        "tflite.DEPTHWISE_CONV_2D" => {
+            let [n, ih, iw, c] = dims(x_shape)?;
+            let [one, kh, kw, fc] = dims(f_shape)?;
+            let [on, oh, ow, oc] = dims(out_shape)?;
+            if one != 1 || fc != c || oc != c || on != n || size(node, "depth_multiplier", 1)? != 1
+            {
+                return None;
+            }
+            let (stride, dilation, pad) = window()?;
+            Kernel::Depthwise(s8::Depthwise {
+                batches: n,
+                input: [ih, iw],
+                output: [oh, ow],
+                channels: c,
+                kernel: [kh, kw],
+                stride,
+                dilation,
+                pad,
+                input_offset,
+                output_offset,
+                act,
+            })
+        }
+        "tflite.FULLY_CONNECTED" => {
+            let [units, depth] = dims(f_shape)?;
+            let total: u64 = x_shape.iter().product();
+            let out_total: u64 = out_shape.iter().product();
+            let total = usize::try_from(total).ok()?;
+            if depth == 0 || total % depth != 0 || int(node, "filter_offset", 0)? != 0 {
+                return None;
+            }
+            let batches = total / depth;
+            if usize::try_from(out_total).ok()? != batches.checked_mul(units)? {
+                return None;
+            }
+            Kernel::FullyConnected(s8::FullyConnected {
+                batches,
+                depth,
+                units,
+                input_offset,
+                output_offset,
+                act,
+            })
+        }
+        _ => return None,
+    };
+    let checked = match &kernel {
+        Kernel::Conv(p) => p.check(),
+        Kernel::Depthwise(p) => p.check(),
+        Kernel::FullyConnected(p) => p.check(),
+    };
+    checked.ok().map(|()| kernel)
+}
+
+/// The `memplan_kernels::tflite::op` function of a `tflite.*` operator: its builtin's name in
+/// lower case (`tflite.CONV_2D` -> `conv_2d`).
+pub(crate) fn tflite_function(op_type: &str) -> Option<String> {
+    let builtin = op_type.strip_prefix("tflite.")?;
+    memplan_kernels::tflite::OPERATORS
+        .contains(&op_type)
+        .then(|| builtin.to_ascii_lowercase())
+}
+
+/// Little-endian bytes as int8 values.
+fn i8s(bytes: &[u8]) -> Vec<i8> {
+    bytes.iter().map(|&b| b.cast_signed()).collect()
+}
+
+/// Little-endian bytes as int32 values.
+fn i32s(bytes: &[u8]) -> Vec<i32> {
+    bytes
+        .chunks_exact(4)
+        .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
+
+/// An int32 array as a `static` item named `name`.
+fn static_i32s(name: &str, values: &[i32]) -> String {
+    let items: Vec<String> = values.iter().map(i32::to_string).collect();
+    format!(
+        "static {name}: [i32; {}] = [{}];",
+        values.len(),
+        items.join(", ")
+    )
+}
+
+/// How the generated code reaches one operand of a specialised call.
+pub(crate) struct Call<'a> {
+    /// The network's constants.
+    pub(crate) constants: &'a [Constant],
+    /// Each constant's offset in the weight blob.
+    pub(crate) offsets: &'a [usize],
+}
+
+impl Call<'_> {
+    /// The constant at input `i` of `node`, read in place from the blob as `T`.
+    fn in_place(&self, node: &Node, i: usize, rust: &str) -> Option<String> {
+        let &OpInput::Weight(w) = node.inputs.get(i)? else {
+            return None;
+        };
+        let c = &self.constants[w];
+        let len = c.bytes.len() / if rust == "i8" { 1 } else { 4 };
+        Some(format!(
+            "__k::program::constant::<{rust}>(__blob, {}, {len}).map_err(__e)?",
+            self.offsets[w]
+        ))
+    }
+
+    fn bytes<'n>(&'n self, node: &Node, i: usize) -> Option<&'n [u8]> {
+        match node.inputs.get(i)? {
+            &OpInput::Weight(w) => Some(&self.constants[w].bytes),
+            _ => None,
+        }
+    }
+
+    /// The per-channel int32 list at input `i` (`channels` values, or one for all), in place
+    /// when it has one value per channel, else written out per channel as `static {name}`.
+    fn per_channel(
+        &self,
+        node: &Node,
+        i: usize,
+        channels: usize,
+        name: &str,
+        items: &mut String,
+    ) -> Option<String> {
+        let values = i32s(self.bytes(node, i)?);
+        match values.len() {
+            n if n == channels => self.in_place(node, i, "i32"),
+            1 => {
+                items.push_str(&static_i32s(name, &vec![values[0]; channels]));
+                items.push('\n');
+                Some(format!("&{name}"))
+            }
+            _ => None,
+        }
+    }
+
+    /// The bias with the input offset folded in, as `static __BIAS`.
+    fn folded_bias(
+        &self,
+        node: &Node,
+        input_offset: i32,
+        rows: usize,
+        items: &mut String,
+    ) -> Option<String> {
+        let filter = i8s(self.bytes(node, 1)?);
+        let bias = self.bytes(node, 2).map(i32s);
+        let mut folded = vec![0i32; rows];
+        s8::fold_input_offset(&filter, bias.as_deref(), input_offset, &mut folded).ok()?;
+        items.push_str(&static_i32s("__BIAS", &folded));
+        items.push('\n');
+        Some("&__BIAS".to_owned())
+    }
+
+    /// The statement that runs `node` with `kernel`: `x` and `out` are the views of its input
+    /// and output, `scratch` of its scratch. `None` when an operand is not what `kernel` reads
+    /// (the node then runs through the general path).
+    pub(crate) fn statement(
+        &self,
+        node: &Node,
+        kernel: &Kernel,
+        x: &str,
+        out: &str,
+        scratch: &str,
+    ) -> Option<String> {
+        let mut items = String::new();
+        // The parameter structs' `Debug` is their literal: plain fields of integers and arrays.
+        let call = match kernel {
+            Kernel::Conv(p) => {
+                let oc = p.output[2];
+                let bias = self.folded_bias(node, p.input_offset, oc, &mut items)?;
+                let multiplier = self.per_channel(node, 3, oc, "__MULTIPLIER", &mut items)?;
+                let shift = self.per_channel(node, 4, oc, "__SHIFT", &mut items)?;
+                format!(
+                    "__k::tflite::s8::conv(&__k::tflite::s8::{p:?}, {x}, {}, {bias}, {multiplier}, {shift}, {out}, {scratch})",
+                    self.in_place(node, 1, "i8")?
+                )
+            }
+            Kernel::Depthwise(p) => {
+                let c = p.channels;
+                let bias = match self.bytes(node, 2) {
+                    Some(_) => self.in_place(node, 2, "i32")?,
+                    None => {
+                        items.push_str(&static_i32s("__BIAS", &vec![0; c]));
+                        "&__BIAS".to_owned()
+                    }
+                };
+                let multiplier = self.per_channel(node, 3, c, "__MULTIPLIER", &mut items)?;
+                let shift = self.per_channel(node, 4, c, "__SHIFT", &mut items)?;
+                format!(
+                    "__k::tflite::s8::depthwise(&__k::tflite::s8::{p:?}, {x}, {}, {bias}, {multiplier}, {shift}, {out})",
+                    self.in_place(node, 1, "i8")?
+                )
+            }
+            Kernel::FullyConnected(p) => {
+                let units = p.units;
+                let bias = self.folded_bias(node, p.input_offset, units, &mut items)?;
+                let multiplier = self.per_channel(node, 3, units, "__MULTIPLIER", &mut items)?;
+                let shift = self.per_channel(node, 4, units, "__SHIFT", &mut items)?;
+                format!(
+                    "__k::tflite::s8::fully_connected(&__k::tflite::s8::{p:?}, {x}, {}, {bias}, {multiplier}, {shift}, {out})",
+                    self.in_place(node, 1, "i8")?
+                )
+            }
+        };
+        Some(format!("{items}{call}.map_err(__e)?;"))
+    }
+}

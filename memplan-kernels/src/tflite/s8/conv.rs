@@ -1,0 +1,312 @@
+//! CONV_2D, int8 per channel: a matrix product of the filter (`[out_channels, K]`, `K =
+//! kernel_h x kernel_w x in_channels`, TFLite's `OHWI` layout read as rows) with im2col
+//! columns of the input, two output pixels at a time. The two columns are written once,
+//! widened to int16 and interleaved ([`Quad`]), into scratch; each pair of filter rows then
+//! reads them with its int8 weights widened on the fly (CMSIS-NN's `s8 x s16` product).
+
+use super::dot::{Best, Dot, Quad, half_quad};
+use super::{Requantize, activation, check_input_offset, check_multipliers, expect_len, product};
+use crate::error::{KernelError, bail};
+
+/// A CONV_2D over int8 NHWC tensors (one group), every parameter fixed at build time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Conv {
+    /// Batches of the input and output.
+    pub batches: usize,
+    /// The input's `[height, width, channels]`.
+    pub input: [usize; 3],
+    /// The output's `[height, width, channels]`.
+    pub output: [usize; 3],
+    /// The filter's `[height, width]`.
+    pub kernel: [usize; 2],
+    /// `[vertical, horizontal]` strides, at least 1.
+    pub stride: [usize; 2],
+    /// `[vertical, horizontal]` dilations, at least 1.
+    pub dilation: [usize; 2],
+    /// The padding `[above, left of]` the input.
+    pub pad: [usize; 2],
+    /// Minus the input's zero point, in [`super::INPUT_OFFSETS`].
+    pub input_offset: i32,
+    /// The output's zero point.
+    pub output_offset: i32,
+    /// The fused activation's `[min, max]`, as output values.
+    pub act: [i32; 2],
+}
+
+impl Conv {
+    /// `K`: the values of one filter row, `kernel_h x kernel_w x in_channels`.
+    #[must_use]
+    pub const fn depth(&self) -> usize {
+        self.kernel[0] * self.kernel[1] * self.input[2]
+    }
+
+    /// A 1 x 1 convolution with stride 1 and no padding: its im2col columns are the input's
+    /// own rows, widened.
+    #[must_use]
+    pub const fn pointwise(&self) -> bool {
+        self.kernel[0] == 1
+            && self.kernel[1] == 1
+            && self.stride[0] == 1
+            && self.stride[1] == 1
+            && self.pad[0] == 0
+            && self.pad[1] == 0
+            && self.input[0] == self.output[0]
+            && self.input[1] == self.output[1]
+    }
+
+    /// Bytes of scratch [`conv`] needs: two im2col columns of int16, `K` rounded up to a
+    /// multiple of 4.
+    #[must_use]
+    pub const fn scratch_bytes(&self) -> usize {
+        self.depth().div_ceil(4) * core::mem::size_of::<Quad>()
+    }
+
+    /// Whether [`conv`] runs with these parameters: strides and dilations of at least 1, an
+    /// input offset in range, a non-empty activation range, sizes that fit in memory.
+    ///
+    /// # Errors
+    /// What is wrong with the parameters.
+    pub fn check(&self) -> Result<(), KernelError> {
+        if self.stride.contains(&0) || self.dilation.contains(&0) {
+            bail!("strides and dilations must be at least 1");
+        }
+        check_input_offset(self.input_offset)?;
+        activation(self.act)?;
+        product(&[self.batches, self.input[0], self.input[1], self.input[2]])?;
+        product(&[self.batches, self.output[0], self.output[1], self.output[2]])?;
+        product(&[
+            self.output[2],
+            self.kernel[0],
+            self.kernel[1],
+            self.input[2],
+            2,
+        ])?;
+        Ok(())
+    }
+}
+
+/// Runs CONV_2D: `x` is the input (NHWC), `filter` the filter (`[out_channels, kernel_h,
+/// kernel_w, in_channels]`), `bias` [`super::fold_input_offset`]'s folded bias, `multiplier`
+/// and `shift` one per output channel, `out` the output (NHWC), `scratch` at least
+/// [`Conv::scratch_bytes`] bytes.
+///
+/// # Errors
+/// Parameters [`Conv::check`] refuses, or slices whose lengths do not fit them.
+#[allow(clippy::too_many_arguments)] // one slice per operand of the node
+pub fn conv(
+    p: &Conv,
+    x: &[i8],
+    filter: &[i8],
+    bias: &[i32],
+    multiplier: &[i32],
+    shift: &[i32],
+    out: &mut [i8],
+    scratch: &mut [u64],
+) -> Result<(), KernelError> {
+    conv_with::<Best>(p, x, filter, bias, multiplier, shift, out, scratch)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn conv_with<M: Dot>(
+    p: &Conv,
+    x: &[i8],
+    filter: &[i8],
+    bias: &[i32],
+    multiplier: &[i32],
+    shift: &[i32],
+    out: &mut [i8],
+    scratch: &mut [u64],
+) -> Result<(), KernelError> {
+    p.check()?;
+    let [ih, iw, ic] = p.input;
+    let [oh, ow, oc] = p.output;
+    let k = p.depth();
+    expect_len("the input", x.len(), p.batches * ih * iw * ic)?;
+    expect_len("the filter", filter.len(), oc * k)?;
+    expect_len("the bias", bias.len(), oc)?;
+    expect_len("the multipliers", multiplier.len(), oc)?;
+    expect_len("the shifts", shift.len(), oc)?;
+    check_multipliers(multiplier)?;
+    expect_len("the output", out.len(), p.batches * oh * ow * oc)?;
+    let (lo, hi) = activation(p.act)?;
+    let rq = Requantize {
+        multiplier,
+        shift,
+        output_offset: p.output_offset,
+        lo,
+        hi,
+        single_rounding: false,
+    };
+    let gemm = Gemm {
+        filter,
+        bias,
+        rq,
+        k,
+    };
+    if oc == 0 || out.is_empty() {
+        return Ok(());
+    }
+    if k == 0 {
+        // No filter taps (no input channels): every output is its bias, requantised.
+        for pixel in out.chunks_exact_mut(oc) {
+            for (o, y) in pixel.iter_mut().enumerate() {
+                *y = gemm.rq.apply(bias[o], o);
+            }
+        }
+        return Ok(());
+    }
+    let quads = k.div_ceil(4);
+    let words: &mut [u8] = bytemuck::cast_slice_mut(scratch);
+    let available = words.len();
+    let Some(columns) = words.get_mut(..quads * core::mem::size_of::<Quad>()) else {
+        bail!(
+            "the scratch has {available} bytes, the convolution needs {}",
+            p.scratch_bytes()
+        );
+    };
+    let columns: &mut [Quad] = bytemuck::cast_slice_mut(columns);
+    let pixels = p.output[0] * p.output[1];
+    let image = ih * iw * ic;
+    let pointwise = p.pointwise();
+    for b in 0..p.batches {
+        let xb = &x[b * image..(b + 1) * image];
+        let ob = &mut out[b * pixels * oc..(b + 1) * pixels * oc];
+        let mut outs = ob.chunks_exact_mut(oc);
+        let mut pixel = 0;
+        while pixel < pixels {
+            let Some(oa) = outs.next() else { break };
+            for slot in 0..2 {
+                let at = pixel + slot;
+                if at == pixels {
+                    break;
+                }
+                if pointwise {
+                    widen(&xb[at * ic..(at + 1) * ic], columns, slot);
+                } else {
+                    im2col(p, xb, at, columns, slot);
+                }
+            }
+            if pixel + 1 < pixels {
+                let Some(obb) = outs.next() else { break };
+                gemm.two::<M>(columns, oa, Some(obb));
+            } else {
+                gemm.two::<M>(columns, oa, None);
+            }
+            pixel += 2;
+        }
+    }
+    Ok(())
+}
+
+/// The filter side of the product and its output stage.
+struct Gemm<'a> {
+    filter: &'a [i8],
+    bias: &'a [i32],
+    rq: Requantize<'a>,
+    k: usize,
+}
+
+impl Gemm<'_> {
+    /// Every output channel of the two pixels whose columns are in `quads` (the second's
+    /// outputs dropped when `out_b` is `None`).
+    #[inline(always)]
+    fn two<M: Dot>(&self, quads: &[Quad], out_a: &mut [i8], out_b: Option<&mut [i8]>) {
+        let k = self.k;
+        // Pairs of channels: their filter rows, biases, multipliers, shifts and outputs.
+        let rows = self.filter.chunks_exact(2 * k);
+        let tail_row = rows.remainder();
+        let channels = rows
+            .zip(self.bias.chunks_exact(2))
+            .zip(self.rq.multiplier.chunks_exact(2))
+            .zip(self.rq.shift.chunks_exact(2));
+        let mut dummy = [0i8; 2];
+        let (mut outs_a, mut outs_b) = (out_a.chunks_exact_mut(2), None);
+        if let Some(out_b) = out_b {
+            outs_b = Some(out_b.chunks_exact_mut(2));
+        }
+        for (((fg, b), m), sh) in channels {
+            let (f, g) = fg.split_at(k);
+            let s = M::quads_2x2(quads, f, g);
+            let Some(ya) = outs_a.next() else { return };
+            ya[0] = self.rq.apply_with(s[0].wrapping_add(b[0]), m[0], sh[0]);
+            ya[1] = self.rq.apply_with(s[1].wrapping_add(b[1]), m[1], sh[1]);
+            let yb = outs_b
+                .as_mut()
+                .and_then(Iterator::next)
+                .unwrap_or(&mut dummy);
+            yb[0] = self.rq.apply_with(s[2].wrapping_add(b[0]), m[0], sh[0]);
+            yb[1] = self.rq.apply_with(s[3].wrapping_add(b[1]), m[1], sh[1]);
+        }
+        // An odd last channel.
+        if !tail_row.is_empty() {
+            let o = self.bias.len() - 1;
+            let s = M::quads_2x1(quads, tail_row);
+            if let Some(y) = outs_a.into_remainder().first_mut() {
+                *y = self.rq.apply(s[0].wrapping_add(self.bias[o]), o);
+            }
+            if let Some(y) = outs_b.and_then(|o| o.into_remainder().first_mut()) {
+                *y = self.rq.apply(s[1].wrapping_add(self.bias[o]), o);
+            }
+        }
+    }
+}
+
+/// Widens one pixel's values `row` into half `slot` (0 or 1) of `quads`, zeros after its end.
+#[inline(always)]
+fn widen(row: &[i8], quads: &mut [Quad], slot: usize) {
+    let half = 2 * slot;
+    let (whole, tail) = row.as_chunks::<4>();
+    for (q, v) in quads.iter_mut().zip(whole) {
+        let [even, odd] = half_quad(v.map(i32::from));
+        q[half] = even;
+        q[half + 1] = odd;
+    }
+    if let Some(q) = quads.get_mut(whole.len()) {
+        let [even, odd] = half_quad([0, 1, 2, 3].map(|j| tail.get(j).map_or(0, |&v| v.into())));
+        q[half] = even;
+        q[half + 1] = odd;
+    }
+}
+
+/// Writes output pixel `pixel`'s im2col column of one image `x` into half `slot` of `quads`:
+/// for each filter tap in `OHWI` order, the input's channels under it, or the input's zero
+/// point (`-input_offset`) where the tap lies in the padding; zeros after the column's end.
+fn im2col(p: &Conv, x: &[i8], pixel: usize, quads: &mut [Quad], slot: usize) {
+    let [ih, iw, ic] = p.input;
+    let ow = p.output[1];
+    let (oy, ox) = (pixel / ow, pixel % ow);
+    let zero = -p.input_offset;
+    let half = 2 * slot;
+    // Values gathered four at a time, then written as the two pairs of their quad.
+    let mut four = [0i32; 4];
+    let mut j = 0;
+    let mut put = |j: &mut usize, v: i32| {
+        four[*j % 4] = v;
+        *j += 1;
+        if *j % 4 == 0 {
+            let [even, odd] = half_quad(four);
+            let q = &mut quads[*j / 4 - 1];
+            q[half] = even;
+            q[half + 1] = odd;
+        }
+    };
+    for ky in 0..p.kernel[0] {
+        let iy = (oy * p.stride[0] + ky * p.dilation[0]).wrapping_sub(p.pad[0]);
+        for kx in 0..p.kernel[1] {
+            let ix = (ox * p.stride[1] + kx * p.dilation[1]).wrapping_sub(p.pad[1]);
+            if iy < ih && ix < iw {
+                let at = (iy * iw + ix) * ic;
+                for &v in &x[at..at + ic] {
+                    put(&mut j, v.into());
+                }
+            } else {
+                for _ in 0..ic {
+                    put(&mut j, zero);
+                }
+            }
+        }
+    }
+    while j % 4 != 0 {
+        put(&mut j, 0);
+    }
+}

@@ -1,0 +1,184 @@
+//! DEPTHWISE_CONV_2D, int8 per channel, depth multiplier 1: for each output pixel, the filter
+//! taps that fall inside the input (worked out once per row and column, so the padding costs
+//! nothing), four channels at a time (one word of the NHWC input and of the `[1, H, W, C]`
+//! filter per tap).
+
+use super::dot::{Best, Dot};
+use super::{Requantize, activation, check_input_offset, check_multipliers, expect_len, product};
+use crate::error::{KernelError, bail};
+
+/// A DEPTHWISE_CONV_2D over int8 NHWC tensors with a depth multiplier of 1, every parameter
+/// fixed at build time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Depthwise {
+    /// Batches of the input and output.
+    pub batches: usize,
+    /// The input's `[height, width]`.
+    pub input: [usize; 2],
+    /// The output's `[height, width]`.
+    pub output: [usize; 2],
+    /// Channels of the input and the output.
+    pub channels: usize,
+    /// The filter's `[height, width]`.
+    pub kernel: [usize; 2],
+    /// `[vertical, horizontal]` strides, at least 1.
+    pub stride: [usize; 2],
+    /// `[vertical, horizontal]` dilations, at least 1.
+    pub dilation: [usize; 2],
+    /// The padding `[above, left of]` the input.
+    pub pad: [usize; 2],
+    /// Minus the input's zero point, in [`super::INPUT_OFFSETS`].
+    pub input_offset: i32,
+    /// The output's zero point.
+    pub output_offset: i32,
+    /// The fused activation's `[min, max]`, as output values.
+    pub act: [i32; 2],
+}
+
+impl Depthwise {
+    /// Whether [`depthwise`] runs with these parameters.
+    ///
+    /// # Errors
+    /// What is wrong with the parameters.
+    pub fn check(&self) -> Result<(), KernelError> {
+        if self.stride.contains(&0) || self.dilation.contains(&0) {
+            bail!("strides and dilations must be at least 1");
+        }
+        check_input_offset(self.input_offset)?;
+        activation(self.act)?;
+        let [ih, iw] = self.input;
+        let [oh, ow] = self.output;
+        product(&[self.batches, ih, iw, self.channels])?;
+        product(&[self.batches, oh, ow, self.channels])?;
+        product(&[self.kernel[0], self.kernel[1], self.channels])?;
+        // The index arithmetic along each axis cannot overflow.
+        for a in 0..2 {
+            let reach = product(&[self.output[a], self.stride[a]])?
+                .checked_add(product(&[self.kernel[a], self.dilation[a]])?);
+            if reach.is_none() || self.pad[a].checked_add(self.input[a]).is_none() {
+                bail!("the window's reach along axis {a} overflows");
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Runs DEPTHWISE_CONV_2D: `x` the input (NHWC), `filter` `[1, kernel_h, kernel_w, channels]`,
+/// `bias` one per channel (the file's, not folded: the input offset is added per tap, as taps
+/// in the padding are left out), `multiplier` and `shift` one per channel, `out` the output.
+///
+/// # Errors
+/// Parameters [`Depthwise::check`] refuses, or slices whose lengths do not fit them.
+pub fn depthwise(
+    p: &Depthwise,
+    x: &[i8],
+    filter: &[i8],
+    bias: &[i32],
+    multiplier: &[i32],
+    shift: &[i32],
+    out: &mut [i8],
+) -> Result<(), KernelError> {
+    depthwise_with::<Best>(p, x, filter, bias, multiplier, shift, out)
+}
+
+/// The filter taps along one axis that fall inside the input for output position `o`:
+/// `start..end`.
+#[inline(always)]
+fn taps(
+    o: usize,
+    stride: usize,
+    dilation: usize,
+    pad: usize,
+    kernel: usize,
+    len: usize,
+) -> (usize, usize) {
+    let origin = o * stride;
+    // First tap with origin + k * dilation >= pad.
+    let start = pad.saturating_sub(origin).div_ceil(dilation).min(kernel);
+    // Taps with origin + k * dilation < pad + len.
+    let end = (pad + len)
+        .saturating_sub(origin)
+        .div_ceil(dilation)
+        .min(kernel);
+    (start, end.max(start))
+}
+
+pub(super) fn depthwise_with<M: Dot>(
+    p: &Depthwise,
+    x: &[i8],
+    filter: &[i8],
+    bias: &[i32],
+    multiplier: &[i32],
+    shift: &[i32],
+    out: &mut [i8],
+) -> Result<(), KernelError> {
+    p.check()?;
+    let [ih, iw] = p.input;
+    let [oh, ow] = p.output;
+    let c = p.channels;
+    expect_len("the input", x.len(), p.batches * ih * iw * c)?;
+    expect_len("the filter", filter.len(), p.kernel[0] * p.kernel[1] * c)?;
+    expect_len("the bias", bias.len(), c)?;
+    expect_len("the multipliers", multiplier.len(), c)?;
+    expect_len("the shifts", shift.len(), c)?;
+    check_multipliers(multiplier)?;
+    expect_len("the output", out.len(), p.batches * oh * ow * c)?;
+    let (lo, hi) = activation(p.act)?;
+    let rq = Requantize {
+        multiplier,
+        shift,
+        output_offset: p.output_offset,
+        lo,
+        hi,
+        single_rounding: false,
+    };
+    let offset = p.input_offset;
+    let kw = p.kernel[1];
+    let quads = c / 4 * 4;
+    let mut at = 0;
+    for b in 0..p.batches {
+        let image = &x[b * ih * iw * c..(b + 1) * ih * iw * c];
+        for oy in 0..oh {
+            let (y0, y1) = taps(oy, p.stride[0], p.dilation[0], p.pad[0], p.kernel[0], ih);
+            for ox in 0..ow {
+                let (x0, x1) = taps(ox, p.stride[1], p.dilation[1], p.pad[1], kw, iw);
+                let pixel = &mut out[at..at + c];
+                at += c;
+                let mut ch = 0;
+                while ch < quads {
+                    let mut acc = [bias[ch], bias[ch + 1], bias[ch + 2], bias[ch + 3]];
+                    for ky in y0..y1 {
+                        let iy = oy * p.stride[0] + ky * p.dilation[0] - p.pad[0];
+                        for kx in x0..x1 {
+                            let ix = ox * p.stride[1] + kx * p.dilation[1] - p.pad[1];
+                            let xi = (iy * iw + ix) * c + ch;
+                            let wi = (ky * kw + kx) * c + ch;
+                            let xs = [image[xi], image[xi + 1], image[xi + 2], image[xi + 3]];
+                            let ws = [filter[wi], filter[wi + 1], filter[wi + 2], filter[wi + 3]];
+                            M::mac4(&mut acc, xs, ws, offset);
+                        }
+                    }
+                    for j in 0..4 {
+                        pixel[ch + j] = rq.apply(acc[j], ch + j);
+                    }
+                    ch += 4;
+                }
+                while ch < c {
+                    let mut acc = bias[ch];
+                    for ky in y0..y1 {
+                        let iy = oy * p.stride[0] + ky * p.dilation[0] - p.pad[0];
+                        for kx in x0..x1 {
+                            let ix = ox * p.stride[1] + kx * p.dilation[1] - p.pad[1];
+                            let xv = i32::from(image[(iy * iw + ix) * c + ch]) + offset;
+                            let wv = i32::from(filter[(ky * kw + kx) * c + ch]);
+                            acc = acc.wrapping_add(wv.wrapping_mul(xv));
+                        }
+                    }
+                    pixel[ch] = rq.apply(acc, ch);
+                    ch += 1;
+                }
+            }
+        }
+    }
+    Ok(())
+}

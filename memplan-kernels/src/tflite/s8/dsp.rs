@@ -1,0 +1,323 @@
+//! The packed 16-bit instructions of the Armv7E-M DSP extension that the int8 kernels use,
+//! behind one trait with two implementations: [`Native`], the instructions themselves
+//! (Cortex-M4 and M7, `cfg(memplan_dsp)`, set by the build script), and [`Emulated`], the same
+//! arithmetic in portable Rust, so the packed kernels run and are tested on every target.
+//!
+//! A *pair* is a `u32` holding two int16 lanes (lane 0 in bits 0..16). Widening int8 to int16
+//! takes one instruction for two bytes: `SXTB16` sign-extends bytes 0 and 2 of a word into the
+//! lanes of a pair, and its rotated form bytes 1 and 3; `SXTAB16` adds a pair while it does so.
+//! `SMLAD` then multiplies the two lanes of two pairs and adds both products to an int32
+//! accumulator: two multiply-accumulates in one single-cycle instruction, which is where CMSIS-NN
+//! gets its speed on these cores. Sums wrap modulo 2^32 in every implementation (`SMLAD` sets
+//! the sticky Q flag on overflow and wraps), exactly as the reference kernels' `wrapping_add`
+//! does, so the order in which products are summed never changes a bit.
+//!
+//! ```text
+//!  word  [ b3 | b2 | b1 | b0 ]      sxtb16(word)        = [ b2 as i16 | b0 as i16 ]
+//!                                   sxtb16_ror8(word)   = [ b3 as i16 | b1 as i16 ]
+//!  smlad([a1|a0], [c1|c0], acc)     = acc + a0 * c0 + a1 * c1
+//! ```
+
+/// The DSP instructions the packed kernels are written with.
+#[cfg_attr(not(any(memplan_dsp, test)), allow(dead_code))] // used on DSP targets and in tests
+pub(crate) trait Dsp {
+    /// Bytes 0 and 2 of `x`, sign-extended into the two lanes of a pair.
+    fn sxtb16(x: u32) -> u32;
+    /// Bytes 1 and 3 of `x`, sign-extended into the two lanes of a pair.
+    fn sxtb16_ror8(x: u32) -> u32;
+    /// `a + sxtb16(x)`, lane by lane (each lane wraps at 16 bits).
+    fn sxtab16(a: u32, x: u32) -> u32;
+    /// `a + sxtb16_ror8(x)`, lane by lane.
+    fn sxtab16_ror8(a: u32, x: u32) -> u32;
+    /// `acc + a.lane0 * b.lane0 + a.lane1 * b.lane1`, wrapping.
+    fn smlad(a: u32, b: u32, acc: i32) -> i32;
+    /// `acc + a.lane0 * b.lane0`, wrapping.
+    fn smlabb(a: u32, b: u32, acc: i32) -> i32;
+    /// `acc + a.lane1 * b.lane1`, wrapping.
+    fn smlatt(a: u32, b: u32, acc: i32) -> i32;
+
+    /// `s + [a . f, a . g, b . f, b . g]` over whole quads: `quads[i]` holds columns `a` and `b`
+    /// as four pairs `[a_even, a_odd, b_even, b_odd]`, `f[i]` and `g[i]` four weights each of
+    /// two filter rows; as many quads as the shortest of the three. The inner loop of the
+    /// int8 convolution.
+    #[inline(always)]
+    fn quads_2x2(mut s: [i32; 4], quads: &[[u32; 4]], f: &[[i8; 4]], g: &[[i8; 4]]) -> [i32; 4] {
+        for ((&[ae, ao, be, bo], &f), &g) in quads.iter().zip(f).zip(g) {
+            let f = u32::from_le_bytes(f.map(i8::cast_unsigned));
+            let (fe, fo) = (Self::sxtb16(f), Self::sxtb16_ror8(f));
+            s[0] = Self::smlad(ao, fo, Self::smlad(ae, fe, s[0]));
+            s[2] = Self::smlad(bo, fo, Self::smlad(be, fe, s[2]));
+            let g = u32::from_le_bytes(g.map(i8::cast_unsigned));
+            let (ge, go) = (Self::sxtb16(g), Self::sxtb16_ror8(g));
+            s[1] = Self::smlad(ao, go, Self::smlad(ae, ge, s[1]));
+            s[3] = Self::smlad(bo, go, Self::smlad(be, ge, s[3]));
+        }
+        s
+    }
+}
+
+/// Lane `i` (0 or 1) of a pair, as the int16 it holds.
+#[cfg(test)]
+#[inline(always)]
+#[allow(clippy::cast_possible_truncation)] // taking 16 bits is the point
+fn lane(pair: u32, i: u32) -> i32 {
+    i32::from((pair >> (16 * i)) as u16 as i16)
+}
+
+/// Two int16 values as a pair.
+#[cfg_attr(not(any(memplan_dsp, test)), allow(dead_code))]
+#[inline(always)]
+#[allow(clippy::cast_sign_loss)] // the bits of the int16 lanes
+pub(crate) fn pair(lo: i32, hi: i32) -> u32 {
+    (lo as u32 & 0xFFFF) | ((hi as u32) << 16)
+}
+
+/// The instructions computed in portable Rust, bit for bit: what the tests run the packed
+/// kernels with on any host (the reference for [`Native`]).
+#[cfg(test)]
+pub(crate) struct Emulated;
+
+#[cfg(test)]
+impl Dsp for Emulated {
+    #[inline(always)]
+    #[allow(clippy::cast_possible_truncation)] // taking one byte is the point
+    fn sxtb16(x: u32) -> u32 {
+        pair(i32::from(x as u8 as i8), i32::from((x >> 16) as u8 as i8))
+    }
+
+    #[inline(always)]
+    fn sxtb16_ror8(x: u32) -> u32 {
+        Self::sxtb16(x.rotate_right(8))
+    }
+
+    #[inline(always)]
+    fn sxtab16(a: u32, x: u32) -> u32 {
+        let b = Self::sxtb16(x);
+        pair(
+            lane(a, 0).wrapping_add(lane(b, 0)),
+            lane(a, 1).wrapping_add(lane(b, 1)),
+        )
+    }
+
+    #[inline(always)]
+    fn sxtab16_ror8(a: u32, x: u32) -> u32 {
+        Self::sxtab16(a, x.rotate_right(8))
+    }
+
+    #[inline(always)]
+    fn smlad(a: u32, b: u32, acc: i32) -> i32 {
+        acc.wrapping_add(lane(a, 0) * lane(b, 0))
+            .wrapping_add(lane(a, 1) * lane(b, 1))
+    }
+
+    #[inline(always)]
+    fn smlabb(a: u32, b: u32, acc: i32) -> i32 {
+        acc.wrapping_add(lane(a, 0) * lane(b, 0))
+    }
+
+    #[inline(always)]
+    fn smlatt(a: u32, b: u32, acc: i32) -> i32 {
+        acc.wrapping_add(lane(a, 1) * lane(b, 1))
+    }
+}
+
+/// The instructions themselves, through `asm!` (the Arm DSP intrinsics are unstable in Rust).
+#[cfg(memplan_dsp)]
+pub(crate) struct Native;
+
+// SAFETY (every `asm!` below): each block is one DSP data-processing instruction that reads
+// only its input registers and writes only its output register: no memory (`nomem`), no stack
+// (`nostack`), no side effect beyond the result (`pure`). Those that cannot overflow leave the
+// flags alone (`preserves_flags`); `SMLAD`, `SMLABB` and `SMLATT` may set the sticky Q flag,
+// which nothing reads, so they do not claim to preserve the flags. The build script sets
+// `memplan_dsp` only for `thumbv7em` targets, whose cores all have these instructions. The
+// kernels' tests run the same code with [`Emulated`]; the Cortex-M firmware test
+// (`tests/test_cortex_m.rs`) runs these on QEMU and compares whole networks with LiteRT.
+#[cfg(memplan_dsp)]
+#[allow(unsafe_code)]
+impl Dsp for Native {
+    #[inline(always)]
+    fn sxtb16(x: u32) -> u32 {
+        let r: u32;
+        unsafe {
+            core::arch::asm!("sxtb16 {r}, {x}", r = lateout(reg) r, x = in(reg) x,
+                options(pure, nomem, nostack, preserves_flags));
+        }
+        r
+    }
+
+    #[inline(always)]
+    fn sxtb16_ror8(x: u32) -> u32 {
+        let r: u32;
+        unsafe {
+            core::arch::asm!("sxtb16 {r}, {x}, ror #8", r = lateout(reg) r, x = in(reg) x,
+                options(pure, nomem, nostack, preserves_flags));
+        }
+        r
+    }
+
+    #[inline(always)]
+    fn sxtab16(a: u32, x: u32) -> u32 {
+        let r: u32;
+        unsafe {
+            core::arch::asm!("sxtab16 {r}, {a}, {x}", r = lateout(reg) r, a = in(reg) a,
+                x = in(reg) x, options(pure, nomem, nostack, preserves_flags));
+        }
+        r
+    }
+
+    #[inline(always)]
+    fn sxtab16_ror8(a: u32, x: u32) -> u32 {
+        let r: u32;
+        unsafe {
+            core::arch::asm!("sxtab16 {r}, {a}, {x}, ror #8", r = lateout(reg) r, a = in(reg) a,
+                x = in(reg) x, options(pure, nomem, nostack, preserves_flags));
+        }
+        r
+    }
+
+    #[inline(always)]
+    fn smlad(a: u32, b: u32, acc: i32) -> i32 {
+        let r: i32;
+        unsafe {
+            core::arch::asm!("smlad {r}, {a}, {b}, {acc}", r = lateout(reg) r, a = in(reg) a,
+                b = in(reg) b, acc = in(reg) acc, options(pure, nomem, nostack));
+        }
+        r
+    }
+
+    #[inline(always)]
+    fn smlabb(a: u32, b: u32, acc: i32) -> i32 {
+        let r: i32;
+        unsafe {
+            core::arch::asm!("smlabb {r}, {a}, {b}, {acc}", r = lateout(reg) r, a = in(reg) a,
+                b = in(reg) b, acc = in(reg) acc, options(pure, nomem, nostack));
+        }
+        r
+    }
+
+    #[inline(always)]
+    fn smlatt(a: u32, b: u32, acc: i32) -> i32 {
+        let r: i32;
+        unsafe {
+            core::arch::asm!("smlatt {r}, {a}, {b}, {acc}", r = lateout(reg) r, a = in(reg) a,
+                b = in(reg) b, acc = in(reg) acc, options(pure, nomem, nostack));
+        }
+        r
+    }
+
+    /// The loop of the default method, scheduled by hand in twelve registers (LLVM's own
+    /// allocation of it spills the accumulators to the stack every iteration): per quad, two
+    /// weight words widened, the columns' pairs loaded two at a time, eight `SMLAD`s (16
+    /// multiply-accumulates in 19 instructions).
+    #[inline(always)]
+    fn quads_2x2(s: [i32; 4], quads: &[[u32; 4]], f: &[[i8; 4]], g: &[[i8; 4]]) -> [i32; 4] {
+        let n = quads.len().min(f.len()).min(g.len());
+        if n == 0 {
+            return s;
+        }
+        let [mut s0, mut s1, mut s2, mut s3] = s;
+        // SAFETY: the loop runs `n >= 1` times and reads, per iteration, 16 bytes at `q` (one
+        // quad, 8-aligned as `[u32; 4]` is at least 4-aligned and `ldrd` needs 4 on this core),
+        // 4 bytes at `f` and 4 at `g` (unaligned `ldr` is allowed on the Armv7-M cores that
+        // have the DSP extension), each pointer advanced past what it read: `n` quads and `n`
+        // words of each filter row, all within the slices (`n` is the shortest length). It
+        // writes only its registers (the pointers and counter are scratch copies, `_` after),
+        // uses no stack, and sets the flags (`subs`), which the compiler does not assume kept.
+        unsafe {
+            core::arch::asm!(
+                "2:",
+                "ldr {t0}, [{f}], #4",
+                "sxtb16 {t1}, {t0}",
+                "sxtb16 {t0}, {t0}, ror #8",
+                "ldrd {t2}, {t3}, [{q}]",
+                "smlad {s0}, {t2}, {t1}, {s0}",
+                "smlad {s0}, {t3}, {t0}, {s0}",
+                "ldrd {t2}, {t3}, [{q}, #8]",
+                "smlad {s2}, {t2}, {t1}, {s2}",
+                "smlad {s2}, {t3}, {t0}, {s2}",
+                "ldr {t0}, [{g}], #4",
+                "sxtb16 {t1}, {t0}",
+                "sxtb16 {t0}, {t0}, ror #8",
+                "smlad {s3}, {t2}, {t1}, {s3}",
+                "smlad {s3}, {t3}, {t0}, {s3}",
+                "ldrd {t2}, {t3}, [{q}], #16",
+                "smlad {s1}, {t2}, {t1}, {s1}",
+                "smlad {s1}, {t3}, {t0}, {s1}",
+                "subs {n}, #1",
+                "bne 2b",
+                q = inout(reg) quads.as_ptr() => _,
+                f = inout(reg) f.as_ptr() => _,
+                g = inout(reg) g.as_ptr() => _,
+                n = inout(reg) n => _,
+                s0 = inout(reg) s0,
+                s1 = inout(reg) s1,
+                s2 = inout(reg) s2,
+                s3 = inout(reg) s3,
+                t0 = out(reg) _,
+                t1 = out(reg) _,
+                t2 = out(reg) _,
+                t3 = out(reg) _,
+                options(readonly, nostack),
+            );
+        }
+        [s0, s1, s2, s3]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Words whose bytes cover the extremes and the signs.
+    const WORDS: [u32; 8] = [
+        0,
+        0xFFFF_FFFF,
+        0x8080_8080,
+        0x7F7F_7F7F,
+        0x017F_80FF,
+        0x80FF_017F,
+        0x1234_5678,
+        0xDEAD_BEEF,
+    ];
+
+    #[test]
+    fn emulated_instructions_follow_the_architecture_manual() {
+        // sxtb16: bytes 0 and 2.
+        assert_eq!(Emulated::sxtb16(0x017F_80FF), pair(-1, 0x7F));
+        assert_eq!(Emulated::sxtb16_ror8(0x017F_80FF), pair(-128, 1));
+        // sxtab16 wraps each lane at 16 bits.
+        assert_eq!(
+            Emulated::sxtab16(pair(0x7FFF, -32768), 0x00FF_0001),
+            pair(-32768, -32769i32 & 0xFFFF)
+        );
+        // smlad: both products, wrapping.
+        assert_eq!(
+            Emulated::smlad(pair(-128, 127), pair(-128, -128), 5),
+            5 + 16384 - 16256
+        );
+        assert_eq!(
+            Emulated::smlad(pair(-32768, -32768), pair(-32768, -32768), i32::MAX),
+            i32::MAX.wrapping_add(1 << 31)
+        );
+        assert_eq!(Emulated::smlabb(pair(3, 100), pair(-4, 100), 1), -11);
+        assert_eq!(Emulated::smlatt(pair(100, 3), pair(100, -4), 1), -11);
+    }
+
+    #[test]
+    fn widening_recovers_every_byte() {
+        for &w in &WORDS {
+            let bytes = w.to_le_bytes().map(|b| i32::from(b.cast_signed()));
+            let (even, odd) = (Emulated::sxtb16(w), Emulated::sxtb16_ror8(w));
+            assert_eq!(
+                [lane(even, 0), lane(odd, 0), lane(even, 1), lane(odd, 1)],
+                bytes
+            );
+            for &a in &WORDS {
+                let sum = Emulated::sxtab16(a, w);
+                assert_eq!(lane(sum, 0), (lane(a, 0) + bytes[0]) as i16 as i32);
+                assert_eq!(lane(sum, 1), (lane(a, 1) + bytes[2]) as i16 as i32);
+            }
+        }
+    }
+}
