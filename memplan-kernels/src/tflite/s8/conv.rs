@@ -5,6 +5,7 @@
 //! reads them with its int8 weights widened on the fly (CMSIS-NN's `s8 x s16` product).
 
 use super::dot::{Best, Dot, Quad, half_quad};
+use super::dsp::pair;
 use super::{Requantize, activation, check_input_offset, check_multipliers, expect_len, product};
 use crate::error::{KernelError, bail};
 
@@ -129,13 +130,12 @@ pub(super) fn conv_with<M: Dot>(
     check_multipliers(multiplier)?;
     expect_len("the output", out.len(), p.batches * oh * ow * oc)?;
     let (lo, hi) = activation(p.act)?;
-    let rq = Requantize {
+    let rq = Requantize::<false> {
         multiplier,
         shift,
         output_offset: p.output_offset,
         lo,
         hi,
-        single_rounding: false,
     };
     let gemm = Gemm {
         filter,
@@ -181,9 +181,9 @@ pub(super) fn conv_with<M: Dot>(
                     break;
                 }
                 if pointwise {
-                    widen(&xb[at * ic..(at + 1) * ic], columns, slot);
+                    widen::<M>(&xb[at * ic..(at + 1) * ic], columns, slot);
                 } else {
-                    im2col(p, xb, at, columns, slot);
+                    im2col::<M>(p, xb, at, columns, slot);
                 }
             }
             if pixel + 1 < pixels {
@@ -202,14 +202,15 @@ pub(super) fn conv_with<M: Dot>(
 struct Gemm<'a> {
     filter: &'a [i8],
     bias: &'a [i32],
-    rq: Requantize<'a>,
+    rq: Requantize<'a, false>,
     k: usize,
 }
 
 impl Gemm<'_> {
     /// Every output channel of the two pixels whose columns are in `quads` (the second's
-    /// outputs dropped when `out_b` is `None`).
-    #[inline(always)]
+    /// outputs dropped when `out_b` is `None`). Not inlined: on its own, the loop over channel
+    /// pairs keeps its pointers in registers (inlined into [`conv_with`], LLVM spilled them).
+    #[inline(never)]
     fn two<M: Dot>(&self, quads: &[Quad], out_a: &mut [i8], out_b: Option<&mut [i8]>) {
         let k = self.k;
         // Pairs of channels: their filter rows, biases, multipliers, shifts and outputs.
@@ -253,11 +254,11 @@ impl Gemm<'_> {
 
 /// Widens one pixel's values `row` into half `slot` (0 or 1) of `quads`, zeros after its end.
 #[inline(always)]
-fn widen(row: &[i8], quads: &mut [Quad], slot: usize) {
+fn widen<M: Dot>(row: &[i8], quads: &mut [Quad], slot: usize) {
     let half = 2 * slot;
     let (whole, tail) = row.as_chunks::<4>();
-    for (q, v) in quads.iter_mut().zip(whole) {
-        let [even, odd] = half_quad(v.map(i32::from));
+    for (q, &v) in quads.iter_mut().zip(whole) {
+        let [even, odd] = M::widen(v);
         q[half] = even;
         q[half + 1] = odd;
     }
@@ -271,10 +272,32 @@ fn widen(row: &[i8], quads: &mut [Quad], slot: usize) {
 /// Writes output pixel `pixel`'s im2col column of one image `x` into half `slot` of `quads`:
 /// for each filter tap in `OHWI` order, the input's channels under it, or the input's zero
 /// point (`-input_offset`) where the tap lies in the padding; zeros after the column's end.
-fn im2col(p: &Conv, x: &[i8], pixel: usize, quads: &mut [Quad], slot: usize) {
+fn im2col<M: Dot>(p: &Conv, x: &[i8], pixel: usize, quads: &mut [Quad], slot: usize) {
     let [ih, iw, ic] = p.input;
     let ow = p.output[1];
     let (oy, ox) = (pixel / ow, pixel % ow);
+    if ic % 4 == 0 {
+        // Each tap's channels fill whole quads: widened a word at a time.
+        let zero = pair(-p.input_offset, -p.input_offset);
+        let mut taps = quads.chunks_exact_mut(ic / 4);
+        for ky in 0..p.kernel[0] {
+            let iy = (oy * p.stride[0] + ky * p.dilation[0]).wrapping_sub(p.pad[0]);
+            for kx in 0..p.kernel[1] {
+                let ix = (ox * p.stride[1] + kx * p.dilation[1]).wrapping_sub(p.pad[1]);
+                let Some(tap) = taps.next() else { return };
+                if iy < ih && ix < iw {
+                    let at = (iy * iw + ix) * ic;
+                    widen::<M>(&x[at..at + ic], tap, slot);
+                } else {
+                    for q in tap {
+                        q[2 * slot] = zero;
+                        q[2 * slot + 1] = zero;
+                    }
+                }
+            }
+        }
+        return;
+    }
     let zero = -p.input_offset;
     let half = 2 * slot;
     // Values gathered four at a time, then written as the two pairs of their quad.

@@ -1,11 +1,14 @@
 //! DEPTHWISE_CONV_2D, int8 per channel, depth multiplier 1: for each output pixel, the filter
 //! taps that fall inside the input (worked out once per row and column, so the padding costs
-//! nothing), four channels at a time (one word of the NHWC input and of the `[1, H, W, C]`
-//! filter per tap).
+//! nothing), each over a block of up to [`BLOCK`] channels at once, four a word of the NHWC
+//! input and of the `[1, H, W, C]` filter, into accumulators on the stack.
 
 use super::dot::{Best, Dot};
 use super::{Requantize, activation, check_input_offset, check_multipliers, expect_len, product};
 use crate::error::{KernelError, bail};
+
+/// Channels whose accumulators a pixel keeps at once (on the stack: 256 bytes).
+const BLOCK: usize = 64;
 
 /// A DEPTHWISE_CONV_2D over int8 NHWC tensors with a depth multiplier of 1, every parameter
 /// fixed at build time.
@@ -124,17 +127,18 @@ pub(super) fn depthwise_with<M: Dot>(
     check_multipliers(multiplier)?;
     expect_len("the output", out.len(), p.batches * oh * ow * c)?;
     let (lo, hi) = activation(p.act)?;
-    let rq = Requantize {
+    let rq = Requantize::<false> {
         multiplier,
         shift,
         output_offset: p.output_offset,
         lo,
         hi,
-        single_rounding: false,
     };
     let offset = p.input_offset;
     let kw = p.kernel[1];
     let quads = c / 4 * 4;
+    // Accumulators for a block of channels, on the stack.
+    let mut block = [0i32; BLOCK];
     let mut at = 0;
     for b in 0..p.batches {
         let image = &x[b * ih * iw * c..(b + 1) * ih * iw * c];
@@ -146,22 +150,22 @@ pub(super) fn depthwise_with<M: Dot>(
                 at += c;
                 let mut ch = 0;
                 while ch < quads {
-                    let mut acc = [bias[ch], bias[ch + 1], bias[ch + 2], bias[ch + 3]];
+                    let len = (quads - ch).min(BLOCK);
+                    let acc = &mut block[..len];
+                    acc.copy_from_slice(&bias[ch..ch + len]);
                     for ky in y0..y1 {
                         let iy = oy * p.stride[0] + ky * p.dilation[0] - p.pad[0];
                         for kx in x0..x1 {
                             let ix = ox * p.stride[1] + kx * p.dilation[1] - p.pad[1];
-                            let xi = (iy * iw + ix) * c + ch;
-                            let wi = (ky * kw + kx) * c + ch;
-                            let xs = [image[xi], image[xi + 1], image[xi + 2], image[xi + 3]];
-                            let ws = [filter[wi], filter[wi + 1], filter[wi + 2], filter[wi + 3]];
-                            M::mac4(&mut acc, xs, ws, offset);
+                            let xs = &image[(iy * iw + ix) * c + ch..][..len];
+                            let ws = &filter[(ky * kw + kx) * c + ch..][..len];
+                            M::channels(acc, xs, ws, offset);
                         }
                     }
-                    for j in 0..4 {
-                        pixel[ch + j] = rq.apply(acc[j], ch + j);
+                    for (j, &a) in acc.iter().enumerate() {
+                        pixel[ch + j] = rq.apply(a, ch + j);
                     }
-                    ch += 4;
+                    ch += len;
                 }
                 while ch < c {
                     let mut acc = bias[ch];

@@ -30,13 +30,16 @@ pub(crate) trait Dot {
     fn quads_2x2(quads: &[Quad], f: &[i8], g: &[i8]) -> [i32; 4];
     /// `[a . f, b . f]`.
     fn quads_2x1(quads: &[Quad], f: &[i8]) -> [i32; 2];
+    /// Four int8 values as the two pairs of their half of a [`Quad`] ([`half_quad`]).
+    fn widen(v: [i8; 4]) -> [u32; 2];
     /// `[a . f, a . g]`.
     fn dot_1x2(a: &[i8], f: &[i8], g: &[i8]) -> [i32; 2];
     /// `a . f`.
     fn dot_1x1(a: &[i8], f: &[i8]) -> i32;
-    /// `acc[j] += (x[j] + offset) * w[j]` for the four lanes (`offset` in `-32_640..=32_640`,
-    /// so `x + offset` is an int16).
-    fn mac4(acc: &mut [i32; 4], x: [i8; 4], w: [i8; 4], offset: i32);
+    /// `acc[j] += (x[j] + offset) * w[j]` for the whole quads of `j` the three slices share
+    /// (`offset` in `-32_640..=32_640`, so `x + offset` is an int16): one tap of a depthwise
+    /// window over a block of channels.
+    fn channels(acc: &mut [i32], x: &[i8], w: &[i8], offset: i32);
 }
 
 /// One product, wrapping as the reference kernels' sums do.
@@ -72,6 +75,11 @@ fn quad_dot(q: &Quad, half: usize, f: [i8; 4]) -> i32 {
 }
 
 impl Dot for Plain {
+    #[inline(always)]
+    fn widen(v: [i8; 4]) -> [u32; 2] {
+        half_quad(v.map(i32::from))
+    }
+
     #[inline(always)]
     fn quads_2x2(quads: &[Quad], f: &[i8], g: &[i8]) -> [i32; 4] {
         let mut s = [0i32; 4];
@@ -112,9 +120,10 @@ impl Dot for Plain {
     }
 
     #[inline(always)]
-    fn mac4(acc: &mut [i32; 4], x: [i8; 4], w: [i8; 4], offset: i32) {
-        for j in 0..4 {
-            acc[j] = acc[j].wrapping_add((i32::from(x[j]) + offset).wrapping_mul(i32::from(w[j])));
+    fn channels(acc: &mut [i32], x: &[i8], w: &[i8], offset: i32) {
+        let n = acc.len().min(x.len()).min(w.len()) / 4 * 4;
+        for ((a, &x), &w) in acc[..n].iter_mut().zip(&x[..n]).zip(&w[..n]) {
+            *a = a.wrapping_add((i32::from(x) + offset).wrapping_mul(i32::from(w)));
         }
     }
 }
@@ -171,6 +180,12 @@ fn padded(tail: &[i8]) -> [i8; 4] {
 }
 
 impl<D: Dsp> Dot for Packed<D> {
+    #[inline(always)]
+    fn widen(v: [i8; 4]) -> [u32; 2] {
+        let w = word(v);
+        [D::sxtb16(w), D::sxtb16_ror8(w)]
+    }
+
     #[inline(always)]
     fn quads_2x2(quads: &[Quad], f: &[i8], g: &[i8]) -> [i32; 4] {
         let (fw, ft) = f.as_chunks::<4>();
@@ -233,16 +248,8 @@ impl<D: Dsp> Dot for Packed<D> {
     }
 
     #[inline(always)]
-    fn mac4(acc: &mut [i32; 4], x: [i8; 4], w: [i8; 4], offset: i32) {
-        let offsets = pair(offset, offset);
-        let (x, w) = (word(x), word(w));
-        // Lanes: even = channels 0 and 2, odd = channels 1 and 3.
-        let (xe, xo) = (D::sxtab16(offsets, x), D::sxtab16_ror8(offsets, x));
-        let (we, wo) = (D::sxtb16(w), D::sxtb16_ror8(w));
-        acc[0] = D::smlabb(xe, we, acc[0]);
-        acc[2] = D::smlatt(xe, we, acc[2]);
-        acc[1] = D::smlabb(xo, wo, acc[1]);
-        acc[3] = D::smlatt(xo, wo, acc[3]);
+    fn channels(acc: &mut [i32], x: &[i8], w: &[i8], offset: i32) {
+        D::channels(acc, x, w, offset);
     }
 }
 
@@ -299,8 +306,10 @@ mod tests {
         #[test]
         fn packed_and_plain_sum_the_same(
             (a, b, f, g) in (0usize..40).prop_flat_map(|k| (row(k), row(k), row(k), row(k))),
-            x in any::<[i8; 4]>(),
-            w in any::<[i8; 4]>(),
+            (x, w, acc) in (0usize..=6, 0usize..=3).prop_flat_map(|(quads, extra)| {
+                let len = 4 * quads + extra;
+                (row(len), row(len), proptest::collection::vec(any::<i32>(), len))
+            }),
             offset in -255i32..=255,
         ) {
             let quads = widen(&a, &b);
@@ -309,14 +318,24 @@ mod tests {
             prop_assert_eq!(Emu::quads_2x2(&quads, &f, &g), want);
             prop_assert_eq!(Plain::quads_2x1(&quads, &g), [want[1], want[3]]);
             prop_assert_eq!(Emu::quads_2x1(&quads, &g), [want[1], want[3]]);
+            for v in a.as_chunks::<4>().0 {
+                prop_assert_eq!(Emu::widen(*v), Plain::widen(*v));
+            }
             prop_assert_eq!(Emu::dot_1x2(&a, &f, &g), Plain::dot_1x2(&a, &f, &g));
             prop_assert_eq!(Emu::dot_1x1(&b, &g), Plain::dot_1x1(&b, &g));
             let naive: i32 = a.iter().zip(&f).map(|(&a, &f)| i32::from(a) * i32::from(f)).sum();
             prop_assert_eq!(Plain::dot_1x1(&a, &f), naive);
-            let (mut packed, mut plain) = ([1, -2, 3, i32::MAX], [1, -2, 3, i32::MAX]);
-            Emu::mac4(&mut packed, x, w, offset);
-            Plain::mac4(&mut plain, x, w, offset);
-            prop_assert_eq!(packed, plain);
+            let (mut plain, mut packed) = (acc.clone(), acc.clone());
+            Plain::channels(&mut plain, &x, &w, offset);
+            Emu::channels(&mut packed, &x, &w, offset);
+            prop_assert_eq!(&plain, &packed);
+            // Whole quads only; the rest untouched.
+            let whole = x.len() / 4 * 4;
+            prop_assert_eq!(&plain[whole..], &acc[whole..]);
+            for j in 0..whole {
+                let want = acc[j].wrapping_add((i32::from(x[j]) + offset) * i32::from(w[j]));
+                prop_assert_eq!(plain[j], want);
+            }
         }
     }
 }

@@ -75,13 +75,12 @@ pub(super) fn fully_connected_with<M: Dot>(
     check_multipliers(multiplier)?;
     expect_len("the output", out.len(), p.batches * units)?;
     let (lo, hi) = activation(p.act)?;
-    let rq = Requantize {
+    let rq = Requantize::<true> {
         multiplier,
         shift,
         output_offset: p.output_offset,
         lo,
         hi,
-        single_rounding: true,
     };
     if units == 0 {
         return Ok(());

@@ -79,18 +79,17 @@ pub fn fold_input_offset(
 /// The output stage every kernel shares: an int32 sum (bias included) requantised onto the
 /// output's scale by channel `o`'s multiplier and shift, offset by the output's zero point and
 /// clamped to the activation range.
-struct Requantize<'a> {
+/// `SINGLE`: LiteRT's FULLY_CONNECTED rounds once, its convolutions twice.
+struct Requantize<'a, const SINGLE: bool> {
     multiplier: &'a [i32],
     shift: &'a [i32],
     output_offset: i32,
-    /// The activation range, within -128..=127.
+    /// The activation range, within -128..=127, `lo <= hi`.
     lo: i32,
     hi: i32,
-    /// LiteRT's FULLY_CONNECTED rounds once, its convolutions twice.
-    single_rounding: bool,
 }
 
-impl Requantize<'_> {
+impl<const SINGLE: bool> Requantize<'_, SINGLE> {
     #[inline(always)]
     fn apply(&self, acc: i32, o: usize) -> i8 {
         self.apply_with(acc, self.multiplier[o], self.shift[o])
@@ -100,14 +99,16 @@ impl Requantize<'_> {
     #[inline(always)]
     #[allow(clippy::cast_possible_truncation)] // clamped to -128..=127 first
     fn apply_with(&self, acc: i32, m: i32, s: i32) -> i8 {
-        let scaled = if self.single_rounding {
+        let scaled = if SINGLE {
             super::quant::multiply_by_quantized_multiplier_single(acc, m, s)
         } else {
             multiply_by_quantized_multiplier(acc, m, s)
         };
+        // max then min, not clamp: the range was checked, and clamp would keep a panic path.
         scaled
             .saturating_add(self.output_offset)
-            .clamp(self.lo, self.hi) as i8
+            .max(self.lo)
+            .min(self.hi) as i8
     }
 }
 
