@@ -332,8 +332,7 @@ fn run_fn(prepared: &Prepared, offsets: &[usize]) -> String {
             None => "&mut []".to_owned(),
         };
         if let Some(kernel) = &kernel
-            && let (Some(&OpInput::Tensor(x)), [out]) = (node.inputs.first(), &node.outputs[..])
-            && let Some(statement) = call.statement(node, kernel, &view(x), &view(*out), &scratch)
+            && let Some(statement) = call.statement(node, kernel, &view, &scratch)
         {
             let _ = writeln!(s, "{statement}\n}}");
             continue;

@@ -2,8 +2,9 @@
 //! a constant of the generated code, instead of through `memplan_kernels::run`'s operator
 //! names and attribute tables.
 //!
-//! - The int8 CONV_2D, DEPTHWISE_CONV_2D (depth multiplier 1) and FULLY_CONNECTED (symmetric
-//!   weights) of a TFLite network call `memplan_kernels::tflite::s8`'s kernels with a parameter
+//! - The int8 CONV_2D, DEPTHWISE_CONV_2D (depth multiplier 1), FULLY_CONNECTED (symmetric
+//!   weights), AVERAGE_POOL_2D, MAX_POOL_2D, and ADD, SUB, MUL of operands of one shape of a
+//!   TFLite network call `memplan_kernels::tflite::s8`'s kernels with a parameter
 //!   struct written as a literal and checked here ([`Kernel`]); the input's zero point is folded
 //!   into a bias computed here (`fold_input_offset`), the multipliers and shifts are read in
 //!   place or written out per channel.
@@ -31,6 +32,10 @@ pub(crate) enum Kernel {
     Depthwise(s8::Depthwise),
     /// `s8::fully_connected`.
     FullyConnected(s8::FullyConnected),
+    /// `s8::elementwise`.
+    Elementwise(s8::Elementwise),
+    /// `s8::pool`.
+    Pool(s8::Pool),
 }
 
 impl Kernel {
@@ -38,7 +43,10 @@ impl Kernel {
     pub(crate) fn scratch_bytes(&self) -> usize {
         match self {
             Kernel::Conv(p) => p.scratch_bytes(),
-            Kernel::Depthwise(_) | Kernel::FullyConnected(_) => 0,
+            Kernel::Depthwise(_)
+            | Kernel::FullyConnected(_)
+            | Kernel::Elementwise(_)
+            | Kernel::Pool(_) => 0,
         }
     }
 }
@@ -104,6 +112,110 @@ fn dims<const N: usize>(shape: &[u64]) -> Option<[usize; N]> {
 
 /// The specialised kernel of `node`, if it has one.
 pub(crate) fn plan(node: &Node, ops: &Operands<'_>) -> Option<Kernel> {
+    let kernel = match node.op_type.as_str() {
+        "tflite.CONV_2D" | "tflite.DEPTHWISE_CONV_2D" | "tflite.FULLY_CONNECTED" => {
+            weighted(node, ops)?
+        }
+        "tflite.ADD" | "tflite.SUB" | "tflite.MUL" => elementwise(node, ops)?,
+        "tflite.AVERAGE_POOL_2D" | "tflite.MAX_POOL_2D" => pool(node, ops)?,
+        _ => return None,
+    };
+    let checked = match &kernel {
+        Kernel::Conv(p) => p.check(),
+        Kernel::Depthwise(p) => p.check(),
+        Kernel::FullyConnected(p) => p.check(),
+        Kernel::Elementwise(p) => p.check(),
+        Kernel::Pool(p) => p.check(),
+    };
+    checked.ok().map(|()| kernel)
+}
+
+/// An int8 operand or output: its shape, if the node's input `i` (a value or a constant) or
+/// output is int8.
+fn int8_shape<'a>(node: &Node, ops: &'a Operands<'_>, input: Option<usize>) -> Option<&'a [u64]> {
+    let (dtype, shape) = match input {
+        Some(i) => match node.inputs.get(i)? {
+            &OpInput::Tensor(t) => ops.value(t)?,
+            &OpInput::Weight(w) => ops.constant(w)?,
+            OpInput::Absent => return None,
+        },
+        None => ops.value(*node.outputs.first()?)?,
+    };
+    (dtype == DType::I8).then_some(shape)
+}
+
+/// ADD, SUB, MUL of int8 operands of the output's shape.
+fn elementwise(node: &Node, ops: &Operands<'_>) -> Option<Kernel> {
+    let out = int8_shape(node, ops, None)?;
+    if node.outputs.len() != 1
+        || int8_shape(node, ops, Some(0))? != out
+        || int8_shape(node, ops, Some(1))? != out
+    {
+        return None;
+    }
+    let len = usize::try_from(out.iter().product::<u64>()).ok()?;
+    let op = match node.op_type.as_str() {
+        "tflite.ADD" => s8::Operator::Add,
+        "tflite.SUB" => s8::Operator::Sub,
+        _ => s8::Operator::Mul,
+    };
+    let mul = op == s8::Operator::Mul;
+    let v = |name: &str| i32_of(node, name, 0);
+    Some(Kernel::Elementwise(s8::Elementwise {
+        op,
+        len,
+        input1_offset: v("input1_offset")?,
+        input2_offset: v("input2_offset")?,
+        left_shift: if mul {
+            0
+        } else {
+            v("left_shift")?.clamp(0, 30)
+        },
+        input1: if mul {
+            [0; 2]
+        } else {
+            [v("input1_multiplier")?, v("input1_shift")?]
+        },
+        input2: if mul {
+            [0; 2]
+        } else {
+            [v("input2_multiplier")?, v("input2_shift")?]
+        },
+        output: [v("output_multiplier")?, v("output_shift")?],
+        output_offset: v("output_offset")?,
+        act: [
+            i32_of(node, "act_min", -128)?,
+            i32_of(node, "act_max", 127)?,
+        ],
+    }))
+}
+
+/// AVERAGE_POOL_2D and MAX_POOL_2D over int8.
+fn pool(node: &Node, ops: &Operands<'_>) -> Option<Kernel> {
+    let [n, ih, iw, c] = dims(int8_shape(node, ops, Some(0))?)?;
+    let [on, oh, ow, oc] = dims(int8_shape(node, ops, None)?)?;
+    if on != n || oc != c || !matches!(node.inputs.first(), Some(OpInput::Tensor(_))) {
+        return None;
+    }
+    Some(Kernel::Pool(s8::Pool {
+        max: node.op_type == "tflite.MAX_POOL_2D",
+        batches: n,
+        input: [ih, iw],
+        output: [oh, ow],
+        channels: c,
+        filter: [size(node, "filter_h", 1)?, size(node, "filter_w", 1)?],
+        stride: [size(node, "stride_h", 1)?, size(node, "stride_w", 1)?],
+        pad: [size(node, "pad_top", 0)?, size(node, "pad_left", 0)?],
+        act: [
+            i32_of(node, "act_min", -128)?,
+            i32_of(node, "act_max", 127)?,
+        ],
+    }))
+}
+
+/// CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED: an int8 value, an int8 constant filter, an
+/// int32 constant bias (or none), int32 constant multipliers and shifts.
+fn weighted(node: &Node, ops: &Operands<'_>) -> Option<Kernel> {
     let value = |i: usize| match node.inputs.get(i) {
         Some(&OpInput::Tensor(t)) => ops.value(t),
         _ => None,
@@ -213,12 +325,7 @@ pub(crate) fn plan(node: &Node, ops: &Operands<'_>) -> Option<Kernel> {
         }
         _ => return None,
     };
-    let checked = match &kernel {
-        Kernel::Conv(p) => p.check(),
-        Kernel::Depthwise(p) => p.check(),
-        Kernel::FullyConnected(p) => p.check(),
-    };
-    checked.ok().map(|()| kernel)
+    Some(kernel)
 }
 
 /// The `memplan_kernels::tflite::op` function of a `tflite.*` operator: its builtin's name in
@@ -321,17 +428,22 @@ impl Call<'_> {
         Some("&__BIAS".to_owned())
     }
 
-    /// The statement that runs `node` with `kernel`: `x` and `out` are the views of its input
-    /// and output, `scratch` of its scratch. `None` when an operand is not what `kernel` reads
-    /// (the node then runs through the general path).
+    /// The statement that runs `node` with `kernel`: `view(t)` is the view of value `t`,
+    /// `scratch` the node's scratch. `None` when an operand is not what `kernel` reads (the
+    /// node then runs through the general path).
     pub(crate) fn statement(
         &self,
         node: &Node,
         kernel: &Kernel,
-        x: &str,
-        out: &str,
+        view: &dyn Fn(usize) -> String,
         scratch: &str,
     ) -> Option<String> {
+        let operand = |i: usize| match node.inputs.get(i)? {
+            &OpInput::Tensor(t) => Some(view(t)),
+            OpInput::Weight(_) => self.in_place(node, i, "i8"),
+            OpInput::Absent => None,
+        };
+        let (x, out) = (operand(0)?, view(*node.outputs.first()?));
         let mut items = String::new();
         // The parameter structs' `Debug` is their literal: plain fields of integers and arrays.
         let call = match kernel {
@@ -370,6 +482,28 @@ impl Call<'_> {
                     "__k::tflite::s8::fully_connected(&__k::tflite::s8::{p:?}, {x}, {}, {bias}, {multiplier}, {shift}, {out})",
                     self.in_place(node, 1, "i8")?
                 )
+            }
+            Kernel::Elementwise(p) => {
+                // Written out: `Debug` would name the operator without its path.
+                let s8::Elementwise {
+                    op,
+                    len,
+                    input1_offset,
+                    input2_offset,
+                    left_shift,
+                    input1,
+                    input2,
+                    output,
+                    output_offset,
+                    act,
+                } = p;
+                format!(
+                    "__k::tflite::s8::elementwise(&__k::tflite::s8::Elementwise {{ op: __k::tflite::s8::Operator::{op:?}, len: {len}, input1_offset: {input1_offset}, input2_offset: {input2_offset}, left_shift: {left_shift}, input1: {input1:?}, input2: {input2:?}, output: {output:?}, output_offset: {output_offset}, act: {act:?} }}, {x}, {}, {out})",
+                    operand(1)?
+                )
+            }
+            Kernel::Pool(p) => {
+                format!("__k::tflite::s8::pool(&__k::tflite::s8::{p:?}, {x}, {out})")
             }
         };
         Some(format!("{items}{call}.map_err(__e)?;"))

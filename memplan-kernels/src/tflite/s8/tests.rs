@@ -449,3 +449,92 @@ fn requantisation_edges_equal_tflites() {
         }
     }
 }
+
+/// The reference kernel `op` on int8 operands `xs` (shape, values) into an output of `os`.
+fn reference_plain(
+    op: &str,
+    attrs: &[(&str, Attr<'_>)],
+    xs: &[(&[usize], &[i8])],
+    os: &[usize],
+) -> Result<Vec<i8>, crate::error::KernelError> {
+    let mut out = vec![0i8; os.iter().product()];
+    let inputs: Vec<Input<'_>> = xs
+        .iter()
+        .map(|&(shape, x)| Input::Value {
+            shape,
+            data: Data::I8(x),
+        })
+        .collect();
+    let mut outputs = [Output {
+        shape: os,
+        data: DataMut::I8(&mut out),
+    }];
+    crate::tflite::run(op, &Attrs::new(attrs), &inputs, &mut outputs)
+        .expect("a tflite operator")?;
+    Ok(out)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn pools_equal_the_reference(
+        (n, ih, iw, c, fh, fw, sh, sw, pt, pl) in (1usize..=2, 1usize..=6, 1usize..=6, 1usize..=70, 1usize..=4, 1usize..=4, 1usize..=3, 1usize..=3, 0usize..=2, 0usize..=2),
+        (oh, ow) in (1usize..=5, 1usize..=5),
+        max in any::<bool>(),
+        seed in any::<u64>(),
+        (lo, hi) in (-128i32..=0).prop_flat_map(|lo| (Just(lo), lo..=127)),
+    ) {
+        let x: Vec<i8> = (0..n * ih * iw * c).map(|i| (seed.rotate_left((i % 64) as u32) as i8) ^ (i as i8)).collect();
+        let int = |v: usize| Attr::Int(i64::try_from(v).unwrap());
+        let attrs = [
+            ("filter_h", int(fh)), ("filter_w", int(fw)), ("stride_h", int(sh)), ("stride_w", int(sw)),
+            ("pad_top", int(pt)), ("pad_left", int(pl)), ("act_min", Attr::Int(lo.into())), ("act_max", Attr::Int(hi.into())),
+        ];
+        let op = if max { "tflite.MAX_POOL_2D" } else { "tflite.AVERAGE_POOL_2D" };
+        let want = reference_plain(op, &attrs, &[(&[n, ih, iw, c], &x)], &[n, oh, ow, c]);
+        let p = Pool { max, batches: n, input: [ih, iw], output: [oh, ow], channels: c, filter: [fh, fw], stride: [sh, sw], pad: [pt, pl], act: [lo, hi] };
+        let mut got = vec![0i8; n * oh * ow * c];
+        match want {
+            // A window wholly in the padding: both refuse it.
+            Err(_) => prop_assert!(pool(&p, &x, &mut got).is_err()),
+            Ok(want) => {
+                pool(&p, &x, &mut got).unwrap();
+                prop_assert_eq!(got, want);
+            }
+        }
+    }
+
+    #[test]
+    fn elementwise_equals_the_reference(
+        (a, b) in (0usize..=40).prop_flat_map(|len| (bytes(len), bytes(len))),
+        which in 0usize..3,
+        (o1, o2, oo) in (-127i32..=128, -127i32..=128, -128i32..=127),
+        (m1, m2, mo) in (1i32 << 30..=i32::MAX, 1i32 << 30..=i32::MAX, 1i32 << 30..=i32::MAX),
+        (s1, s2, so) in (-8i32..=0, -8i32..=0, -24i32..=0),
+        left in 0i32..=20,
+        (lo, hi) in (-128i32..=0).prop_flat_map(|lo| (Just(lo), lo..=127)),
+    ) {
+        let op = [Operator::Add, Operator::Sub, Operator::Mul][which];
+        let name = ["tflite.ADD", "tflite.SUB", "tflite.MUL"][which];
+        let attrs = [
+            ("act_min", Attr::Int(lo.into())), ("act_max", Attr::Int(hi.into())),
+            ("input1_offset", Attr::Int(o1.into())), ("input2_offset", Attr::Int(o2.into())),
+            ("output_offset", Attr::Int(oo.into())), ("left_shift", Attr::Int(left.into())),
+            ("input1_multiplier", Attr::Int(m1.into())), ("input1_shift", Attr::Int(s1.into())),
+            ("input2_multiplier", Attr::Int(m2.into())), ("input2_shift", Attr::Int(s2.into())),
+            ("output_multiplier", Attr::Int(mo.into())), ("output_shift", Attr::Int(so.into())),
+        ];
+        let shape = [a.len()];
+        let want = reference_plain(name, &attrs, &[(&shape, &a), (&shape, &b)], &shape).unwrap();
+        let mul = op == Operator::Mul;
+        let p = Elementwise {
+            op, len: a.len(), input1_offset: o1, input2_offset: o2,
+            left_shift: if mul { 0 } else { left },
+            input1: [m1, s1], input2: [m2, s2], output: [mo, so], output_offset: oo, act: [lo, hi],
+        };
+        let mut got = vec![0i8; a.len()];
+        elementwise(&p, &a, &b, &mut got).unwrap();
+        prop_assert_eq!(got, want);
+    }
+}
