@@ -264,3 +264,48 @@ fn fusion_runs_fewer_nodes_on_fewer_tensors_with_packed_weights() {
     let plan = memplan_core::codegen::plan_model(&parsed).unwrap();
     assert_eq!(plan.total_arena_size(), fused.arena_size);
 }
+
+/// An int8 TFLite network's `run` calls each node's kernel directly, chosen at build time: the
+/// convolutions, pools and ADDs their `tflite::s8` kernel with a constant parameter struct, every
+/// other node its own `tflite::op` function, and nothing goes through `memplan_kernels::run` or
+/// reads the interpreter's `network::NODES` table.
+#[test]
+fn an_int8_network_calls_its_kernels_directly() {
+    for (model, kernels) in [
+        (
+            "resnet8_like.tflite",
+            &[
+                "s8::conv(",
+                "s8::elementwise(",
+                "s8::pool(",
+                "s8::fully_connected(",
+            ][..],
+        ),
+        (
+            "mobilenet_like.tflite",
+            &["s8::conv(", "s8::depthwise("][..],
+        ),
+    ] {
+        let dir = out_dir(&format!("direct-{model}"));
+        let generated = generate(
+            Network::from_tflite(fixture(&format!("tflite/{model}"))).name("net"),
+            &dir,
+        );
+        let source = std::fs::read_to_string(&generated.rust).unwrap();
+        let run = &source[source.find("pub fn run(").expect("a run function")..];
+        let run = &run[..run.find("pub fn run_dyn(").unwrap_or(run.len())];
+        for kernel in kernels {
+            assert!(run.contains(kernel), "{model}: no {kernel} in\n{run}");
+        }
+        assert!(
+            !run.contains("__k::run("),
+            "{model}: a node is interpreted:\n{run}"
+        );
+        assert!(
+            !run.contains("NODES"),
+            "{model}: run reads the tables:\n{run}"
+        );
+        // The parameters are literals: the shapes are in the code, not looked up.
+        assert!(squeeze(run).contains("input_offset:"), "{model}");
+    }
+}

@@ -17,6 +17,9 @@
 //! output <hex>          the output's bytes (f32s little-endian, or int8s) as lowercase hex, two
 //!                       digits a byte
 //! systick_ticks <n>     SysTick ticks (processor clock) taken by the computation alone
+//! dwt_cycles <n>        the DWT cycle counter's cycles for the computation alone (32 bits,
+//!                       wrapping: good to 2^32 cycles), where the core has the counter: a
+//!                       real Cortex-M4 or M7 counts; QEMU's model says it has one and reads 0
 //! stack_compute <bytes> the most stack used from reset to the end of the computation
 //! stack_peak <bytes>    the most stack used by the whole run, reporting included: the figure
 //!                       that goes into the RAM total
@@ -47,7 +50,7 @@ use core::fmt::Write as _;
 use core::panic::PanicInfo;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
-use cortex_m::peripheral::SYST;
+use cortex_m::peripheral::{DWT, SYST};
 use cortex_m::peripheral::syst::SystClkSource;
 // The crate provides the critical section and the `__cpsid`-style intrinsics the link needs.
 use cortex_m as _;
@@ -252,11 +255,20 @@ fn main() -> ! {
 
     let mut peripherals = cortex_m::Peripherals::take().expect("peripherals taken once");
     start_systick(&mut peripherals.SYST);
+    // The DWT's cycle counter, where the core has one (a real Cortex-M4 or M7 counts; QEMU's
+    // model has one that reads 0).
+    peripherals.DCB.enable_trace();
+    let has_cycle_counter = DWT::has_cycle_counter();
+    if has_cycle_counter {
+        peripherals.DWT.enable_cycle_counter();
+    }
 
     let output = OUTPUT.take().expect("output taken once");
     let start = systick_now();
+    let cycles_start = DWT::cycle_count();
     let arena = ARENA.take().expect("arena taken once");
     let result = run(arena, core::hint::black_box(&INPUT), output);
+    let cycles = DWT::cycle_count().wrapping_sub(cycles_start);
     let ticks = systick_now() - start;
 
     let compute_peak = top - stack_low_water(bottom, top);
@@ -277,6 +289,9 @@ fn main() -> ! {
     );
     writeln!(out).ok();
     writeln!(out, "systick_ticks {ticks}").ok();
+    if has_cycle_counter {
+        writeln!(out, "dwt_cycles {cycles}").ok();
+    }
     writeln!(out, "stack_compute {compute_peak}").ok();
     // Measured after the reporting above, which formats the same way as this last line.
     let peak = top - stack_low_water(bottom, top);
