@@ -24,6 +24,8 @@
 //! lowered.
 
 mod builtin_names;
+#[cfg(any(test, feature = "fixture"))]
+pub mod fixture;
 mod names;
 #[rustfmt::skip]
 #[allow(
