@@ -153,8 +153,12 @@ impl Lower<'_> {
                     )
                 })?;
                 kernel_dtype(dtype).map_err(|why| format!("constant `{}`: {why}", info.label()))?;
-                let expected = info.elements() as u64 * dtype.size();
-                if bytes.len() as u64 != expected {
+                let expected = u64::try_from(info.elements())
+                    .ok()
+                    .and_then(|n| n.checked_mul(dtype.size()));
+                if Some(bytes.len() as u64) != expected {
+                    let expected =
+                        expected.map_or("more than memory holds".to_owned(), |n| n.to_string());
                     return Err(format!(
                         "constant `{}` has {} bytes of data, its shape {:?} of {} needs {expected}\n  = help: the file is corrupt; convert the model again",
                         info.label(),
@@ -202,8 +206,16 @@ impl Lower<'_> {
         }
         Ok(Q {
             scale: q.scale0(),
-            zero_point: i32::try_from(q.zero_point0()).map_err(|_| "zero point overflows")?,
+            zero_point: int8_zero_point(info.label(), q.zero_point0())?,
         })
+    }
+
+    /// The zero point of the int8 weights `t` (the first, which LiteRT's int8 kernels use), an
+    /// int8 value.
+    fn weight_zero_point(&self, t: usize) -> Result<i32, String> {
+        let info = &self.graph.tensors[t];
+        let zero_point = info.quantization.as_ref().map_or(0, |q| q.zero_point0());
+        int8_zero_point(info.label(), zero_point)
     }
 
     /// The constant data of `t` as int32 or int64 integers (a shape, axes, paddings).
@@ -593,7 +605,10 @@ impl Lower<'_> {
                                 .ok_or_else(|| format!("axis {ax} is out of range"))?;
                             if !seen[d] {
                                 seen[d] = true;
-                                count *= xs[d] as i64;
+                                count = i64::try_from(xs[d])
+                                    .ok()
+                                    .and_then(|n| count.checked_mul(n))
+                                    .ok_or("MEAN counts more elements than int64 holds")?;
                             }
                         }
                         if count <= 0 {
@@ -637,7 +652,8 @@ impl Lower<'_> {
                         // QuantizedReluX's range.
                         let (m, sh) = quantize_multiplier(f64::from(qi.scale / qo.scale));
                         #[allow(clippy::cast_possible_truncation)]
-                        let q = |f: f32| qo.zero_point + (f / qo.scale).round() as i32;
+                        let q =
+                            |f: f32| qo.zero_point.saturating_add((f / qo.scale).round() as i32);
                         let act_min = (-128).max(q(lo));
                         let act_max = if hi.is_finite() { 127.min(q(hi)) } else { 127 };
                         attr_int(&mut attrs, "act_min", i64::from(act_min));
@@ -808,7 +824,7 @@ impl Lower<'_> {
             ElementType::I8 => {
                 let q = self.q(out)?;
                 #[allow(clippy::cast_possible_truncation)]
-                let quantize = |f: f32| q.zero_point + (f / q.scale).round() as i32;
+                let quantize = |f: f32| q.zero_point.saturating_add((f / q.scale).round() as i32);
                 let (lo, hi) = match a {
                     Activation::None => (-128, 127),
                     Activation::Relu => (quantize(0.0).max(-128), 127),
@@ -1030,7 +1046,11 @@ impl Lower<'_> {
                 inputs.push(self.i32s(&format!("{} multipliers", self.name(f)), &mult));
                 inputs.push(self.i32s(&format!("{} shifts", self.name(f)), &shift));
                 attr_int(attrs, "input_offset", -i64::from(qi.zero_point));
-                attr_int(attrs, "filter_offset", -fq.zero_point0());
+                attr_int(
+                    attrs,
+                    "filter_offset",
+                    -i64::from(self.weight_zero_point(f)?),
+                );
                 attr_int(attrs, "output_offset", i64::from(qo.zero_point));
             }
             (a, b, o) => {
@@ -1079,10 +1099,21 @@ fn padding_of(
     for a in 0..2 {
         let (input, output) = (xs[1 + a], os[1 + a]);
         let (s, d) = (stride[a].max(1), dilation[a].max(1));
-        let effective = (filter[a].max(1) - 1) * d + 1;
+        // The window's span (the file's filter size and dilation may be up to 2^31 - 1 each).
+        let too_large = || {
+            format!(
+                "a window of {} taps dilated by {d} on axis {} spans more than memory holds\n  = help: the file is corrupt; convert the model again",
+                filter[a],
+                1 + a
+            )
+        };
+        let effective = (filter[a].max(1) - 1)
+            .checked_mul(d)
+            .and_then(|span| span.checked_add(1))
+            .ok_or_else(too_large)?;
         let expected = match padding {
             Padding::Same => input.div_ceil(s),
-            Padding::Valid => (input + s).saturating_sub(effective) / s,
+            Padding::Valid => input.saturating_add(s).saturating_sub(effective) / s,
         };
         if expected != output {
             return Err(format!(
@@ -1090,7 +1121,12 @@ fn padding_of(
                 1 + a
             ));
         }
-        let total = ((output.saturating_sub(1)) * s + effective).saturating_sub(input);
+        let total = output
+            .saturating_sub(1)
+            .checked_mul(s)
+            .and_then(|span| span.checked_add(effective))
+            .ok_or_else(too_large)?
+            .saturating_sub(input);
         pads[a] = if padding == Padding::Same {
             total / 2
         } else {
@@ -1125,10 +1161,21 @@ fn strided_slice(
             sizes.push(n);
             continue;
         }
-        let s = strides[d];
-        if s == 0 {
+        if strides[d] == 0 {
             return Err(format!("stride 0 on axis {d}"));
         }
+        // A stride longer than the axis takes one element, as one of `n + 1` does: clamped, so
+        // the arithmetic below stays far from the limits of int64 (the file's stride may be
+        // `i64::MIN`).
+        let s = strides[d].clamp(-(n + 1), n + 1);
+        // `begin + end` (with `offset`) is checked: both come from the file and may be near the
+        // limits of int64.
+        let overflow = || {
+            format!(
+                "begin {} plus end {} on axis {d} overflows int64\n  = help: the slice's values are absurd; the file is corrupt, convert the model again",
+                begin[d], end[d]
+            )
+        };
         let mut start = if bit(begin_mask, d) && !bit(shrink_mask, d) {
             if s > 0 { 0 } else { n - 1 }
         } else {
@@ -1154,7 +1201,11 @@ fn strided_slice(
         let mut stop = if bit(end_mask, d) {
             if s > 0 { n } else { -1 }
         } else {
-            let e = if offset { begin[d] + end[d] } else { end[d] };
+            let e = if offset {
+                begin[d].checked_add(end[d]).ok_or_else(overflow)?
+            } else {
+                end[d]
+            };
             if e < 0 { e + n } else { e }
         };
         stop = if s > 0 {
@@ -1172,6 +1223,19 @@ fn strided_slice(
         sizes.push(size);
     }
     Ok((starts, steps, sizes))
+}
+
+/// `zero_point` of the int8 tensor `label`, which must be an int8 value (the one real 0 maps
+/// to): a zero point outside -128..=127 would overflow the offsets the kernels add.
+fn int8_zero_point(label: String, zero_point: i64) -> Result<i32, String> {
+    i32::try_from(zero_point)
+        .ok()
+        .filter(|z| (-128..=127).contains(z))
+        .ok_or_else(|| {
+            format!(
+                "int8 tensor `{label}` has zero point {zero_point}, outside -128..=127\n  = help: an int8 zero point is the int8 value of real 0; the file is corrupt, convert the model again"
+            )
+        })
 }
 
 fn types(a: ElementType, b: ElementType) -> String {

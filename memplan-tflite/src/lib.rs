@@ -210,9 +210,12 @@ pub struct TensorInfo {
 }
 
 impl TensorInfo {
-    /// Number of elements.
+    /// Number of elements (`usize::MAX` if the product overflows, which [`read`] refuses).
     pub fn elements(&self) -> usize {
-        self.shape.iter().product()
+        self.shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .unwrap_or(usize::MAX)
     }
 
     /// The name to show in messages: the file's, or `tensor <index>` when it has none.
@@ -556,6 +559,17 @@ pub fn read(file: &str, bytes: &[u8]) -> Result<Graph, Error> {
                         }
                     }
                 }
+            }
+            // Every size computed from the shape later (elements, bytes) fits in int64.
+            let width = element.dtype().map_or(1, DType::size);
+            let size = shape
+                .iter()
+                .try_fold(width, |n, &d| n.checked_mul(d as u64))
+                .filter(|&n| i64::try_from(n).is_ok() && usize::try_from(n).is_ok());
+            if size.is_none() {
+                return fail(format!(
+                    "`{file}`: {label} has shape {shape:?}, whose size in bytes overflows\n  = help: the file is corrupt; convert the model again"
+                ));
             }
             let quantization = match tensor.quantization().map_err(bad)? {
                 None => None,
