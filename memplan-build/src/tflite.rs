@@ -64,6 +64,11 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
         tensor_of: &imported.tensor_of,
         constants: Vec::new(),
         cache: BTreeMap::new(),
+        by_range: BTreeMap::new(),
+        held: 0,
+        limit: (imported.graph.file_len as u64)
+            .saturating_mul(memplan_tflite::BUDGET_PER_FILE_BYTE as u64)
+            .saturating_add(memplan_tflite::BUDGET_SLACK as u64),
     };
     let mut nodes = Vec::with_capacity(imported.graph.operators.len());
     for op in &imported.graph.operators {
@@ -102,6 +107,15 @@ struct Lower<'g> {
     constants: Vec<Constant>,
     /// TFLite tensor -> constant, for weights read by several operators.
     cache: BTreeMap<usize, usize>,
+    /// The file's bytes a constant holds (its range, element type and shape) -> that constant:
+    /// tensors that share their data share one constant.
+    by_range: BTreeMap<(usize, usize, &'static str, Vec<usize>), usize>,
+    /// Bytes of the constants so far ...
+    held: u64,
+    /// ... and the most they may have: the reader's budget for the file (its length times
+    /// `BUDGET_PER_FILE_BYTE`, plus `BUDGET_SLACK`), so that a file naming one block many times
+    /// cannot make the build copy it many times.
+    limit: u64,
 }
 
 /// An operator's quantization parameters, per tensor.
@@ -167,26 +181,61 @@ impl Lower<'_> {
                         info.element.name()
                     ));
                 }
-                let c = self.push(&info.name, dtype, &info.shape, bytes.clone());
+                let range = bytes.range();
+                let key = (
+                    range.start,
+                    range.end,
+                    info.element.name(),
+                    info.shape.clone(),
+                );
+                let c = match self.by_range.get(&key) {
+                    Some(&c) => c,
+                    None => {
+                        let c = self.push(&info.name, dtype, &info.shape, bytes.to_vec())?;
+                        self.by_range.insert(key, c);
+                        c
+                    }
+                };
                 self.cache.insert(t, c);
                 Ok(OpInput::Weight(c))
             }
         }
     }
 
-    fn push(&mut self, name: &str, dtype: DType, shape: &[usize], bytes: Vec<u8>) -> usize {
+    fn push(
+        &mut self,
+        name: &str,
+        dtype: DType,
+        shape: &[usize],
+        bytes: Vec<u8>,
+    ) -> Result<usize, String> {
+        self.held = self.held.saturating_add(bytes.len() as u64);
+        if self.held > self.limit {
+            return Err(format!(
+                "the constants would hold more than {} bytes when it comes to `{name}` ({} times the file's {} bytes, plus {} MiB)\n  = help: a converter writes each constant once; this file makes its operators read or derive more constant data than it holds (or is corrupt). Convert the model again",
+                self.limit,
+                memplan_tflite::BUDGET_PER_FILE_BYTE,
+                self.graph.file_len,
+                memplan_tflite::BUDGET_SLACK >> 20
+            ));
+        }
         self.constants.push(Constant {
             onnx: name.to_owned(),
             dtype,
             shape: shape.iter().map(|&d| d as u64).collect(),
             bytes,
         });
-        self.constants.len() - 1
+        Ok(self.constants.len() - 1)
     }
 
-    fn i32s(&mut self, name: &str, values: &[i32]) -> OpInput {
+    fn i32s(&mut self, name: &str, values: &[i32]) -> Result<OpInput, String> {
         let bytes = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        OpInput::Weight(self.push(name, DType::I32, &[values.len()], bytes))
+        Ok(OpInput::Weight(self.push(
+            name,
+            DType::I32,
+            &[values.len()],
+            bytes,
+        )?))
     }
 
     /// The per-tensor quantization of `t` (an int8 activation).
@@ -346,7 +395,7 @@ impl Lower<'_> {
                             DType::F32,
                             &[256],
                             bytes,
-                        );
+                        )?;
                         inputs.push(OpInput::Weight(c));
                         attr_int(&mut attrs, "output_zero_point", i64::from(qo.zero_point));
                         attr_float(&mut attrs, "output_scale", qo.scale);
@@ -454,7 +503,7 @@ impl Lower<'_> {
                             DType::I8,
                             &[256],
                             table.to_vec(),
-                        );
+                        )?;
                         inputs.push(OpInput::Weight(c));
                     }
                     (a, b) => return Err(types(a, b)),
@@ -956,8 +1005,8 @@ impl Lower<'_> {
                     ));
                 }
                 let (mult, shift) = per_channel(qi.scale, &fq.scale, qo.scale, oc);
-                inputs.push(self.i32s(&format!("{} multipliers", self.name(f)), &mult));
-                inputs.push(self.i32s(&format!("{} shifts", self.name(f)), &shift));
+                inputs.push(self.i32s(&format!("{} multipliers", self.name(f)), &mult)?);
+                inputs.push(self.i32s(&format!("{} shifts", self.name(f)), &shift)?);
                 attr_int(attrs, "input_offset", -i64::from(qi.zero_point));
                 attr_int(attrs, "output_offset", i64::from(qo.zero_point));
             }
@@ -1043,8 +1092,8 @@ impl Lower<'_> {
                     ));
                 }
                 let (mult, shift) = per_channel(qi.scale, &fq.scale, qo.scale, fq.scale.len());
-                inputs.push(self.i32s(&format!("{} multipliers", self.name(f)), &mult));
-                inputs.push(self.i32s(&format!("{} shifts", self.name(f)), &shift));
+                inputs.push(self.i32s(&format!("{} multipliers", self.name(f)), &mult)?);
+                inputs.push(self.i32s(&format!("{} shifts", self.name(f)), &shift)?);
                 attr_int(attrs, "input_offset", -i64::from(qi.zero_point));
                 attr_int(
                     attrs,

@@ -220,3 +220,76 @@ fn issue_36_fully_connected_weight_zero_point_is_checked() {
         ],
     );
 }
+
+/// `y = x + c0 + c1 + ...`: `n` float32 constants of `block` bytes, ADDed one after the other
+/// to `x`, on `n` buffers that name bytes `k * step..` of one block after the flatbuffer
+/// (`Buffer.offset` and `size`): with `step` 0 every constant is the same bytes.
+fn constants_on_one_block(n: usize, block: usize, step: usize) -> Vec<u8> {
+    let elements = i32::try_from(block / 4).unwrap();
+    let mut file = FileBuilder::new();
+    let x = file.tensor("x", F32, &[elements]);
+    let mut sum = x;
+    for k in 0..n {
+        let c = file.tensor(&format!("c{k}"), F32, &[elements]);
+        // A placeholder offset as wide as the real one (a field at its default is left out).
+        file.buffers.push(schema::Buffer {
+            data: None,
+            offset: 1 << 40,
+            size: block as u64,
+        });
+        file.tensors[c as usize].buffer = u32::try_from(file.buffers.len() - 1).unwrap();
+        let y = file.tensor(&format!("y{k}"), F32, &[elements]);
+        file.operator("ADD", &[sum, c], &[y], add_options());
+        sum = y;
+    }
+    file.inputs = vec![x];
+    file.outputs = vec![sum];
+    let offset = file.bytes().len().div_ceil(16) * 16;
+    for (k, b) in file.buffers.iter_mut().skip(1).enumerate() {
+        b.offset = (offset + k * step) as u64;
+    }
+    let mut bytes = file.bytes();
+    assert!(bytes.len() <= offset);
+    bytes.resize(offset + block + n * step, 0);
+    bytes
+}
+
+fn generate_bytes(name: &str, bytes: &[u8]) -> Result<memplan_build::Generated, String> {
+    let dir = dir(name);
+    let path = dir.join(format!("{name}.tflite"));
+    std::fs::write(&path, bytes).unwrap();
+    Network::from_tflite(&path)
+        .name(name)
+        .out_dir(&dir)
+        .emit_rerun_if_changed(false)
+        .generate()
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn issue_36_constants_sharing_their_bytes_are_one_constant() {
+    // 200 constants of 64 KiB, all the same bytes: one constant in the blob, not 12.8 MB.
+    let generated = generate_bytes("one_block", &constants_on_one_block(200, 64 << 10, 0)).unwrap();
+    assert!(
+        (64 << 10..(64 << 10) + 64).contains(&generated.weight_bytes),
+        "{} bytes of weights",
+        generated.weight_bytes
+    );
+}
+
+#[test]
+fn issue_36_constants_past_the_files_budget_are_refused() {
+    // 300 constants of 1 MiB, each 4 bytes further into one block of 1 MiB + 1.2 KB: 300 MiB of
+    // distinct constants from a file of about 1.1 MB. The build stops at the budget (16 times
+    // the file, plus 16 MiB), naming the constant that exceeded it.
+    let bytes = constants_on_one_block(300, 1 << 20, 4);
+    assert!(bytes.len() < 1_200_000, "{}", bytes.len());
+    let message = generate_bytes("overlapping", &bytes).unwrap_err();
+    assert!(
+        message.contains("(ADD): the constants would hold more than")
+            && message.contains("when it comes to `c")
+            && message.contains("(16 times the file's")
+            && message.contains("= help:"),
+        "{message}"
+    );
+}
