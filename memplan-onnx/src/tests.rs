@@ -997,3 +997,63 @@ fn folded_values_are_bounded_by_node() {
         "{error}"
     );
 }
+
+#[test]
+fn issue_36_twenty_thousand_values_named_x_import_with_distinct_names() {
+    // `x/`, `x.`, `x/.`, ...: every name of `x` and punctuation becomes `x` in snake_case.
+    let punctuation = ['/', '.', ':', '-', ';', ',', '+', '='];
+    let spelled = |mut k: usize| {
+        let mut name = String::from("x");
+        loop {
+            name.push(punctuation[k % punctuation.len()]);
+            k /= punctuation.len();
+            if k == 0 {
+                return name;
+            }
+        }
+    };
+    let n = 20_001;
+    let inputs: Vec<String> = (0..n).map(spelled).collect();
+    let f32 = 1;
+    let concat = NodeProto {
+        attribute: vec![AttributeProto {
+            name: "axis".into(),
+            i: 0,
+            r#type: 2,
+            ..AttributeProto::default()
+        }],
+        ..node(
+            "/concat/Concat",
+            "Concat",
+            &inputs.iter().map(String::as_str).collect::<Vec<_>>(),
+            &["x"],
+        )
+    };
+    let graph = GraphProto {
+        node: vec![concat],
+        name: "collide".into(),
+        input: inputs.iter().map(|i| value(i, f32, &[Ok(1)])).collect(),
+        output: vec![value("x", f32, &[Ok(n as i64)])],
+        ..GraphProto::default()
+    };
+    let model = ModelProto {
+        ir_version: 8,
+        opset_import: vec![OperatorSetIdProto {
+            domain: String::new(),
+            version: 17,
+        }],
+        producer_name: "test".into(),
+        graph: Some(graph),
+    };
+    let imported = import_bytes(&model.encode_to_vec(), &ImportOptions::default()).unwrap();
+    let names: std::collections::BTreeSet<&str> = imported
+        .model
+        .tensors
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect();
+    assert_eq!(names.len(), n + 1);
+    assert_eq!(imported.model.tensors[0].name, "x");
+    assert_eq!(imported.model.tensors[1].name, "x_2");
+    assert!(names.contains("x_20002"), "{:?}", names.last());
+}

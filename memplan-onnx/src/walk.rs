@@ -115,8 +115,10 @@ impl<'g> Importer<'g> {
         let mut tensor_names = UniqueNames::reserving(&["new", "views", "rest"]);
         let mut tensors = Vec::with_capacity(onnx_names.len());
         let mut tensor_shapes = Vec::with_capacity(onnx_names.len());
+        // A set: a list searched once per tensor is quadratic in a graph of many inputs.
+        let input_set: BTreeSet<&str> = graph_inputs.iter().copied().collect();
         for &onnx_name in &onnx_names {
-            let what = if graph_inputs.contains(&onnx_name) {
+            let what = if input_set.contains(onnx_name) {
                 "graph input"
             } else {
                 "tensor"
