@@ -17,6 +17,7 @@ use memplan_kernels::tflite::quant::quantize_multiplier;
 use memplan_onnx::{AttrValue, OpInput};
 use memplan_tflite::{Activation, ElementType, Graph, Operator, Options as Opts, Padding};
 
+use crate::dry_run::{MAX_DRY_RUN_WORK, dry_run};
 use crate::graph::{Constant, FuseReport, Node, Prepared, kernel_dtype};
 use crate::options::Options;
 use crate::prepare;
@@ -70,15 +71,41 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
             .saturating_mul(memplan_tflite::BUDGET_PER_FILE_BYTE as u64)
             .saturating_add(memplan_tflite::BUDGET_SLACK as u64),
     };
+    // Each model tensor's dtype and TFLite shape, for the dry runs.
+    let tensors: Vec<(DType, Vec<usize>)> = imported
+        .model
+        .tensors
+        .iter()
+        .zip(&imported.shapes)
+        .map(|(t, shape)| {
+            let dtype = match &t.layout {
+                memplan_core::model_file::Layout::Typed { dtype, .. } => *dtype,
+                _ => DType::U8,
+            };
+            (dtype, shape.iter().map(|&d| d as usize).collect())
+        })
+        .collect();
     let mut nodes = Vec::with_capacity(imported.graph.operators.len());
     for op in &imported.graph.operators {
-        let node = lower.operator(op).map_err(|why| {
+        let what = match &op.custom {
+            Some(c) => format!("custom operator `{c}` (operator {})", op.index),
+            None => format!("operator {} ({})", op.index, op.name),
+        };
+        let node = lower.operator(op).map_err(|why| format!("{what}: {why}"))?;
+        // The kernel's own checks, on zeros, now rather than in the first run.
+        dry_run(&node, &tensors, &lower.constants, MAX_DRY_RUN_WORK).map_err(|why| {
+            let operands = |list: &mut dyn Iterator<Item = usize>| {
+                list.map(|t| {
+                    let info = &imported.graph.tensors[t];
+                    format!("`{}` {:?}", info.label(), info.shape)
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+            };
             format!(
-                "{}: {why}",
-                match &op.custom {
-                    Some(c) => format!("custom operator `{c}` (operator {})", op.index),
-                    None => format!("operator {} ({})", op.index, op.name),
-                }
+                "{what}: the kernel refuses it: {why} (inputs {}; output {})\n  = help: every run of the network would fail here: the operator's shapes or options in the file do not fit each other; convert the model again",
+                operands(&mut op.inputs.iter().flatten().copied()),
+                operands(&mut op.outputs.iter().copied())
             )
         })?;
         nodes.push(node);
@@ -267,6 +294,18 @@ impl Lower<'_> {
         int8_zero_point(info.label(), zero_point)
     }
 
+    /// Checks that the bias `b` has one value per output channel (`count` of `what`).
+    fn bias(&self, b: usize, count: usize, what: &str) -> Result<(), String> {
+        if self.shape(b).len() != 1 || self.shape(b)[0] != count {
+            return Err(format!(
+                "the bias `{}` has shape {:?}; it must have one value per {what}, [{count}]\n  = help: the file is corrupt; convert the model again",
+                self.name(b),
+                self.shape(b)
+            ));
+        }
+        Ok(())
+    }
+
     /// The constant data of `t` as int32 or int64 integers (a shape, axes, paddings).
     fn ints(&self, t: usize) -> Result<Vec<i64>, String> {
         let info = &self.graph.tensors[t];
@@ -315,6 +354,17 @@ impl Lower<'_> {
                 op.outputs.len()
             ));
         }
+        for &t in op.inputs.iter().flatten().chain(&op.outputs) {
+            let rank = self.shape(t).len();
+            if rank > memplan_kernels::MAX_RANK {
+                return Err(format!(
+                    "tensor `{}` has {rank} dimensions; the kernels take at most {}\n  = help: reshape the model so that no tensor has more than {} dimensions",
+                    self.name(t),
+                    memplan_kernels::MAX_RANK,
+                    memplan_kernels::MAX_RANK
+                ));
+            }
+        }
         let mut attrs = Attrs::new();
         let mut inputs = Vec::new();
         let kind = match op.name {
@@ -337,6 +387,21 @@ impl Lower<'_> {
                 else {
                     return Err("it has no Pool2DOptions".to_owned());
                 };
+                at_least_one("stride", stride)?;
+                at_least_one("filter", filter)?;
+                if let &[_, h, w, _] = self.shape(x) {
+                    // The kernel visits every tap of a window, inside the input or not; a
+                    // window more than twice its input reads no more of it.
+                    if filter[0] > 2 * h + 1 || filter[1] > 2 * w + 1 {
+                        return Err(format!(
+                            "its window {} x {} is larger than its {h} x {w} input padded on both sides ({} x {}): the taps outside the input are never read, but every output would visit each of them (a window of 2^31 - 1 runs for hours)\n  = help: the file is corrupt; convert the model again",
+                            filter[0],
+                            filter[1],
+                            2 * h + 1,
+                            2 * w + 1
+                        ));
+                    }
+                }
                 let [pad_top, pad_left] = padding_of(
                     self.shape(x),
                     self.shape(out),
@@ -369,6 +434,15 @@ impl Lower<'_> {
                 let x = input(0)?;
                 if self.element(x) != self.element(out) {
                     return Err("the output's type differs from the input's".to_owned());
+                }
+                if self.graph.tensors[x].elements() != self.graph.tensors[out].elements() {
+                    return Err(format!(
+                        "it reshapes `{}` {:?} to `{}` {:?}, another number of elements\n  = help: the file is corrupt; convert the model again",
+                        self.name(x),
+                        self.shape(x),
+                        self.name(out),
+                        self.shape(out)
+                    ));
                 }
                 inputs.push(self.operand(x)?);
                 "RESHAPE"
@@ -564,6 +638,24 @@ impl Lower<'_> {
                         "a fused {} activation on CONCATENATION is not supported",
                         activation.name()
                     ));
+                }
+                let rank = self.shape(out).len() as i64;
+                let axis_of_out = if axis < 0 {
+                    i64::from(axis) + rank
+                } else {
+                    i64::from(axis)
+                };
+                if !(0..rank).contains(&axis_of_out) {
+                    return Err(format!(
+                        "axis {axis} is out of range for its output `{}` of {rank} dimensions\n  = help: the file is corrupt; convert the model again",
+                        self.name(out)
+                    ));
+                }
+                if op.inputs.iter().flatten().next().is_none() {
+                    return Err(
+                        "it has no inputs\n  = help: the file is corrupt; convert the model again"
+                            .to_owned(),
+                    );
                 }
                 let out_q = (self.element(out) == ElementType::I8)
                     .then(|| self.q(out))
@@ -813,6 +905,21 @@ impl Lower<'_> {
                 let Opts::BatchMatMul { adj_x, adj_y } = op.options else {
                     return Err("it has no BatchMatMulOptions".to_owned());
                 };
+                let (xs, ys) = (self.shape(x), self.shape(y));
+                if xs.len() < 2 || ys.len() < 2 {
+                    return Err(format!(
+                        "its operands {xs:?} and {ys:?} must have at least 2 dimensions"
+                    ));
+                }
+                let kx = xs[xs.len() - if adj_x { 2 } else { 1 }];
+                let ky = ys[ys.len() - if adj_y { 1 } else { 2 }];
+                if kx != ky {
+                    return Err(format!(
+                        "`{}` {xs:?} and `{}` {ys:?} do not multiply: {kx} columns against {ky} rows\n  = help: the file is corrupt; convert the model again",
+                        self.name(x),
+                        self.name(y)
+                    ));
+                }
                 attr_int(&mut attrs, "adj_x", i64::from(adj_x));
                 attr_int(&mut attrs, "adj_y", i64::from(adj_y));
                 match (self.element(x), self.element(y), self.element(out)) {
@@ -941,6 +1048,23 @@ impl Lower<'_> {
             return Err("the filter must be a constant".to_owned());
         }
         let oc = os[3];
+        at_least_one("stride", stride)?;
+        at_least_one("dilation", dilation)?;
+        let (filter_channels, shape) = if depthwise {
+            (fs[3], "[1, height, width, output channels]")
+        } else {
+            (fs[0], "[output channels, height, width, input channels]")
+        };
+        if filter_channels != oc || (depthwise && fs[0] != 1) {
+            return Err(format!(
+                "the filter `{}` {fs:?} does not fit the output `{}` {os:?}: a filter is {shape}\n  = help: the file is corrupt; convert the model again",
+                self.name(f),
+                self.name(out)
+            ));
+        }
+        if let Some(b) = bias {
+            self.bias(b, oc, "output channels")?;
+        }
         let [pad_top, pad_left] = padding_of(xs, os, [fs[1], fs[2]], stride, dilation, padding)?;
         for (name, v) in [
             ("stride_h", stride[0]),
@@ -1061,6 +1185,25 @@ impl Lower<'_> {
             ));
         }
         let units = fs[0];
+        let (depth, total) = (fs[1], self.graph.tensors[x].elements());
+        if depth == 0 || total % depth != 0 {
+            return Err(format!(
+                "its input `{}` {:?} is not a whole number of rows of the weights' depth {depth}\n  = help: the file is corrupt; convert the model again",
+                self.name(x),
+                self.shape(x)
+            ));
+        }
+        if self.graph.tensors[out].elements() != total / depth * units {
+            return Err(format!(
+                "its output `{}` {:?} is not {} rows of {units} units\n  = help: the file is corrupt; convert the model again",
+                self.name(out),
+                self.shape(out),
+                total / depth
+            ));
+        }
+        if let Some(b) = bias {
+            self.bias(b, units, "units")?;
+        }
         inputs.push(self.operand(x)?);
         inputs.push(self.operand(f)?);
         inputs.push(match bias {
@@ -1272,6 +1415,18 @@ fn strided_slice(
         sizes.push(size);
     }
     Ok((starts, steps, sizes))
+}
+
+/// Checks a window's strides (dilations, filter sizes): the reader gives 0 for a value that is
+/// 0 or negative in the file, which no kernel runs (LiteRT's `Prepare` refuses it too).
+fn at_least_one(what: &str, values: [usize; 2]) -> Result<(), String> {
+    if values.contains(&0) {
+        return Err(format!(
+            "its {what} is {} x {}: each must be at least 1 (the file gives 0 or a negative value)\n  = help: the file is corrupt; convert the model again",
+            values[0], values[1]
+        ));
+    }
+    Ok(())
 }
 
 /// `zero_point` of the int8 tensor `label`, which must be an int8 value (the one real 0 maps

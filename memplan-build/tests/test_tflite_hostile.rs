@@ -293,3 +293,328 @@ fn issue_36_constants_past_the_files_budget_are_refused() {
         "{message}"
     );
 }
+
+/// The runner's TFLite models (each checked against LiteRT there) and the keyword spotters.
+fn real_models() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut models: Vec<PathBuf> =
+        std::fs::read_dir(root.join("../memplan-runner/tests/fixtures/tflite"))
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|p| {
+                p.extension().is_some_and(|e| e == "tflite")
+                    && !p
+                        .file_name()
+                        .unwrap()
+                        .to_string_lossy()
+                        .starts_with("unsupported")
+            })
+            .collect();
+    models.sort();
+    for name in ["kws_ref_model.tflite", "kws_ref_model_float32.tflite"] {
+        let path = root.join("../../shared/bench/tinyml").join(name);
+        if path.is_file() {
+            models.push(path);
+        } else {
+            println!("skipped: {} is absent", path.display());
+        }
+    }
+    models
+}
+
+#[test]
+fn issue_36_the_build_time_checks_accept_every_real_model() {
+    let models = real_models();
+    assert!(models.len() >= 29, "{models:?}");
+    for path in models {
+        let name = path
+            .file_stem()
+            .unwrap()
+            .to_string_lossy()
+            .replace('.', "_");
+        let dir = dir(&format!("real_{name}"));
+        let started = std::time::Instant::now();
+        Network::from_tflite(&path)
+            .name(&name)
+            .out_dir(&dir)
+            .emit_rerun_if_changed(false)
+            .generate()
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        println!("{name}: built in {:.2?}", started.elapsed());
+    }
+}
+
+fn f32s(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+/// `y = CONV_2D(x, filter, bias)`, float32: x `[1, 4, 4, 1]`, a 3 x 3 filter of 2 output
+/// channels, `bias` values, VALID padding with `stride` and `dilation`; y as TFLite computes it
+/// for stride and dilation 1 (`[1, 2, 2, 2]`).
+fn conv(stride: [i32; 2], dilation: [i32; 2], bias: usize) -> FileBuilder {
+    let mut file = FileBuilder::new();
+    let x = file.tensor("x", F32, &[1, 4, 4, 1]);
+    let f = file.constant("filter", F32, &[2, 3, 3, 1], &f32s(&[0.5; 18]));
+    let b = file.constant("bias", F32, &[bias as i32], &f32s(&vec![1.0; bias]));
+    let y = file.tensor("y", F32, &[1, 2, 2, 2]);
+    let options = schema::Conv2DOptions {
+        padding: schema::Padding::Valid,
+        stride_h: stride[0],
+        stride_w: stride[1],
+        dilation_h_factor: dilation[0],
+        dilation_w_factor: dilation[1],
+        ..schema::Conv2DOptions::default()
+    };
+    file.operator(
+        "CONV_2D",
+        &[x, f, b],
+        &[y],
+        Some(BuiltinOptions::Conv2DOptions(Box::new(options))),
+    );
+    file.inputs = vec![x];
+    file.outputs = vec![y];
+    file
+}
+
+#[test]
+fn issue_36_convolution_strides_dilations_and_biases_are_checked_at_build_time() {
+    generate("conv_ok", &conv([1, 1], [1, 1], 2)).unwrap();
+    for (name, file, part) in [
+        (
+            "conv_stride_0",
+            conv([0, 1], [1, 1], 2),
+            "its stride is 0 x 1",
+        ),
+        (
+            "conv_stride_neg",
+            conv([1, -2], [1, 1], 2),
+            "its stride is 1 x 0",
+        ),
+        (
+            "conv_dilation_0",
+            conv([1, 1], [0, 1], 2),
+            "its dilation is 0 x 1",
+        ),
+        (
+            "conv_short_bias",
+            conv([1, 1], [1, 1], 1),
+            "the bias `bias` has shape [1]; it must have one value per output channels, [2]",
+        ),
+    ] {
+        refused(name, &file, &["operator 0 (CONV_2D)", part]);
+    }
+}
+
+/// `y = MAX_POOL_2D(x)` of float32 x `[1, 4, 4, 1]` with a `filter` window, SAME padding,
+/// stride 1.
+fn pool(filter: [i32; 2], stride: i32) -> FileBuilder {
+    let mut file = FileBuilder::new();
+    let x = file.tensor("x", F32, &[1, 4, 4, 1]);
+    let y = file.tensor("y", F32, &[1, 4, 4, 1]);
+    let options = schema::Pool2DOptions {
+        padding: schema::Padding::Same,
+        stride_h: stride,
+        stride_w: stride,
+        filter_height: filter[0],
+        filter_width: filter[1],
+        ..schema::Pool2DOptions::default()
+    };
+    file.operator(
+        "MAX_POOL_2D",
+        &[x],
+        &[y],
+        Some(BuiltinOptions::Pool2DOptions(Box::new(options))),
+    );
+    file.inputs = vec![x];
+    file.outputs = vec![y];
+    file
+}
+
+#[test]
+fn issue_36_a_pool_window_of_zero_or_far_past_its_input_is_refused() {
+    generate("pool_ok", &pool([3, 3], 1)).unwrap();
+    // A window larger than the input still builds when SAME padding covers it: 9 over 4.
+    generate("pool_padded", &pool([9, 9], 1)).unwrap();
+    refused(
+        "pool_filter_0",
+        &pool([0, 3], 1),
+        &["operator 0 (MAX_POOL_2D)", "its filter is 0 x 3"],
+    );
+    refused(
+        "pool_stride_0",
+        &pool([3, 3], 0),
+        &["operator 0 (MAX_POOL_2D)", "its stride is 0 x 0"],
+    );
+    // The run-time hang: every output visited (2^31 - 1)^2 taps.
+    let message = refused(
+        "pool_huge",
+        &pool([i32::MAX, i32::MAX], 1),
+        &[
+            "operator 0 (MAX_POOL_2D)",
+            "its window 2147483647 x 2147483647 is larger than its 4 x 4 input padded on both sides (9 x 9)",
+        ],
+    );
+    assert!(!message.contains("the kernel refuses it"), "{message}");
+    refused(
+        "pool_2_30",
+        &pool([1 << 30, 1], 1),
+        &["its window 1073741824 x 1"],
+    );
+}
+
+/// One `builtin` node reading `x` (float32, `x_shape`) and the int32 constant `ints` (when
+/// given), writing float32 `y` of `y_shape`.
+fn one_node(
+    builtin: &str,
+    x_shape: &[i32],
+    ints: Option<&[i32]>,
+    y_shape: &[i32],
+    options: Option<BuiltinOptions>,
+) -> FileBuilder {
+    let mut file = FileBuilder::new();
+    let x = file.tensor("x", F32, x_shape);
+    let mut inputs = vec![x];
+    if let Some(values) = ints {
+        let c = file.ints("operand", values);
+        file.tensors[c as usize].shape = Some(if builtin == "PAD" {
+            vec![i32::try_from(values.len() / 2).unwrap(), 2]
+        } else {
+            vec![i32::try_from(values.len()).unwrap()]
+        });
+        inputs.push(c);
+    }
+    let y = file.tensor("y", F32, y_shape);
+    file.operator(builtin, &inputs, &[y], options);
+    file.inputs = vec![x];
+    file.outputs = vec![y];
+    file
+}
+
+#[test]
+fn issue_36_what_every_run_would_refuse_is_refused_by_the_build() {
+    let reducer = || Some(BuiltinOptions::ReducerOptions(Box::default()));
+    let concat = |axis: i32| {
+        Some(BuiltinOptions::ConcatenationOptions(Box::new(
+            schema::ConcatenationOptions {
+                axis,
+                ..schema::ConcatenationOptions::default()
+            },
+        )))
+    };
+    let fc = || Some(BuiltinOptions::FullyConnectedOptions(Box::default()));
+    // Each accepted form first, so the refusal is the operator's, not the helper's.
+    generate(
+        "pad_ok",
+        &one_node("PAD", &[2, 3], Some(&[1, 0, 0, 2]), &[3, 5], None),
+    )
+    .unwrap();
+    generate(
+        "mean_ok",
+        &one_node("MEAN", &[2, 3], Some(&[1]), &[2], reducer()),
+    )
+    .unwrap();
+    generate(
+        "transpose_ok",
+        &one_node("TRANSPOSE", &[2, 3], Some(&[1, 0]), &[3, 2], None),
+    )
+    .unwrap();
+    generate(
+        "reshape_ok",
+        &one_node("RESHAPE", &[2, 3], None, &[6], None),
+    )
+    .unwrap();
+    generate(
+        "concat_ok",
+        &one_node("CONCATENATION", &[2, 3], None, &[2, 3], concat(1)),
+    )
+    .unwrap();
+    for (name, file, parts) in [
+        (
+            "pad_negative",
+            one_node("PAD", &[2, 3], Some(&[-1, 0, 0, 2]), &[1, 5], None),
+            &["operator 0 (PAD): the kernel refuses it", "negative"][..],
+        ),
+        (
+            "pad_short",
+            one_node("PAD", &[2, 3], Some(&[1, 0]), &[3, 3], None),
+            &["operator 0 (PAD): the kernel refuses it"],
+        ),
+        (
+            "mean_axis_7",
+            one_node("MEAN", &[2, 3], Some(&[7]), &[2], reducer()),
+            &["operator 0 (MEAN): the kernel refuses it"],
+        ),
+        (
+            "transpose_bad_perm",
+            one_node("TRANSPOSE", &[2, 3], Some(&[0, 0]), &[2, 3], None),
+            &["operator 0 (TRANSPOSE): the kernel refuses it"],
+        ),
+        (
+            "reshape_count",
+            one_node("RESHAPE", &[2, 3], None, &[7], None),
+            &[
+                "operator 0 (RESHAPE): it reshapes `x` [2, 3] to `y` [7], another number of elements",
+            ],
+        ),
+        (
+            "concat_axis_7",
+            one_node("CONCATENATION", &[2, 3], None, &[2, 3], concat(7)),
+            &[
+                "operator 0 (CONCATENATION): axis 7 is out of range for its output `y` of 2 dimensions",
+            ],
+        ),
+        (
+            "rank_9",
+            one_node("RELU", &[1; 9], None, &[1; 9], None),
+            &["operator 0 (RELU): tensor `x` has 9 dimensions; the kernels take at most 8"],
+        ),
+    ] {
+        let message = refused(name, &file, parts);
+        println!("{name}: {message}");
+    }
+    // FULLY_CONNECTED: weights [3, 2] against an input of 5 elements.
+    let mut file = FileBuilder::new();
+    let x = file.tensor("x", F32, &[1, 5]);
+    let w = file.constant("w", F32, &[3, 2], &f32s(&[1.0; 6]));
+    let y = file.tensor("y", F32, &[1, 3]);
+    file.operator("FULLY_CONNECTED", &[x, w, -1], &[y], fc());
+    file.inputs = vec![x];
+    file.outputs = vec![y];
+    refused(
+        "fc_sizes",
+        &file,
+        &[
+            "operator 0 (FULLY_CONNECTED): its input `x` [1, 5] is not a whole number of rows of the weights' depth 2",
+        ],
+    );
+    // CONCATENATION without inputs.
+    let mut file = FileBuilder::new();
+    let x = file.tensor("x", F32, &[2]);
+    let y = file.tensor("y", F32, &[2]);
+    file.operator("RELU", &[x], &[y], None);
+    let z = file.tensor("z", F32, &[2]);
+    file.operator("CONCATENATION", &[], &[z], concat(0));
+    file.inputs = vec![x];
+    file.outputs = vec![y, z];
+    refused(
+        "concat_no_inputs",
+        &file,
+        &["operator 1 (CONCATENATION): it has no inputs"],
+    );
+    // BATCH_MATMUL of [2, 3] by [4, 5].
+    let mut file = FileBuilder::new();
+    let a = file.tensor("a", F32, &[2, 3]);
+    let b = file.tensor("b", F32, &[4, 5]);
+    let y = file.tensor("y", F32, &[2, 5]);
+    let options = BuiltinOptions::BatchMatMulOptions(Box::default());
+    file.operator("BATCH_MATMUL", &[a, b], &[y], Some(options));
+    file.inputs = vec![a, b];
+    file.outputs = vec![y];
+    refused(
+        "batch_matmul_k",
+        &file,
+        &[
+            "operator 0 (BATCH_MATMUL): `a` [2, 3] and `b` [4, 5] do not multiply: 3 columns against 4 rows",
+        ],
+    );
+}
