@@ -280,6 +280,7 @@ impl Lower<'_> {
                 info.label()
             ));
         }
+        positive_scales(&info.label(), &q.scale)?;
         Ok(Q {
             scale: q.scale0(),
             zero_point: int8_zero_point(info.label(), q.zero_point0())?,
@@ -452,6 +453,11 @@ impl Lower<'_> {
                 let Opts::Softmax { beta } = op.options else {
                     return Err("it has no SoftmaxOptions".to_owned());
                 };
+                if !beta.is_finite() {
+                    return Err(format!(
+                        "its beta is {beta}; it must be a finite number\n  = help: the file is corrupt; convert the model again"
+                    ));
+                }
                 inputs.push(self.operand(x)?);
                 match (self.element(x), self.element(out)) {
                     (ElementType::F32, ElementType::F32) => attr_float(&mut attrs, "beta", beta),
@@ -1099,6 +1105,7 @@ impl Lower<'_> {
                     .quantization
                     .as_ref()
                     .ok_or("the int8 filter has no quantization")?;
+                positive_scales(&self.name(f), &q.scale)?;
                 let all_same = q.scale.iter().all(|&s| s == q.scale[0]);
                 if depthwise || !all_same || q.zero_point.iter().any(|&z| z != 0) {
                     return Err("this hybrid convolution (float32 input, int8 filter) is not supported: memplan runs hybrid CONV_2D with one symmetric filter scale\n  = help: convert the model with full int8 quantization, or without weight quantization".to_owned());
@@ -1114,6 +1121,7 @@ impl Lower<'_> {
                     .quantization
                     .as_ref()
                     .ok_or("the int8 filter has no quantization")?;
+                positive_scales(&self.name(f), &fq.scale)?;
                 if !(fq.scale.len() == 1 || fq.scale.len() == oc) {
                     return Err(format!(
                         "the filter has {} scales for {oc} output channels",
@@ -1217,6 +1225,7 @@ impl Lower<'_> {
                     .quantization
                     .as_ref()
                     .ok_or("the int8 weights have no quantization")?;
+                positive_scales(&self.name(f), &q.scale)?;
                 if asymmetric_quantize_inputs || !q.per_tensor() || q.zero_point0() != 0 {
                     return Err("this hybrid FULLY_CONNECTED is not supported: memplan runs it with one symmetric weight scale and symmetric input quantization".to_owned());
                 }
@@ -1228,6 +1237,7 @@ impl Lower<'_> {
                     .quantization
                     .as_ref()
                     .ok_or("the int8 weights have no quantization")?;
+                positive_scales(&self.name(f), &fq.scale)?;
                 if !(fq.scale.len() == 1 || fq.scale.len() == units) {
                     return Err(format!(
                         "the weights have {} scales for {units} units",
@@ -1427,6 +1437,17 @@ fn at_least_one(what: &str, values: [usize; 2]) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Checks that every scale of the tensor `label` is a positive finite number (LiteRT's kernels
+/// divide by them: a zero or NaN scale makes every multiplier meaningless).
+fn positive_scales(label: &str, scales: &[f32]) -> Result<(), String> {
+    match scales.iter().find(|s| !(s.is_finite() && **s > 0.0)) {
+        Some(s) => Err(format!(
+            "tensor `{label}` has scale {s}; a scale must be a positive, finite number\n  = help: the file is corrupt; convert the model again"
+        )),
+        None => Ok(()),
+    }
 }
 
 /// `zero_point` of the int8 tensor `label`, which must be an int8 value (the one real 0 maps

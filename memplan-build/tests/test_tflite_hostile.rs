@@ -618,3 +618,107 @@ fn issue_36_what_every_run_would_refuse_is_refused_by_the_build() {
         ],
     );
 }
+
+/// `int8_add` with the output's scale `scale`.
+fn int8_add_scaled(scale: f32) -> FileBuilder {
+    let mut file = int8_add([0, 0, 0]);
+    file.quantize(2, &[scale], &[0], 0);
+    file
+}
+
+#[test]
+fn issue_36_zero_or_nan_scales_and_a_nan_softmax_beta_are_refused() {
+    generate("add_scale_ok", &int8_add_scaled(0.25)).unwrap();
+    for (name, scale, shown) in [
+        ("add_scale_0", 0.0, "scale 0;"),
+        ("add_scale_nan", f32::NAN, "scale NaN;"),
+        ("add_scale_negative", -1.0, "scale -1;"),
+        ("add_scale_inf", f32::INFINITY, "scale inf;"),
+    ] {
+        refused(
+            name,
+            &int8_add_scaled(scale),
+            &[
+                "operator 0 (ADD)",
+                "tensor `y` has",
+                shown,
+                "a scale must be a positive, finite number",
+            ],
+        );
+    }
+    let softmax = |beta: f32| {
+        let options = schema::SoftmaxOptions { beta };
+        let mut file = one_node(
+            "SOFTMAX",
+            &[1, 4],
+            None,
+            &[1, 4],
+            Some(BuiltinOptions::SoftmaxOptions(Box::new(options))),
+        );
+        file.inputs = vec![0];
+        file
+    };
+    generate("softmax_ok", &softmax(1.0)).unwrap();
+    refused(
+        "softmax_nan",
+        &softmax(f32::NAN),
+        &["operator 0 (SOFTMAX): its beta is NaN; it must be a finite number"],
+    );
+}
+
+#[test]
+fn issue_36_quantized_dimension_is_validated_as_litert_does() {
+    // A per-axis quantized filter [2, 1, 1, 1] of a CONV_2D: two scales along axis `axis`.
+    let per_axis = |axis: i32, scales: &[f32], zero_points: &[i64]| {
+        let mut file = FileBuilder::new();
+        let x = file.tensor("x", I8, &[1, 2, 2, 1]);
+        let f = file.constant("filter", I8, &[2, 1, 1, 1], &[1, 2]);
+        let y = file.tensor("y", I8, &[1, 2, 2, 2]);
+        file.quantize(x, &[0.5], &[0], 0);
+        file.quantize(y, &[0.5], &[0], 0);
+        file.quantize(f, scales, zero_points, axis);
+        let options = schema::Conv2DOptions {
+            stride_h: 1,
+            stride_w: 1,
+            dilation_h_factor: 1,
+            dilation_w_factor: 1,
+            ..schema::Conv2DOptions::default()
+        };
+        file.operator(
+            "CONV_2D",
+            &[x, f, -1],
+            &[y],
+            Some(BuiltinOptions::Conv2DOptions(Box::new(options))),
+        );
+        file.inputs = vec![x];
+        file.outputs = vec![y];
+        file
+    };
+    generate("per_axis_ok", &per_axis(0, &[0.5, 0.25], &[0, 0])).unwrap();
+    for (name, file, part) in [
+        (
+            "quantized_dimension_negative",
+            per_axis(-1, &[0.5, 0.25], &[0, 0]),
+            "tensor `filter` has quantized dimension -1, which is negative",
+        ),
+        (
+            "quantized_dimension_past_rank",
+            per_axis(4, &[0.5, 0.25], &[0, 0]),
+            "tensor `filter` has quantized dimension 4, outside its shape [2, 1, 1, 1]",
+        ),
+        (
+            "quantized_dimension_wrong_axis",
+            per_axis(3, &[0.5, 0.25], &[0, 0]),
+            "tensor `filter` has 2 scales along quantized dimension 3, but its shape is [2, 1, 1, 1]",
+        ),
+        (
+            "zero_points_long",
+            per_axis(0, &[0.5, 0.25], &[0, 0, 0]),
+            "tensor `filter` has 3 zero points for 2 scales",
+        ),
+    ] {
+        refused(name, &file, &[part]);
+        let error = memplan_tflite::read("q.tflite", &file.bytes()).unwrap_err();
+        assert!(error.message.contains(part), "{}", error.message);
+    }
+}

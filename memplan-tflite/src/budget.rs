@@ -164,10 +164,12 @@ mod tests {
                 (),
             ));
         }
+        // One scale per index of axis 0.
+        let per_axis = [i32::try_from(scales).unwrap()];
         for _ in 0..n {
             tensors.push(schema::Tensor::create(
                 &mut b,
-                shape.as_slice(),
+                per_axis.as_slice(),
                 TensorType::Int8,
                 0u32,
                 "q",

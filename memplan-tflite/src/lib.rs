@@ -623,7 +623,38 @@ pub fn read(file: &str, bytes: &[u8]) -> Result<Graph, Error> {
                             "`{file}`: {label} uses custom quantization (`QuantizationDetails`), which memplan does not implement\n  = help: convert with the default (affine) quantization"
                         ));
                     }
-                    let axis = usize::try_from(q.quantized_dimension().map_err(bad)?).unwrap_or(0);
+                    // As LiteRT checks an affine quantization: the quantized dimension is an
+                    // axis of the tensor, with one scale per index along it, and as many zero
+                    // points as scales (or a single one).
+                    let dimension = q.quantized_dimension().map_err(bad)?;
+                    let corrupt = |why: String| {
+                        fail(format!(
+                            "`{file}`: {label} {why}\n  = help: the file is corrupt; convert the model again"
+                        ))
+                    };
+                    let Ok(axis) = usize::try_from(dimension) else {
+                        return corrupt(format!(
+                            "has quantized dimension {dimension}, which is negative"
+                        ));
+                    };
+                    if !shape.is_empty() && axis >= shape.len() {
+                        return corrupt(format!(
+                            "has quantized dimension {axis}, outside its shape {shape:?}"
+                        ));
+                    }
+                    if scale.len() > 1 && shape.get(axis) != Some(&scale.len()) {
+                        return corrupt(format!(
+                            "has {} scales along quantized dimension {axis}, but its shape is {shape:?}",
+                            scale.len()
+                        ));
+                    }
+                    if zero_point.len() > 1 && zero_point.len() != scale.len() {
+                        return corrupt(format!(
+                            "has {} zero points for {} scales",
+                            zero_point.len(),
+                            scale.len()
+                        ));
+                    }
                     (!scale.is_empty()).then_some(Quantization {
                         scale,
                         zero_point,
