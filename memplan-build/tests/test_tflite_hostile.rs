@@ -722,3 +722,41 @@ fn issue_36_quantized_dimension_is_validated_as_litert_does() {
         assert!(error.message.contains(part), "{}", error.message);
     }
 }
+
+#[test]
+fn issue_36_from_file_chooses_the_format_by_extension_first() {
+    let dir = dir("extension_first");
+    // An ONNX ModelProto (ir_version 8, producer `TFL3`) whose bytes 4..8 are `TFL3`.
+    let onnx = dir.join("producer.onnx");
+    std::fs::write(&onnx, b"\x08\x08\x12\x04TFL3").unwrap();
+    let message = Network::from_file(&onnx)
+        .out_dir(&dir)
+        .emit_rerun_if_changed(false)
+        .generate()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        !message.contains("TensorFlow Lite"),
+        "read as TFLite: {message}"
+    );
+    // A TFLite file under another name is still found by its identifier.
+    let tflite = dir.join("relu.model");
+    std::fs::write(&tflite, one_node("RELU", &[4], None, &[4], None).bytes()).unwrap();
+    Network::from_file(&tflite)
+        .name("relu")
+        .out_dir(&dir)
+        .emit_rerun_if_changed(false)
+        .generate()
+        .unwrap();
+    // Given to the ONNX reader, it is still recognised.
+    let message = Network::from_onnx(&tflite)
+        .out_dir(&dir)
+        .emit_rerun_if_changed(false)
+        .generate()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("it is a TensorFlow Lite flatbuffer"),
+        "{message}"
+    );
+}

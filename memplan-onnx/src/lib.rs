@@ -244,14 +244,16 @@ fn decode(file_name: &str, bytes: &[u8]) -> Result<proto::ModelProto, ImportErro
             );
         }
     }
-    if bytes.get(4..8) == Some(b"TFL3") {
-        return not_onnx(
-            "it is a TensorFlow Lite flatbuffer",
-            "convert it to ONNX first (for example with tf2onnx)",
-        );
-    }
     let model = match proto::ModelProto::decode(bytes) {
         Ok(model) => model,
+        // Only a file that is not a protobuf message is taken for TFLite by its identifier: an
+        // ONNX file has `TFL3` at bytes 4..8 when its producer's name starts so.
+        Err(_) if bytes.get(4..8) == Some(b"TFL3") => {
+            return not_onnx(
+                "it is a TensorFlow Lite flatbuffer",
+                "convert it to ONNX first (for example with tf2onnx)",
+            );
+        }
         Err(e) => {
             return not_onnx(
                 &format!("it is not a valid protobuf message ({e})"),
