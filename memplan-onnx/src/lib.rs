@@ -404,12 +404,14 @@ impl<'g> Importer<'g> {
                 produced_at.entry(output.as_str()).or_insert(k);
             }
         }
+        // A set: the graph's inputs searched once per node input would be quadratic.
+        let graph_inputs: BTreeSet<&str> = graph.input.iter().map(|i| i.name.as_str()).collect();
         for (k, node) in graph.node.iter().enumerate() {
             for input in node.input.iter().filter(|i| !i.is_empty()) {
                 if self.initializers.contains(input.as_str()) {
                     continue;
                 }
-                let is_graph_input = graph.input.iter().any(|i| &i.name == input);
+                let is_graph_input = graph_inputs.contains(input.as_str());
                 match produced_at.get(input.as_str()) {
                     Some(&j) if j == k => {
                         return fail(format!(
