@@ -401,6 +401,15 @@ impl<'g> Importer<'g> {
         let mut produced_at: BTreeMap<&str, usize> = BTreeMap::new();
         for (k, node) in graph.node.iter().enumerate() {
             for output in node.output.iter().filter(|o| !o.is_empty()) {
+                // Single assignment holds for initializers too: ONNX's reference evaluates the
+                // node's value, so reading the initializer instead would be silently wrong.
+                if self.initializers.contains(output.as_str()) {
+                    return fail(format!(
+                        "`{file}`: value `{output}` is both an initializer and the output of node `{}` (node {k}, {})\n  = help: every ONNX value has one producer (`onnx.checker.check_model` refuses this file); rename the initializer or the node's output, or export the model again",
+                        node_label(node),
+                        node.op_type
+                    ));
+                }
                 produced_at.entry(output.as_str()).or_insert(k);
             }
         }

@@ -1057,3 +1057,21 @@ fn issue_36_twenty_thousand_values_named_x_import_with_distinct_names() {
     assert_eq!(imported.model.tensors[1].name, "x_2");
     assert!(names.contains("x_20002"), "{:?}", names.last());
 }
+
+#[test]
+fn issue_36_an_initializer_and_a_node_writing_one_value_are_refused() {
+    // `tiny`'s Identity writes `w2`; an initializer named `w2` as well.
+    let mut model = tiny(Ok(1));
+    let graph = model.graph.as_mut().unwrap();
+    let mut w2 = graph.initializer[0].clone();
+    w2.name = "w2".into();
+    graph.initializer.push(w2);
+    let error = import_bytes(&model.encode_to_vec(), &ImportOptions::default())
+        .unwrap_err()
+        .message;
+    assert!(
+        error.contains("value `w2` is both an initializer and the output of node `/w/Identity` (node 1, Identity)")
+            && error.contains("= help:"),
+        "{error}"
+    );
+}
