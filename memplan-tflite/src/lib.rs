@@ -1044,7 +1044,9 @@ pub fn import(
             ));
         }
     }
-    let mut names = UniqueNames::reserving(&["new"]);
+    // The arenas' methods and the op views' locals (see `memplan_core`'s name check), as the
+    // ONNX importer reserves them: a tensor named `views` becomes `views_2`.
+    let mut names = UniqueNames::reserving(&["new", "views", "rest"]);
     let mut tensor_of = vec![None; graph.tensors.len()];
     let mut tensors = Vec::with_capacity(order.len());
     let mut shapes = Vec::with_capacity(order.len());

@@ -174,4 +174,31 @@ mod tests {
         assert_eq!(imported.model.tensors[1].name, "x_2");
         assert_eq!(imported.model.tensors[20_001].name, "x_20002");
     }
+
+    #[test]
+    fn issue_36_tensors_named_views_and_rest_are_renamed_not_refused() {
+        use crate::fixture::FileBuilder;
+        use crate::fixture::schema::TensorType;
+        let mut file = FileBuilder::new();
+        let x = file.tensor("views", TensorType::Float32, &[4]);
+        let y = file.tensor("rest", TensorType::Float32, &[4]);
+        file.operator("RELU", &[x], &[y], None);
+        file.inputs = vec![x];
+        file.outputs = vec![y];
+        let imported = crate::import(
+            "views.tflite",
+            "views.toml",
+            &file.bytes(),
+            &crate::ImportOptions::default(),
+        )
+        .unwrap();
+        let names: Vec<&str> = imported
+            .model
+            .tensors
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect();
+        assert_eq!(names, ["views_2", "rest_2"]);
+        assert_eq!(imported.model.tensors[0].source.as_deref(), Some("views"));
+    }
 }
