@@ -50,6 +50,24 @@ impl FileBuilder {
         }
     }
 
+    /// The model in `bytes` (a `.tflite` file: its subgraph 0, codes and buffers), to change
+    /// and write again; `None` when it is not a TFLite flatbuffer planus can read whole. A
+    /// buffer's data kept after the flatbuffer (`offset`, `size`) is not carried over.
+    pub fn from_bytes(bytes: &[u8]) -> Option<Self> {
+        use planus::ReadAsRoot;
+        let model = schema::ModelRef::read_as_root(bytes).ok()?;
+        let model = schema::Model::try_from(model).ok()?;
+        let graph = model.subgraphs?.into_iter().next()?;
+        Some(Self {
+            tensors: graph.tensors.unwrap_or_default(),
+            buffers: model.buffers.unwrap_or_default(),
+            codes: model.operator_codes.unwrap_or_default(),
+            operators: graph.operators.unwrap_or_default(),
+            inputs: graph.inputs.unwrap_or_default(),
+            outputs: graph.outputs.unwrap_or_default(),
+        })
+    }
+
     /// A tensor without data (an activation); its index.
     pub fn tensor(&mut self, name: &str, element: schema::TensorType, shape: &[i32]) -> i32 {
         self.tensors.push(schema::Tensor {
