@@ -40,7 +40,8 @@
 //! build scripts (`memplan-runner`), never by the proc macro.
 //!
 //! Limits: nodes inside control-flow subgraphs (`If`, `Loop`, `Scan`) are not looked into, so
-//! values they capture from the outer graph are not counted as read by them.
+//! values they capture from the outer graph are not counted as read by them. Such a node is
+//! never folded, even with constant inputs (a branch may read a graph input): it stays an op.
 
 mod attrs;
 mod external;

@@ -1075,3 +1075,37 @@ fn issue_36_an_initializer_and_a_node_writing_one_value_are_refused() {
         "{error}"
     );
 }
+
+#[test]
+fn issue_36_an_if_with_a_constant_condition_is_not_folded() {
+    // `tiny` with an If on the constant `c` (its branches, graph attributes, are not decoded
+    // here; their type says what they are): it stays an op instead of becoming a weight.
+    let mut model = tiny(Ok(1));
+    let graph = model.graph.as_mut().unwrap();
+    let branch = |name: &str| AttributeProto {
+        name: name.into(),
+        r#type: 5,
+        ..AttributeProto::default()
+    };
+    graph.node.push(NodeProto {
+        attribute: vec![branch("then_branch"), branch("else_branch")],
+        ..node("/if/If", "If", &["c"], &["branch_out"])
+    });
+    graph.output.push(value("branch_out", 1, &[Ok(1), Ok(4)]));
+    let imported = import_bytes(&model.encode_to_vec(), &ImportOptions::default()).unwrap();
+    let kinds: Vec<&str> = imported
+        .model
+        .ops
+        .iter()
+        .filter_map(|o| o.kind.as_deref())
+        .collect();
+    assert!(kinds.contains(&"If"), "{kinds:?}");
+    assert!(
+        imported
+            .graph
+            .weights
+            .iter()
+            .all(|w| w.source != "branch_out"),
+        "the If's output became a weight"
+    );
+}
