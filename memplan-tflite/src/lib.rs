@@ -29,6 +29,8 @@ mod data;
 #[cfg(any(test, feature = "fixture"))]
 pub mod fixture;
 mod names;
+#[cfg(test)]
+mod tests;
 #[rustfmt::skip]
 #[allow(
     clippy::all,
@@ -480,9 +482,32 @@ fn builtin_names() -> &'static [(i32, &'static str)] {
 }
 
 fn options_name(options: &fb::BuiltinOptionsRef<'_>) -> String {
-    // The variant's name is the options table's (`Conv2DOptions(..)` in the Debug form).
-    let debug = format!("{options:?}");
-    debug.split('(').next().unwrap_or("options").to_owned()
+    // The variant's name is the options table's (`Conv2DOptions(..)` in the Debug form). The
+    // Debug form is cut at its `(`: the whole table printed, its vectors included, for every
+    // operator sharing it would take time quadratic in the file.
+    struct Name(String);
+    impl fmt::Write for Name {
+        fn write_str(&mut self, s: &str) -> fmt::Result {
+            match s.find('(') {
+                Some(end) => {
+                    self.0.push_str(&s[..end]);
+                    Err(fmt::Error)
+                }
+                None if self.0.len() + s.len() > 64 => Err(fmt::Error),
+                None => {
+                    self.0.push_str(s);
+                    Ok(())
+                }
+            }
+        }
+    }
+    let mut name = Name(String::new());
+    let _ = fmt::write(&mut name, format_args!("{options:?}"));
+    if name.0.is_empty() {
+        "options".to_owned()
+    } else {
+        name.0
+    }
 }
 
 /// Reads subgraph 0 of the TFLite flatbuffer in `bytes`; `file` names it in messages.
