@@ -109,6 +109,16 @@ pub(crate) fn dry_run(
             OwnedData::zeroed(kind, elements(shape).unwrap_or(0) as usize),
         ));
     }
+    // A kernel that panics on what the lowering let through (a bug of theirs, or a check the
+    // lowering lacks) fails this node's build with a message, not the build script.
+    let run = std::panic::AssertUnwindSafe(|| run_once(node, &inputs, &mut buffers));
+    std::panic::catch_unwind(run).unwrap_or_else(|_| {
+        Err("the kernel panicked on this node's shapes or attributes (a bug: please report it with the file)".to_owned())
+    })
+}
+
+/// Runs `node`'s kernel once on `inputs`, writing `buffers`.
+fn run_once(node: &Node, inputs: &[Option<Value>], buffers: &mut [Value]) -> Result<(), String> {
     let input_views: Vec<Input<'_>> = inputs
         .iter()
         .map(|input| match input {
@@ -170,4 +180,41 @@ fn taps_per_output(node: &Node, inputs: &[Option<(DType, Vec<usize>)>]) -> u64 {
         _ => 1,
     };
     taps.max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memplan_onnx::AttrValue;
+
+    /// `tflite.PAD` of `[2, 3]` by `pads`, to `[3, 5]`.
+    fn pad(pads: &[i64]) -> Node {
+        Node {
+            label: "PAD_0".to_owned(),
+            op_type: "tflite.PAD".to_owned(),
+            attrs: vec![
+                ("pads".to_owned(), AttrValue::Ints(pads.to_vec())),
+                ("value".to_owned(), AttrValue::Float(0.0)),
+            ],
+            inputs: vec![OpInput::Tensor(0)],
+            outputs: vec![1],
+            scratch: None,
+        }
+    }
+
+    #[test]
+    fn a_node_runs_once_on_zeros_and_a_kernel_panic_is_an_error() {
+        let tensors = [(DType::F32, vec![2, 3]), (DType::F32, vec![3, 5])];
+        assert_eq!(dry_run(&pad(&[1, 0, 0, 2]), &tensors, &[], 1 << 10), Ok(()));
+        let error = dry_run(&pad(&[1, 0, 0, 3]), &tensors, &[], 1 << 10).unwrap_err();
+        assert!(error.contains("does not fit input"), "{error}");
+        // Too much work: not run, so not refused.
+        assert_eq!(dry_run(&pad(&[1, 0, 0, 3]), &tensors, &[], 8), Ok(()));
+        // Pads the kernel adds with overflow (the lowering refuses them before): with overflow
+        // checks the kernel panics, and the panic is this node's error.
+        let error = dry_run(&pad(&[1, 0, i64::MAX, i64::MAX]), &tensors, &[], 1 << 10).unwrap_err();
+        if cfg!(debug_assertions) {
+            assert!(error.contains("the kernel panicked"), "{error}");
+        }
+    }
 }

@@ -687,6 +687,28 @@ impl Lower<'_> {
             "PAD" | "PADV2" => {
                 let (x, p) = (input(0)?, input(1)?);
                 let pads = self.ints(p)?;
+                // Checked here, not only by the kernel: it adds the pads to the input's size,
+                // which a pad near `i64::MAX` would overflow.
+                let (xs, os) = (self.shape(x), self.shape(out));
+                let fits = pads.len() == 2 * xs.len()
+                    && os.len() == xs.len()
+                    && xs.iter().zip(os).enumerate().all(|(d, (&n, &o))| {
+                        let (b, a) = (pads[2 * d], pads[2 * d + 1]);
+                        b >= 0
+                            && a >= 0
+                            && i64::try_from(n)
+                                .ok()
+                                .and_then(|n| n.checked_add(b)?.checked_add(a))
+                                == i64::try_from(o).ok()
+                    });
+                if !fits {
+                    return Err(format!(
+                        "its paddings `{}` {pads:?} (before and after, per axis, none negative) do not take `{}` {xs:?} to `{}` {os:?}\n  = help: the file is corrupt; convert the model again",
+                        self.name(p),
+                        self.name(x),
+                        self.name(out)
+                    ));
+                }
                 attrs.push(("pads".to_owned(), AttrValue::Ints(pads)));
                 let constant = op.inputs.get(2).copied().flatten();
                 match self.element(x) {
@@ -732,6 +754,14 @@ impl Lower<'_> {
             "MEAN" => {
                 let (x, a) = (input(0)?, input(1)?);
                 let axes = self.ints(a)?;
+                let rank = self.shape(x).len() as i64;
+                if let Some(bad) = axes.iter().find(|&&ax| !(-rank..rank).contains(&ax)) {
+                    return Err(format!(
+                        "its axis {bad} (in `{}`) is out of range for `{}` of {rank} dimensions\n  = help: the file is corrupt; convert the model again",
+                        self.name(a),
+                        self.name(x)
+                    ));
+                }
                 match (self.element(x), self.element(out)) {
                     (ElementType::F32, ElementType::F32) => {}
                     (ElementType::I8, ElementType::I8) => {
@@ -830,6 +860,24 @@ impl Lower<'_> {
                     }
                 }
                 let perm = self.ints(p)?;
+                let (xs, os) = (self.shape(x), self.shape(out));
+                let mut seen = vec![false; xs.len()];
+                let permutes = perm.len() == xs.len()
+                    && os.len() == xs.len()
+                    && perm.iter().zip(os).all(|(&p, &o)| {
+                        usize::try_from(p)
+                            .ok()
+                            .filter(|&p| p < xs.len() && !std::mem::replace(&mut seen[p], true))
+                            .is_some_and(|p| xs[p] == o)
+                    });
+                if !permutes {
+                    return Err(format!(
+                        "its permutation `{}` {perm:?} is not a permutation of the axes of `{}` {xs:?} giving `{}` {os:?}\n  = help: the file is corrupt; convert the model again",
+                        self.name(p),
+                        self.name(x),
+                        self.name(out)
+                    ));
+                }
                 attrs.push(("perm".to_owned(), AttrValue::Ints(perm)));
                 inputs.push(self.operand(x)?);
                 // ONNX's Transpose moves elements of any type the same way.
@@ -1201,7 +1249,7 @@ impl Lower<'_> {
                 self.shape(x)
             ));
         }
-        if self.graph.tensors[out].elements() != total / depth * units {
+        if Some(self.graph.tensors[out].elements()) != (total / depth).checked_mul(units) {
             return Err(format!(
                 "its output `{}` {:?} is not {} rows of {units} units\n  = help: the file is corrupt; convert the model again",
                 self.name(out),

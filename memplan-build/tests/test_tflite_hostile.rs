@@ -532,22 +532,28 @@ fn issue_36_what_every_run_would_refuse_is_refused_by_the_build() {
         (
             "pad_negative",
             one_node("PAD", &[2, 3], Some(&[-1, 0, 0, 2]), &[1, 5], None),
-            &["operator 0 (PAD): the kernel refuses it", "negative"][..],
+            &[
+                "operator 0 (PAD): its paddings `operand` [-1, 0, 0, 2] (before and after, per axis, none negative) do not take `x` [2, 3] to `y` [1, 5]",
+            ][..],
         ),
         (
             "pad_short",
             one_node("PAD", &[2, 3], Some(&[1, 0]), &[3, 3], None),
-            &["operator 0 (PAD): the kernel refuses it"],
+            &["operator 0 (PAD): its paddings `operand` [1, 0]"],
         ),
         (
             "mean_axis_7",
             one_node("MEAN", &[2, 3], Some(&[7]), &[2], reducer()),
-            &["operator 0 (MEAN): the kernel refuses it"],
+            &[
+                "operator 0 (MEAN): its axis 7 (in `operand`) is out of range for `x` of 2 dimensions",
+            ],
         ),
         (
             "transpose_bad_perm",
             one_node("TRANSPOSE", &[2, 3], Some(&[0, 0]), &[2, 3], None),
-            &["operator 0 (TRANSPOSE): the kernel refuses it"],
+            &[
+                "operator 0 (TRANSPOSE): its permutation `operand` [0, 0] is not a permutation of the axes of `x` [2, 3]",
+            ],
         ),
         (
             "reshape_count",
@@ -572,6 +578,22 @@ fn issue_36_what_every_run_would_refuse_is_refused_by_the_build() {
         let message = refused(name, &file, parts);
         println!("{name}: {message}");
     }
+    // Int64 paddings near the limit: the kernel would overflow adding them to the input's size
+    // (a panic in the dry run, which runs it in the build script).
+    let mut file = one_node("PAD", &[2, 3], None, &[3, 5], None);
+    let pads: Vec<u8> = [1i64, 0, i64::MAX, i64::MAX]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let p = file.constant("paddings", TensorType::Int64, &[2, 2], &pads);
+    file.operators[0].inputs = Some(vec![0, p]);
+    refused(
+        "pad_i64_max",
+        &file,
+        &[
+            "operator 0 (PAD): its paddings `paddings` [1, 0, 9223372036854775807, 9223372036854775807]",
+        ],
+    );
     // FULLY_CONNECTED: weights [3, 2] against an input of 5 elements.
     let mut file = FileBuilder::new();
     let x = file.tensor("x", F32, &[1, 5]);
