@@ -20,6 +20,11 @@ use crate::graph::{Constant, Node};
 /// script). Larger nodes are checked by the lowering alone.
 pub(crate) const MAX_DRY_RUN_WORK: u64 = 1 << 24;
 
+/// The most work the dry runs of one network may do together (2^28): a file of many thousand
+/// nodes, each just below [`MAX_DRY_RUN_WORK`], must not make the build run for hours. The
+/// nodes after it are checked by the lowering alone.
+pub(crate) const MAX_DRY_RUN_TOTAL: u64 = 1 << 28;
+
 /// The kernels' dtype of a tensor.
 fn kernel_dtype(dtype: DType) -> Option<memplan_kernels::DType> {
     Some(match dtype {
@@ -37,13 +42,13 @@ fn kernel_dtype(dtype: DType) -> Option<memplan_kernels::DType> {
 type Value = (Vec<usize>, OwnedData);
 
 /// Runs `node` on zeros (its constants as they are): `Ok` when the kernel accepts it or the run
-/// would exceed `work` (see [`MAX_DRY_RUN_WORK`]), else the kernel's message. `tensors` gives
-/// each model tensor's dtype and shape.
+/// would take more than [`MAX_DRY_RUN_WORK`] or than the `work` left (which the run takes from),
+/// else the kernel's message. `tensors` gives each model tensor's dtype and shape.
 pub(crate) fn dry_run(
     node: &Node,
     tensors: &[(DType, Vec<usize>)],
     constants: &[Constant],
-    work: u64,
+    work: &mut u64,
 ) -> Result<(), String> {
     let elements = |shape: &[usize]| -> Option<u64> {
         shape
@@ -79,9 +84,10 @@ pub(crate) fn dry_run(
         .map(|(_, s)| elements(s).unwrap_or(u64::MAX))
         .fold(0u64, u64::saturating_add);
     let steps = total.saturating_add(out_elements.saturating_mul(taps_per_output(node, &shapes)));
-    if steps > work {
+    if steps > MAX_DRY_RUN_WORK.min(*work) {
         return Ok(());
     }
+    *work -= steps;
     for (input, shape) in node.inputs.iter().zip(&shapes) {
         let Some((dtype, shape)) = shape else {
             inputs.push(None);
@@ -205,14 +211,27 @@ mod tests {
     #[test]
     fn a_node_runs_once_on_zeros_and_a_kernel_panic_is_an_error() {
         let tensors = [(DType::F32, vec![2, 3]), (DType::F32, vec![3, 5])];
-        assert_eq!(dry_run(&pad(&[1, 0, 0, 2]), &tensors, &[], 1 << 10), Ok(()));
-        let error = dry_run(&pad(&[1, 0, 0, 3]), &tensors, &[], 1 << 10).unwrap_err();
+        let mut work = 1 << 10;
+        assert_eq!(
+            dry_run(&pad(&[1, 0, 0, 2]), &tensors, &[], &mut work),
+            Ok(())
+        );
+        // The run took its steps: 6 + 15 elements, and one step per output element.
+        assert_eq!(work, (1 << 10) - 36);
+        let error = dry_run(&pad(&[1, 0, 0, 3]), &tensors, &[], &mut work).unwrap_err();
         assert!(error.contains("does not fit input"), "{error}");
-        // Too much work: not run, so not refused.
-        assert_eq!(dry_run(&pad(&[1, 0, 0, 3]), &tensors, &[], 8), Ok(()));
+        // Too little work left: not run, so not refused.
+        let mut work = 8;
+        assert_eq!(
+            dry_run(&pad(&[1, 0, 0, 3]), &tensors, &[], &mut work),
+            Ok(())
+        );
+        assert_eq!(work, 8);
+        let mut work = 1 << 10;
         // Pads the kernel adds with overflow (the lowering refuses them before): with overflow
         // checks the kernel panics, and the panic is this node's error.
-        let error = dry_run(&pad(&[1, 0, i64::MAX, i64::MAX]), &tensors, &[], 1 << 10).unwrap_err();
+        let error =
+            dry_run(&pad(&[1, 0, i64::MAX, i64::MAX]), &tensors, &[], &mut work).unwrap_err();
         if cfg!(debug_assertions) {
             assert!(error.contains("the kernel panicked"), "{error}");
         }

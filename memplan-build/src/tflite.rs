@@ -17,7 +17,7 @@ use memplan_kernels::tflite::quant::quantize_multiplier;
 use memplan_onnx::{AttrValue, OpInput};
 use memplan_tflite::{Activation, ElementType, Graph, Operator, Options as Opts, Padding};
 
-use crate::dry_run::{MAX_DRY_RUN_WORK, dry_run};
+use crate::dry_run::{MAX_DRY_RUN_TOTAL, dry_run};
 use crate::graph::{Constant, FuseReport, Node, Prepared, kernel_dtype};
 use crate::options::Options;
 use crate::prepare;
@@ -86,6 +86,7 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
         })
         .collect();
     let mut nodes = Vec::with_capacity(imported.graph.operators.len());
+    let mut work = MAX_DRY_RUN_TOTAL;
     for op in &imported.graph.operators {
         let what = match &op.custom {
             Some(c) => format!("custom operator `{c}` (operator {})", op.index),
@@ -93,7 +94,7 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
         };
         let node = lower.operator(op).map_err(|why| format!("{what}: {why}"))?;
         // The kernel's own checks, on zeros, now rather than in the first run.
-        dry_run(&node, &tensors, &lower.constants, MAX_DRY_RUN_WORK).map_err(|why| {
+        dry_run(&node, &tensors, &lower.constants, &mut work).map_err(|why| {
             let operands = |list: &mut dyn Iterator<Item = usize>| {
                 list.map(|t| {
                     let info = &imported.graph.tensors[t];
