@@ -233,8 +233,19 @@ fn mutate(file: &mut FileBuilder, rng: &mut Rng) -> String {
                 return "nothing".to_owned();
             }
             let t = rng.pick(&ints);
-            let wide = file.tensors[t].type_ == TensorType::Int64;
             let b = file.tensors[t].buffer as usize;
+            if file.tensors[t].type_ == TensorType::Int32 && rng.below(3) == 0 {
+                // The same integers as int64, where values past int32 fit.
+                let data = file.buffers[b].data.as_mut().unwrap();
+                *data = data
+                    .chunks_exact(4)
+                    .flat_map(|c| {
+                        i64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]])).to_le_bytes()
+                    })
+                    .collect();
+                file.tensors[t].type_ = TensorType::Int64;
+            }
+            let wide = file.tensors[t].type_ == TensorType::Int64;
             let data = file.buffers[b].data.as_mut().unwrap();
             if rng.below(4) == 0 {
                 data.pop();
