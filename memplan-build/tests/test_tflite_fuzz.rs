@@ -10,8 +10,10 @@
 //!
 //! ```text
 //! MEMPLAN_TFLITE_FUZZ_CASES=20000 MEMPLAN_TFLITE_FUZZ_SEED=7 \
-//!     cargo test -p memplan-build --release --test test_tflite_fuzz -- --nocapture
+//!     cargo test -p memplan-build --test test_tflite_fuzz -- --nocapture
 //! ```
+//!
+//! (not `--release`: a build script runs with overflow checks, and so must this.)
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
