@@ -20,9 +20,10 @@ use crate::graph::{Constant, Node};
 /// script). Larger nodes are checked by the lowering alone.
 pub(crate) const MAX_DRY_RUN_WORK: u64 = 1 << 24;
 
-/// The most work the dry runs of one network may do together (2^28): a file of many thousand
-/// nodes, each just below [`MAX_DRY_RUN_WORK`], must not make the build run for hours. The
-/// nodes after it are checked by the lowering alone.
+/// The most work the dry runs of one network may do together (2^28, a few seconds in a debug
+/// build script): the runs of a file of many thousand nodes, each just below
+/// [`MAX_DRY_RUN_WORK`], would add up without bound. The nodes after it are checked by the
+/// lowering alone.
 pub(crate) const MAX_DRY_RUN_TOTAL: u64 = 1 << 28;
 
 /// The kernels' dtype of a tensor.

@@ -396,7 +396,7 @@ impl Lower<'_> {
                     // window more than twice its input reads no more of it.
                     if filter[0] > 2 * h + 1 || filter[1] > 2 * w + 1 {
                         return Err(format!(
-                            "its window {} x {} is larger than its {h} x {w} input padded on both sides ({} x {}): the taps outside the input are never read, but every output would visit each of them (a window of 2^31 - 1 runs for hours)\n  = help: the file is corrupt; convert the model again",
+                            "its window {} x {} is larger than its {h} x {w} input padded on both sides ({} x {}): the taps outside the input are never read, but every output would visit each of them, so the run would take time in proportion to the window\n  = help: the file is corrupt; convert the model again",
                             filter[0],
                             filter[1],
                             2 * h + 1,
