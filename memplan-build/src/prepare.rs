@@ -273,13 +273,17 @@ pub(crate) fn finish(
             return Err(format!("tensor `{}` is untyped", tensor.name));
         };
         let onnx = tensor.source.as_deref().unwrap_or(&tensor.name);
-        kernel_dtype(*dtype).map_err(|why| format!("value `{onnx}`: {why}"))?;
+        kernel_dtype(*dtype).map_err(|why| {
+            format!(
+                "value `{onnx}`: {why}\n  = help: convert or export the model with tensors of those types (float16 and float64 ones as float32)"
+            )
+        })?;
     }
     if model.inputs.is_empty() {
         return Err("the graph has no input that is not a weight\n  = help: a network with no run-time input computes a constant; there is nothing to run".to_owned());
     }
     if model.outputs.is_empty() {
-        return Err("the graph has no output computed at run time".to_owned());
+        return Err("the graph has no output computed at run time\n  = help: every graph output is a constant or an input; a network with nothing to compute cannot be run".to_owned());
     }
     for &o in &model.outputs {
         if model.inputs.contains(&o) {

@@ -92,7 +92,9 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
             Some(c) => format!("custom operator `{c}` (operator {})", op.index),
             None => format!("operator {} ({})", op.index, op.name),
         };
-        let node = lower.operator(op).map_err(|why| format!("{what}: {why}"))?;
+        let node = lower
+            .operator(op)
+            .map_err(|why| with_help(format!("{what}: {why}")))?;
         // The kernel's own checks, on zeros, now rather than in the first run.
         dry_run(&node, &tensors, &lower.constants, &mut work).map_err(|why| {
             let operands = |list: &mut dyn Iterator<Item = usize>| {
@@ -124,8 +126,19 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
         imported.shapes,
         nodes,
         &weight_shapes,
-    )?;
+    )
+    .map_err(with_help)?;
     Ok(planned.with(constants, Vec::new(), FuseReport::default()))
+}
+
+/// `message` with a help line: its own, or the one every refused operator gets.
+fn with_help(message: String) -> String {
+    if message.contains("\n  = help:") {
+        message
+    } else {
+        message
+            + "\n  = help: memplan runs the shapes, types and options LiteRT's converter writes (float32, int8, or float32 with int8 weights); check the named operator or tensor in the file (for example with Netron) and convert the model again"
+    }
 }
 
 /// The lowering of one graph's operators, collecting the constants they read.

@@ -331,6 +331,11 @@ fn issue_36_mutated_real_models_are_built_or_refused_never_panic() {
             Ok(Ok(())) => built += 1,
             Ok(Err(message)) => {
                 assert!(!message.is_empty(), "{what}: an empty message");
+                // What, where (in the message) and how to fix (its help line).
+                assert!(
+                    message.contains("\n  = help: "),
+                    "{what}: no help in {message}"
+                );
                 // The dry run turns a kernel's panic into an error; here it is still a bug.
                 assert!(
                     !message.contains("the kernel panicked"),
