@@ -1101,7 +1101,7 @@ pub fn import(
             .filter(|&b| b <= memplan_core::model_file::MAX_TENSOR_BYTES);
         let Some(size) = size else {
             return fail(format!(
-                "`{file}`: tensor `{}` is too large ({:?} of {dtype})",
+                "`{file}`: tensor `{}` is too large ({:?} of {dtype})\n  = help: memplan plans tensors below 2^48 bytes; check the shape, or convert the model with a smaller input shape",
                 info.label(),
                 info.shape
             ));
