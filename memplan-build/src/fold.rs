@@ -291,9 +291,67 @@ fn dequantize(
         } else {
             (i / inner) % axis_len
         };
+        // ONNX Runtime subtracts in int32; an int32 input far from its zero point would wrap
+        // there (and panic a build script here): refused instead.
+        let Some(difference) = q.checked_sub(zero_points[c]) else {
+            return fail(&format!(
+                "element {i} minus its zero point, {q} - {}, does not fit in int32\n  = help: the zero point is out of range for these int32 values; the file is corrupt, export it again",
+                zero_points[c]
+            ));
+        };
         #[allow(clippy::cast_precision_loss)] // as ONNX Runtime: int32 difference to float
-        let y = (q - zero_points[c]) as f32 * scales[c];
+        let y = difference as f32 * scales[c];
         out.extend_from_slice(&y.to_le_bytes());
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn constant(
+        dtype: DType,
+        shape: &[u64],
+        bytes: Vec<u8>,
+    ) -> Option<Result<WeightValue, String>> {
+        Some(Ok(WeightValue {
+            dtype,
+            shape: shape.to_vec(),
+            data: WeightData::Bytes(bytes),
+        }))
+    }
+
+    /// `DequantizeLinear(x, scale 1, zero_point)` of int32 `x`, folded.
+    fn dequantize_int32(x: i32, zero_point: i32) -> Result<Vec<u8>, String> {
+        let folded = FoldedNode {
+            node: "/dq/DequantizeLinear".to_owned(),
+            op_type: "DequantizeLinear".to_owned(),
+            inputs: vec![
+                constant(DType::I32, &[1], x.to_le_bytes().to_vec()),
+                constant(DType::F32, &[], 1f32.to_le_bytes().to_vec()),
+                constant(DType::I32, &[], zero_point.to_le_bytes().to_vec()),
+            ],
+            attrs: Vec::new(),
+            outputs: vec![Some(Ok((DType::F32, vec![1])))],
+            output: 0,
+        };
+        evaluate(&folded, 0)
+    }
+
+    #[test]
+    fn issue_36_a_dequantize_folded_past_int32_is_refused_not_wrapped() {
+        // In range: (5 - -3) * 1.
+        assert_eq!(dequantize_int32(5, -3).unwrap(), 8f32.to_le_bytes());
+        // i32::MAX - (-1) wraps in int32 (a panic with overflow checks).
+        let error = dequantize_int32(i32::MAX, -1).unwrap_err();
+        assert!(
+            error.contains("folded node `/dq/DequantizeLinear` (DequantizeLinear)")
+                && error.contains("2147483647 - -1, does not fit in int32")
+                && error.contains("= help:"),
+            "{error}"
+        );
+        let error = dequantize_int32(i32::MIN, 1).unwrap_err();
+        assert!(error.contains("does not fit in int32"), "{error}");
+    }
 }

@@ -45,7 +45,10 @@
 //! shapes (all static, from the file's shape information: the importer refuses a value with no
 //! static shape, saying to run ONNX shape inference), every weight's bytes, and the plan (and
 //! its `budget`). Constant subgraphs (including `DequantizeLinear` of int8 weights) are folded
-//! into constants here. Each failure names the node or value and says what to do.
+//! into constants here. A TFLite node is also run once on zeros, its constants as they are, so
+//! the kernel's own checks of shapes and attributes refuse at build time what every run would
+//! refuse (nodes too large to run cheaply get the lowering's checks of their windows, strides,
+//! sizes and biases only). Each failure names the node or value and says what to do.
 //!
 //! ## Scratch
 //!
@@ -53,6 +56,7 @@
 //! it as a scratch tensor that this crate declares on the node, sized by
 //! `memplan_kernels::scratch_len`; the planner places it in the arena like any tensor.
 
+mod dry_run;
 mod emit;
 mod error;
 mod fold;

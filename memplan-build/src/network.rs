@@ -95,19 +95,23 @@ impl Network {
         Self::new(path.as_ref(), Format::Tflite)
     }
 
-    /// The network in the file at `path`: TensorFlow Lite for a `.tflite` name (or a file that
-    /// says it is one), ONNX otherwise.
+    /// The network in the file at `path`: TensorFlow Lite for a `.tflite` name, ONNX for an
+    /// `.onnx` name; any other name is TensorFlow Lite if the file says it is one (`TFL3` at
+    /// bytes 4..8), ONNX otherwise. The extension comes first: an ONNX file whose producer's
+    /// name starts with `TFL3` has those bytes there too.
     pub fn from_file(path: impl AsRef<Path>) -> Self {
         let path = path.as_ref();
-        let tflite = path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("tflite"))
-            || std::fs::File::open(path)
+        let extension = path.extension().map(|e| e.to_ascii_lowercase());
+        let tflite = match extension.as_ref().and_then(|e| e.to_str()) {
+            Some("tflite") => true,
+            Some("onnx") => false,
+            _ => std::fs::File::open(path)
                 .and_then(|mut f| {
                     let mut head = [0u8; 8];
                     std::io::Read::read_exact(&mut f, &mut head).map(|()| &head[4..8] == b"TFL3")
                 })
-                .unwrap_or(false);
+                .unwrap_or(false),
+        };
         Self::new(path, if tflite { Format::Tflite } else { Format::Onnx })
     }
 

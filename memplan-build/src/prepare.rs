@@ -55,6 +55,37 @@ fn fresh(base: &str, taken: &BTreeSet<String>) -> String {
         .unwrap_or_else(|| base.to_owned())
 }
 
+/// The sliding-window operators, whose `strides`, `dilations` and `kernel_shape` the kernels
+/// check only when they run.
+const WINDOWED: &[&str] = &[
+    "AveragePool",
+    "Conv",
+    "ConvInteger",
+    "ConvTranspose",
+    "LpPool",
+    "MaxPool",
+    "QLinearConv",
+];
+
+/// Refuses a window of `op_type` whose `strides`, `dilations` or `kernel_shape` has a value
+/// below 1, which every run would refuse (`supported::check_node` sees scalar attributes only).
+fn check_window(op_type: &str, attrs: &[(String, AttrValue)]) -> Result<(), String> {
+    if !WINDOWED.contains(&op_type) {
+        return Ok(());
+    }
+    for (name, value) in attrs {
+        if let ("strides" | "dilations" | "kernel_shape", AttrValue::Ints(values)) =
+            (name.as_str(), value)
+            && values.iter().any(|&v| v < 1)
+        {
+            return Err(format!(
+                "attribute `{name}` is {values:?}: each value must be at least 1\n  = help: the file is corrupt; export the model again"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Imports, checks and plans the ONNX file at `path`.
 pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String> {
     let import = ImportOptions {
@@ -134,6 +165,7 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
                 memplan_kernels::supported::SUPPORTED_OPS.join(" ")
             )
         })?;
+        check_window(&op.op_type, &attrs).map_err(|why| format!("{what}: {why}"))?;
         nodes.push(Node {
             label,
             op_type: op.op_type.clone(),
@@ -240,13 +272,17 @@ pub(crate) fn finish(
             return Err(format!("tensor `{}` is untyped", tensor.name));
         };
         let onnx = tensor.source.as_deref().unwrap_or(&tensor.name);
-        kernel_dtype(*dtype).map_err(|why| format!("value `{onnx}`: {why}"))?;
+        kernel_dtype(*dtype).map_err(|why| {
+            format!(
+                "value `{onnx}`: {why}\n  = help: convert or export the model with tensors of those types (float16 and float64 ones as float32)"
+            )
+        })?;
     }
     if model.inputs.is_empty() {
         return Err("the graph has no input that is not a weight\n  = help: a network with no run-time input computes a constant; there is nothing to run".to_owned());
     }
     if model.outputs.is_empty() {
-        return Err("the graph has no output computed at run time".to_owned());
+        return Err("the graph has no output computed at run time\n  = help: every graph output is a constant or an input; a network with nothing to compute cannot be run".to_owned());
     }
     for &o in &model.outputs {
         if model.inputs.contains(&o) {
@@ -399,4 +435,29 @@ pub(crate) fn finish(
         bound_without_sharing,
         sum_of_sizes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn issue_36_a_window_stride_of_zero_is_refused() {
+        let attrs =
+            |name: &str, values: &[i64]| vec![(name.to_owned(), AttrValue::Ints(values.to_vec()))];
+        assert_eq!(
+            check_window("ConvTranspose", &attrs("strides", &[2, 2])),
+            Ok(())
+        );
+        let error = check_window("ConvTranspose", &attrs("strides", &[1, 0])).unwrap_err();
+        assert!(
+            error.starts_with("attribute `strides` is [1, 0]: each value must be at least 1")
+                && error.contains("= help:"),
+            "{error}"
+        );
+        assert!(check_window("Conv", &attrs("dilations", &[-1, 1])).is_err());
+        assert!(check_window("MaxPool", &attrs("kernel_shape", &[0, 3])).is_err());
+        // Other operators' lists are theirs (`Slice`'s steps may be negative).
+        assert_eq!(check_window("Slice", &attrs("strides", &[-1])), Ok(()));
+    }
 }

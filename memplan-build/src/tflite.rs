@@ -17,6 +17,7 @@ use memplan_kernels::tflite::quant::quantize_multiplier;
 use memplan_onnx::{AttrValue, OpInput};
 use memplan_tflite::{Activation, ElementType, Graph, Operator, Options as Opts, Padding};
 
+use crate::dry_run::{MAX_DRY_RUN_TOTAL, dry_run};
 use crate::graph::{Constant, FuseReport, Node, Prepared, kernel_dtype};
 use crate::options::Options;
 use crate::prepare;
@@ -64,16 +65,50 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
         tensor_of: &imported.tensor_of,
         constants: Vec::new(),
         cache: BTreeMap::new(),
+        by_range: BTreeMap::new(),
+        held: 0,
+        limit: (imported.graph.file_len as u64)
+            .saturating_mul(memplan_tflite::BUDGET_PER_FILE_BYTE as u64)
+            .saturating_add(memplan_tflite::BUDGET_SLACK as u64),
     };
+    // Each model tensor's dtype and TFLite shape, for the dry runs.
+    let tensors: Vec<(DType, Vec<usize>)> = imported
+        .model
+        .tensors
+        .iter()
+        .zip(&imported.shapes)
+        .map(|(t, shape)| {
+            let dtype = match &t.layout {
+                memplan_core::model_file::Layout::Typed { dtype, .. } => *dtype,
+                _ => DType::U8,
+            };
+            (dtype, shape.iter().map(|&d| d as usize).collect())
+        })
+        .collect();
     let mut nodes = Vec::with_capacity(imported.graph.operators.len());
+    let mut work = MAX_DRY_RUN_TOTAL;
     for op in &imported.graph.operators {
-        let node = lower.operator(op).map_err(|why| {
+        let what = match &op.custom {
+            Some(c) => format!("custom operator `{c}` (operator {})", op.index),
+            None => format!("operator {} ({})", op.index, op.name),
+        };
+        let node = lower
+            .operator(op)
+            .map_err(|why| with_help(format!("{what}: {why}")))?;
+        // The kernel's own checks, on zeros, now rather than in the first run.
+        dry_run(&node, &tensors, &lower.constants, &mut work).map_err(|why| {
+            let operands = |list: &mut dyn Iterator<Item = usize>| {
+                list.map(|t| {
+                    let info = &imported.graph.tensors[t];
+                    format!("`{}` {:?}", info.label(), info.shape)
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+            };
             format!(
-                "{}: {why}",
-                match &op.custom {
-                    Some(c) => format!("custom operator `{c}` (operator {})", op.index),
-                    None => format!("operator {} ({})", op.index, op.name),
-                }
+                "{what}: the kernel refuses it: {why} (inputs {}; output {})\n  = help: every run of the network would fail here: the operator's shapes or options in the file do not fit each other; convert the model again",
+                operands(&mut op.inputs.iter().flatten().copied()),
+                operands(&mut op.outputs.iter().copied())
             )
         })?;
         nodes.push(node);
@@ -86,8 +121,19 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
         imported.shapes,
         nodes,
         &constants,
-    )?;
+    )
+    .map_err(with_help)?;
     Ok(planned.with(constants, Vec::new(), FuseReport::default()))
+}
+
+/// `message` with a help line: its own, or the one every refused operator gets.
+fn with_help(message: String) -> String {
+    if message.contains("\n  = help:") {
+        message
+    } else {
+        message
+            + "\n  = help: memplan runs the shapes, types and options LiteRT's converter writes (float32, int8, or float32 with int8 weights); check the named operator or tensor in the file (for example with Netron) and convert the model again"
+    }
 }
 
 /// The lowering of one graph's operators, collecting the constants they read.
@@ -97,6 +143,15 @@ struct Lower<'g> {
     constants: Vec<Constant>,
     /// TFLite tensor -> constant, for weights read by several operators.
     cache: BTreeMap<usize, usize>,
+    /// The file's bytes a constant holds (its range, element type and shape) -> that constant:
+    /// tensors that share their data share one constant.
+    by_range: BTreeMap<(usize, usize, &'static str, Vec<usize>), usize>,
+    /// Bytes of the constants so far ...
+    held: u64,
+    /// ... and the most they may have: the reader's budget for the file (its length times
+    /// `BUDGET_PER_FILE_BYTE`, plus `BUDGET_SLACK`), so that a file naming one block many times
+    /// cannot make the build copy it many times.
+    limit: u64,
 }
 
 /// An operator's quantization parameters, per tensor.
@@ -148,8 +203,12 @@ impl Lower<'_> {
                     )
                 })?;
                 kernel_dtype(dtype).map_err(|why| format!("constant `{}`: {why}", info.label()))?;
-                let expected = info.elements() as u64 * dtype.size();
-                if bytes.len() as u64 != expected {
+                let expected = u64::try_from(info.elements())
+                    .ok()
+                    .and_then(|n| n.checked_mul(dtype.size()));
+                if Some(bytes.len() as u64) != expected {
+                    let expected =
+                        expected.map_or("more than memory holds".to_owned(), |n| n.to_string());
                     return Err(format!(
                         "constant `{}` has {} bytes of data, its shape {:?} of {} needs {expected}\n  = help: the file is corrupt; convert the model again",
                         info.label(),
@@ -158,26 +217,61 @@ impl Lower<'_> {
                         info.element.name()
                     ));
                 }
-                let c = self.push(&info.name, dtype, &info.shape, bytes.clone());
+                let range = bytes.range();
+                let key = (
+                    range.start,
+                    range.end,
+                    info.element.name(),
+                    info.shape.clone(),
+                );
+                let c = match self.by_range.get(&key) {
+                    Some(&c) => c,
+                    None => {
+                        let c = self.push(&info.name, dtype, &info.shape, bytes.to_vec())?;
+                        self.by_range.insert(key, c);
+                        c
+                    }
+                };
                 self.cache.insert(t, c);
                 Ok(OpInput::Weight(c))
             }
         }
     }
 
-    fn push(&mut self, name: &str, dtype: DType, shape: &[usize], bytes: Vec<u8>) -> usize {
+    fn push(
+        &mut self,
+        name: &str,
+        dtype: DType,
+        shape: &[usize],
+        bytes: Vec<u8>,
+    ) -> Result<usize, String> {
+        self.held = self.held.saturating_add(bytes.len() as u64);
+        if self.held > self.limit {
+            return Err(format!(
+                "the constants would hold more than {} bytes when it comes to `{name}` ({} times the file's {} bytes, plus {} MiB)\n  = help: a converter writes each constant once; this file makes its operators read or derive more constant data than it holds (or is corrupt). Convert the model again",
+                self.limit,
+                memplan_tflite::BUDGET_PER_FILE_BYTE,
+                self.graph.file_len,
+                memplan_tflite::BUDGET_SLACK >> 20
+            ));
+        }
         self.constants.push(Constant {
             onnx: name.to_owned(),
             dtype,
             shape: shape.iter().map(|&d| d as u64).collect(),
             bytes,
         });
-        self.constants.len() - 1
+        Ok(self.constants.len() - 1)
     }
 
-    fn i32s(&mut self, name: &str, values: &[i32]) -> OpInput {
+    fn i32s(&mut self, name: &str, values: &[i32]) -> Result<OpInput, String> {
         let bytes = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        OpInput::Weight(self.push(name, DType::I32, &[values.len()], bytes))
+        Ok(OpInput::Weight(self.push(
+            name,
+            DType::I32,
+            &[values.len()],
+            bytes,
+        )?))
     }
 
     /// The per-tensor quantization of `t` (an int8 activation).
@@ -195,10 +289,31 @@ impl Lower<'_> {
                 info.label()
             ));
         }
+        positive_scales(&info.label(), &q.scale)?;
         Ok(Q {
             scale: q.scale0(),
-            zero_point: i32::try_from(q.zero_point0()).map_err(|_| "zero point overflows")?,
+            zero_point: int8_zero_point(info.label(), q.zero_point0())?,
         })
+    }
+
+    /// The zero point of the int8 weights `t` (the first, which LiteRT's int8 kernels use), an
+    /// int8 value.
+    fn weight_zero_point(&self, t: usize) -> Result<i32, String> {
+        let info = &self.graph.tensors[t];
+        let zero_point = info.quantization.as_ref().map_or(0, |q| q.zero_point0());
+        int8_zero_point(info.label(), zero_point)
+    }
+
+    /// Checks that the bias `b` has one value per output channel (`count` of `what`).
+    fn bias(&self, b: usize, count: usize, what: &str) -> Result<(), String> {
+        if self.shape(b).len() != 1 || self.shape(b)[0] != count {
+            return Err(format!(
+                "the bias `{}` has shape {:?}; it must have one value per {what}, [{count}]\n  = help: the file is corrupt; convert the model again",
+                self.name(b),
+                self.shape(b)
+            ));
+        }
+        Ok(())
     }
 
     /// The constant data of `t` as int32 or int64 integers (a shape, axes, paddings).
@@ -249,6 +364,17 @@ impl Lower<'_> {
                 op.outputs.len()
             ));
         }
+        for &t in op.inputs.iter().flatten().chain(&op.outputs) {
+            let rank = self.shape(t).len();
+            if rank > memplan_kernels::MAX_RANK {
+                return Err(format!(
+                    "tensor `{}` has {rank} dimensions; the kernels take at most {}\n  = help: reshape the model so that no tensor has more than {} dimensions",
+                    self.name(t),
+                    memplan_kernels::MAX_RANK,
+                    memplan_kernels::MAX_RANK
+                ));
+            }
+        }
         let mut attrs = Attrs::new();
         let mut inputs = Vec::new();
         let kind = match op.name {
@@ -271,6 +397,21 @@ impl Lower<'_> {
                 else {
                     return Err("it has no Pool2DOptions".to_owned());
                 };
+                at_least_one("stride", stride)?;
+                at_least_one("filter", filter)?;
+                if let &[_, h, w, _] = self.shape(x) {
+                    // The kernel visits every tap of a window, inside the input or not; a
+                    // window more than twice its input reads no more of it.
+                    if filter[0] > 2 * h + 1 || filter[1] > 2 * w + 1 {
+                        return Err(format!(
+                            "its window {} x {} is larger than its {h} x {w} input padded on both sides ({} x {}): the taps outside the input are never read, but every output would visit each of them, so the run would take time in proportion to the window\n  = help: the file is corrupt; convert the model again",
+                            filter[0],
+                            filter[1],
+                            2 * h + 1,
+                            2 * w + 1
+                        ));
+                    }
+                }
                 let [pad_top, pad_left] = padding_of(
                     self.shape(x),
                     self.shape(out),
@@ -304,6 +445,15 @@ impl Lower<'_> {
                 if self.element(x) != self.element(out) {
                     return Err("the output's type differs from the input's".to_owned());
                 }
+                if self.graph.tensors[x].elements() != self.graph.tensors[out].elements() {
+                    return Err(format!(
+                        "it reshapes `{}` {:?} to `{}` {:?}, another number of elements\n  = help: the file is corrupt; convert the model again",
+                        self.name(x),
+                        self.shape(x),
+                        self.name(out),
+                        self.shape(out)
+                    ));
+                }
                 inputs.push(self.operand(x)?);
                 "RESHAPE"
             }
@@ -312,6 +462,11 @@ impl Lower<'_> {
                 let Opts::Softmax { beta } = op.options else {
                     return Err("it has no SoftmaxOptions".to_owned());
                 };
+                if !beta.is_finite() {
+                    return Err(format!(
+                        "its beta is {beta}; it must be a finite number\n  = help: the file is corrupt; convert the model again"
+                    ));
+                }
                 inputs.push(self.operand(x)?);
                 match (self.element(x), self.element(out)) {
                     (ElementType::F32, ElementType::F32) => attr_float(&mut attrs, "beta", beta),
@@ -329,7 +484,7 @@ impl Lower<'_> {
                             DType::F32,
                             &[256],
                             bytes,
-                        );
+                        )?;
                         inputs.push(OpInput::Weight(c));
                         attr_int(&mut attrs, "output_zero_point", i64::from(qo.zero_point));
                         attr_float(&mut attrs, "output_scale", qo.scale);
@@ -437,7 +592,7 @@ impl Lower<'_> {
                             DType::I8,
                             &[256],
                             table.to_vec(),
-                        );
+                        )?;
                         inputs.push(OpInput::Weight(c));
                     }
                     (a, b) => return Err(types(a, b)),
@@ -499,6 +654,24 @@ impl Lower<'_> {
                         activation.name()
                     ));
                 }
+                let rank = self.shape(out).len() as i64;
+                let axis_of_out = if axis < 0 {
+                    i64::from(axis) + rank
+                } else {
+                    i64::from(axis)
+                };
+                if !(0..rank).contains(&axis_of_out) {
+                    return Err(format!(
+                        "axis {axis} is out of range for its output `{}` of {rank} dimensions\n  = help: the file is corrupt; convert the model again",
+                        self.name(out)
+                    ));
+                }
+                if op.inputs.iter().flatten().next().is_none() {
+                    return Err(
+                        "it has no inputs\n  = help: the file is corrupt; convert the model again"
+                            .to_owned(),
+                    );
+                }
                 let out_q = (self.element(out) == ElementType::I8)
                     .then(|| self.q(out))
                     .transpose()?;
@@ -523,6 +696,28 @@ impl Lower<'_> {
             "PAD" | "PADV2" => {
                 let (x, p) = (input(0)?, input(1)?);
                 let pads = self.ints(p)?;
+                // Checked here, not only by the kernel: it adds the pads to the input's size,
+                // which a pad near `i64::MAX` would overflow.
+                let (xs, os) = (self.shape(x), self.shape(out));
+                let fits = pads.len() == 2 * xs.len()
+                    && os.len() == xs.len()
+                    && xs.iter().zip(os).enumerate().all(|(d, (&n, &o))| {
+                        let (b, a) = (pads[2 * d], pads[2 * d + 1]);
+                        b >= 0
+                            && a >= 0
+                            && i64::try_from(n)
+                                .ok()
+                                .and_then(|n| n.checked_add(b)?.checked_add(a))
+                                == i64::try_from(o).ok()
+                    });
+                if !fits {
+                    return Err(format!(
+                        "its paddings `{}` {pads:?} (before and after, per axis, none negative) do not take `{}` {xs:?} to `{}` {os:?}\n  = help: the file is corrupt; convert the model again",
+                        self.name(p),
+                        self.name(x),
+                        self.name(out)
+                    ));
+                }
                 attrs.push(("pads".to_owned(), AttrValue::Ints(pads)));
                 let constant = op.inputs.get(2).copied().flatten();
                 match self.element(x) {
@@ -568,6 +763,14 @@ impl Lower<'_> {
             "MEAN" => {
                 let (x, a) = (input(0)?, input(1)?);
                 let axes = self.ints(a)?;
+                let rank = self.shape(x).len() as i64;
+                if let Some(bad) = axes.iter().find(|&&ax| !(-rank..rank).contains(&ax)) {
+                    return Err(format!(
+                        "its axis {bad} (in `{}`) is out of range for `{}` of {rank} dimensions\n  = help: the file is corrupt; convert the model again",
+                        self.name(a),
+                        self.name(x)
+                    ));
+                }
                 match (self.element(x), self.element(out)) {
                     (ElementType::F32, ElementType::F32) => {}
                     (ElementType::I8, ElementType::I8) => {
@@ -588,7 +791,10 @@ impl Lower<'_> {
                                 .ok_or_else(|| format!("axis {ax} is out of range"))?;
                             if !seen[d] {
                                 seen[d] = true;
-                                count *= xs[d] as i64;
+                                count = i64::try_from(xs[d])
+                                    .ok()
+                                    .and_then(|n| count.checked_mul(n))
+                                    .ok_or("MEAN counts more elements than int64 holds")?;
                             }
                         }
                         if count <= 0 {
@@ -632,7 +838,8 @@ impl Lower<'_> {
                         // QuantizedReluX's range.
                         let (m, sh) = quantize_multiplier(f64::from(qi.scale / qo.scale));
                         #[allow(clippy::cast_possible_truncation)]
-                        let q = |f: f32| qo.zero_point + (f / qo.scale).round() as i32;
+                        let q =
+                            |f: f32| qo.zero_point.saturating_add((f / qo.scale).round() as i32);
                         let act_min = (-128).max(q(lo));
                         let act_max = if hi.is_finite() { 127.min(q(hi)) } else { 127 };
                         attr_int(&mut attrs, "act_min", i64::from(act_min));
@@ -662,6 +869,24 @@ impl Lower<'_> {
                     }
                 }
                 let perm = self.ints(p)?;
+                let (xs, os) = (self.shape(x), self.shape(out));
+                let mut seen = vec![false; xs.len()];
+                let permutes = perm.len() == xs.len()
+                    && os.len() == xs.len()
+                    && perm.iter().zip(os).all(|(&p, &o)| {
+                        usize::try_from(p)
+                            .ok()
+                            .filter(|&p| p < xs.len() && !std::mem::replace(&mut seen[p], true))
+                            .is_some_and(|p| xs[p] == o)
+                    });
+                if !permutes {
+                    return Err(format!(
+                        "its permutation `{}` {perm:?} is not a permutation of the axes of `{}` {xs:?} giving `{}` {os:?}\n  = help: the file is corrupt; convert the model again",
+                        self.name(p),
+                        self.name(x),
+                        self.name(out)
+                    ));
+                }
                 attrs.push(("perm".to_owned(), AttrValue::Ints(perm)));
                 inputs.push(self.operand(x)?);
                 // ONNX's Transpose moves elements of any type the same way.
@@ -743,6 +968,21 @@ impl Lower<'_> {
                 let Opts::BatchMatMul { adj_x, adj_y } = op.options else {
                     return Err("it has no BatchMatMulOptions".to_owned());
                 };
+                let (xs, ys) = (self.shape(x), self.shape(y));
+                if xs.len() < 2 || ys.len() < 2 {
+                    return Err(format!(
+                        "its operands {xs:?} and {ys:?} must have at least 2 dimensions"
+                    ));
+                }
+                let kx = xs[xs.len() - if adj_x { 2 } else { 1 }];
+                let ky = ys[ys.len() - if adj_y { 1 } else { 2 }];
+                if kx != ky {
+                    return Err(format!(
+                        "`{}` {xs:?} and `{}` {ys:?} do not multiply: {kx} columns against {ky} rows\n  = help: the file is corrupt; convert the model again",
+                        self.name(x),
+                        self.name(y)
+                    ));
+                }
                 attr_int(&mut attrs, "adj_x", i64::from(adj_x));
                 attr_int(&mut attrs, "adj_y", i64::from(adj_y));
                 match (self.element(x), self.element(y), self.element(out)) {
@@ -803,7 +1043,7 @@ impl Lower<'_> {
             ElementType::I8 => {
                 let q = self.q(out)?;
                 #[allow(clippy::cast_possible_truncation)]
-                let quantize = |f: f32| q.zero_point + (f / q.scale).round() as i32;
+                let quantize = |f: f32| q.zero_point.saturating_add((f / q.scale).round() as i32);
                 let (lo, hi) = match a {
                     Activation::None => (-128, 127),
                     Activation::Relu => (quantize(0.0).max(-128), 127),
@@ -871,6 +1111,23 @@ impl Lower<'_> {
             return Err("the filter must be a constant".to_owned());
         }
         let oc = os[3];
+        at_least_one("stride", stride)?;
+        at_least_one("dilation", dilation)?;
+        let (filter_channels, shape) = if depthwise {
+            (fs[3], "[1, height, width, output channels]")
+        } else {
+            (fs[0], "[output channels, height, width, input channels]")
+        };
+        if filter_channels != oc || (depthwise && fs[0] != 1) {
+            return Err(format!(
+                "the filter `{}` {fs:?} does not fit the output `{}` {os:?}: a filter is {shape}\n  = help: the file is corrupt; convert the model again",
+                self.name(f),
+                self.name(out)
+            ));
+        }
+        if let Some(b) = bias {
+            self.bias(b, oc, "output channels")?;
+        }
         let [pad_top, pad_left] = padding_of(xs, os, [fs[1], fs[2]], stride, dilation, padding)?;
         for (name, v) in [
             ("stride_h", stride[0]),
@@ -905,6 +1162,7 @@ impl Lower<'_> {
                     .quantization
                     .as_ref()
                     .ok_or("the int8 filter has no quantization")?;
+                positive_scales(&self.name(f), &q.scale)?;
                 let all_same = q.scale.iter().all(|&s| s == q.scale[0]);
                 if depthwise || !all_same || q.zero_point.iter().any(|&z| z != 0) {
                     return Err("this hybrid convolution (float32 input, int8 filter) is not supported: memplan runs hybrid CONV_2D with one symmetric filter scale\n  = help: convert the model with full int8 quantization, or without weight quantization".to_owned());
@@ -920,6 +1178,7 @@ impl Lower<'_> {
                     .quantization
                     .as_ref()
                     .ok_or("the int8 filter has no quantization")?;
+                positive_scales(&self.name(f), &fq.scale)?;
                 if !(fq.scale.len() == 1 || fq.scale.len() == oc) {
                     return Err(format!(
                         "the filter has {} scales for {oc} output channels",
@@ -935,8 +1194,8 @@ impl Lower<'_> {
                     ));
                 }
                 let (mult, shift) = per_channel(qi.scale, &fq.scale, qo.scale, oc);
-                inputs.push(self.i32s(&format!("{} multipliers", self.name(f)), &mult));
-                inputs.push(self.i32s(&format!("{} shifts", self.name(f)), &shift));
+                inputs.push(self.i32s(&format!("{} multipliers", self.name(f)), &mult)?);
+                inputs.push(self.i32s(&format!("{} shifts", self.name(f)), &shift)?);
                 attr_int(attrs, "input_offset", -i64::from(qi.zero_point));
                 attr_int(attrs, "output_offset", i64::from(qo.zero_point));
             }
@@ -991,6 +1250,25 @@ impl Lower<'_> {
             ));
         }
         let units = fs[0];
+        let (depth, total) = (fs[1], self.graph.tensors[x].elements());
+        if depth == 0 || total % depth != 0 {
+            return Err(format!(
+                "its input `{}` {:?} is not a whole number of rows of the weights' depth {depth}\n  = help: the file is corrupt; convert the model again",
+                self.name(x),
+                self.shape(x)
+            ));
+        }
+        if Some(self.graph.tensors[out].elements()) != (total / depth).checked_mul(units) {
+            return Err(format!(
+                "its output `{}` {:?} is not {} rows of {units} units\n  = help: the file is corrupt; convert the model again",
+                self.name(out),
+                self.shape(out),
+                total / depth
+            ));
+        }
+        if let Some(b) = bias {
+            self.bias(b, units, "units")?;
+        }
         inputs.push(self.operand(x)?);
         inputs.push(self.operand(f)?);
         inputs.push(match bias {
@@ -1004,6 +1282,7 @@ impl Lower<'_> {
                     .quantization
                     .as_ref()
                     .ok_or("the int8 weights have no quantization")?;
+                positive_scales(&self.name(f), &q.scale)?;
                 if asymmetric_quantize_inputs || !q.per_tensor() || q.zero_point0() != 0 {
                     return Err("this hybrid FULLY_CONNECTED is not supported: memplan runs it with one symmetric weight scale and symmetric input quantization".to_owned());
                 }
@@ -1015,6 +1294,7 @@ impl Lower<'_> {
                     .quantization
                     .as_ref()
                     .ok_or("the int8 weights have no quantization")?;
+                positive_scales(&self.name(f), &fq.scale)?;
                 if !(fq.scale.len() == 1 || fq.scale.len() == units) {
                     return Err(format!(
                         "the weights have {} scales for {units} units",
@@ -1022,10 +1302,14 @@ impl Lower<'_> {
                     ));
                 }
                 let (mult, shift) = per_channel(qi.scale, &fq.scale, qo.scale, fq.scale.len());
-                inputs.push(self.i32s(&format!("{} multipliers", self.name(f)), &mult));
-                inputs.push(self.i32s(&format!("{} shifts", self.name(f)), &shift));
+                inputs.push(self.i32s(&format!("{} multipliers", self.name(f)), &mult)?);
+                inputs.push(self.i32s(&format!("{} shifts", self.name(f)), &shift)?);
                 attr_int(attrs, "input_offset", -i64::from(qi.zero_point));
-                attr_int(attrs, "filter_offset", -fq.zero_point0());
+                attr_int(
+                    attrs,
+                    "filter_offset",
+                    -i64::from(self.weight_zero_point(f)?),
+                );
                 attr_int(attrs, "output_offset", i64::from(qo.zero_point));
             }
             (a, b, o) => {
@@ -1074,10 +1358,21 @@ fn padding_of(
     for a in 0..2 {
         let (input, output) = (xs[1 + a], os[1 + a]);
         let (s, d) = (stride[a].max(1), dilation[a].max(1));
-        let effective = (filter[a].max(1) - 1) * d + 1;
+        // The window's span (the file's filter size and dilation may be up to 2^31 - 1 each).
+        let too_large = || {
+            format!(
+                "a window of {} taps dilated by {d} on axis {} spans more than memory holds\n  = help: the file is corrupt; convert the model again",
+                filter[a],
+                1 + a
+            )
+        };
+        let effective = (filter[a].max(1) - 1)
+            .checked_mul(d)
+            .and_then(|span| span.checked_add(1))
+            .ok_or_else(too_large)?;
         let expected = match padding {
             Padding::Same => input.div_ceil(s),
-            Padding::Valid => (input + s).saturating_sub(effective) / s,
+            Padding::Valid => input.saturating_add(s).saturating_sub(effective) / s,
         };
         if expected != output {
             return Err(format!(
@@ -1085,7 +1380,12 @@ fn padding_of(
                 1 + a
             ));
         }
-        let total = ((output.saturating_sub(1)) * s + effective).saturating_sub(input);
+        let total = output
+            .saturating_sub(1)
+            .checked_mul(s)
+            .and_then(|span| span.checked_add(effective))
+            .ok_or_else(too_large)?
+            .saturating_sub(input);
         pads[a] = if padding == Padding::Same {
             total / 2
         } else {
@@ -1120,10 +1420,21 @@ fn strided_slice(
             sizes.push(n);
             continue;
         }
-        let s = strides[d];
-        if s == 0 {
+        if strides[d] == 0 {
             return Err(format!("stride 0 on axis {d}"));
         }
+        // A stride longer than the axis takes one element, as one of `n + 1` does: clamped, so
+        // the arithmetic below stays far from the limits of int64 (the file's stride may be
+        // `i64::MIN`).
+        let s = strides[d].clamp(-(n + 1), n + 1);
+        // `begin + end` (with `offset`) is checked: both come from the file and may be near the
+        // limits of int64.
+        let overflow = || {
+            format!(
+                "begin {} plus end {} on axis {d} overflows int64\n  = help: the slice's values are absurd; the file is corrupt, convert the model again",
+                begin[d], end[d]
+            )
+        };
         let mut start = if bit(begin_mask, d) && !bit(shrink_mask, d) {
             if s > 0 { 0 } else { n - 1 }
         } else {
@@ -1149,7 +1460,11 @@ fn strided_slice(
         let mut stop = if bit(end_mask, d) {
             if s > 0 { n } else { -1 }
         } else {
-            let e = if offset { begin[d] + end[d] } else { end[d] };
+            let e = if offset {
+                begin[d].checked_add(end[d]).ok_or_else(overflow)?
+            } else {
+                end[d]
+            };
             if e < 0 { e + n } else { e }
         };
         stop = if s > 0 {
@@ -1167,6 +1482,42 @@ fn strided_slice(
         sizes.push(size);
     }
     Ok((starts, steps, sizes))
+}
+
+/// Checks a window's strides (dilations, filter sizes): the reader gives 0 for a value that is
+/// 0 or negative in the file, which no kernel runs (LiteRT's `Prepare` refuses it too).
+fn at_least_one(what: &str, values: [usize; 2]) -> Result<(), String> {
+    if values.contains(&0) {
+        return Err(format!(
+            "its {what} is {} x {}: each must be at least 1 (the file gives 0 or a negative value)\n  = help: the file is corrupt; convert the model again",
+            values[0], values[1]
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that every scale of the tensor `label` is a positive finite number (LiteRT's kernels
+/// divide by them: a zero or NaN scale makes every multiplier meaningless).
+fn positive_scales(label: &str, scales: &[f32]) -> Result<(), String> {
+    match scales.iter().find(|s| !(s.is_finite() && **s > 0.0)) {
+        Some(s) => Err(format!(
+            "tensor `{label}` has scale {s}; a scale must be a positive, finite number\n  = help: the file is corrupt; convert the model again"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// `zero_point` of the int8 tensor `label`, which must be an int8 value (the one real 0 maps
+/// to): a zero point outside -128..=127 would overflow the offsets the kernels add.
+fn int8_zero_point(label: String, zero_point: i64) -> Result<i32, String> {
+    i32::try_from(zero_point)
+        .ok()
+        .filter(|z| (-128..=127).contains(z))
+        .ok_or_else(|| {
+            format!(
+                "int8 tensor `{label}` has zero point {zero_point}, outside -128..=127\n  = help: an int8 zero point is the int8 value of real 0; the file is corrupt, convert the model again"
+            )
+        })
 }
 
 fn types(a: ElementType, b: ElementType) -> String {

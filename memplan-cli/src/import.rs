@@ -66,11 +66,14 @@ pub(crate) fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
         .out
         .as_ref()
         .map_or_else(|| "<stdout>".to_string(), |p| p.display().to_string());
-    let tflite = args
-        .input
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("tflite"))
-        || bytes.get(4..8) == Some(b"TFL3");
+    // The extension decides (an ONNX file may hold `TFL3` at bytes 4..8: its producer's name);
+    // the identifier only for a file named neither `.tflite` nor `.onnx`.
+    let extension = args.input.extension().map(|e| e.to_ascii_lowercase());
+    let tflite = match extension.as_ref().and_then(|e| e.to_str()) {
+        Some("tflite") => true,
+        Some("onnx") => false,
+        _ => bytes.get(4..8) == Some(b"TFL3"),
+    };
     if tflite {
         return import_tflite(args, &toml_name, &bytes);
     }

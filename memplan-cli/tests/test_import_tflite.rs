@@ -89,3 +89,28 @@ fn a_truncated_tflite_file_is_refused_and_nothing_is_written() {
         text(&result.stderr)
     );
 }
+
+#[test]
+fn issue_36_the_extension_chooses_the_format_before_the_identifier() {
+    let dir = scratch("import_tflite", "extension_first");
+    // An ONNX ModelProto (ir_version 8, producer `TFL3`) whose bytes 4..8 are `TFL3`.
+    let onnx = b"\x08\x08\x12\x04TFL3";
+    let model = dir.join("producer.onnx");
+    std::fs::write(&model, onnx).unwrap();
+    let result = memplan(&["import", model.to_str().unwrap()]);
+    let stderr = text(&result.stderr);
+    assert!(!result.status.success());
+    assert!(
+        !stderr.contains("TensorFlow Lite") && !stderr.contains("TFLite"),
+        "read as TFLite: {stderr}"
+    );
+    // Named neither way, the identifier decides: the same bytes are taken for TFLite.
+    let model = dir.join("producer.bin");
+    std::fs::write(&model, onnx).unwrap();
+    let result = memplan(&["import", model.to_str().unwrap()]);
+    assert!(
+        text(&result.stderr).contains("is not a valid TensorFlow Lite flatbuffer"),
+        "{}",
+        text(&result.stderr)
+    );
+}

@@ -40,7 +40,8 @@
 //! build scripts (`memplan-runner`), never by the proc macro.
 //!
 //! Limits: nodes inside control-flow subgraphs (`If`, `Loop`, `Scan`) are not looked into, so
-//! values they capture from the outer graph are not counted as read by them.
+//! values they capture from the outer graph are not counted as read by them. Such a node is
+//! never folded, even with constant inputs (a branch may read a graph input): it stays an op.
 
 mod attrs;
 mod external;
@@ -244,14 +245,16 @@ fn decode(file_name: &str, bytes: &[u8]) -> Result<proto::ModelProto, ImportErro
             );
         }
     }
-    if bytes.get(4..8) == Some(b"TFL3") {
-        return not_onnx(
-            "it is a TensorFlow Lite flatbuffer",
-            "convert it to ONNX first (for example with tf2onnx)",
-        );
-    }
     let model = match proto::ModelProto::decode(bytes) {
         Ok(model) => model,
+        // Only a file that is not a protobuf message is taken for TFLite by its identifier: an
+        // ONNX file has `TFL3` at bytes 4..8 when its producer's name starts so.
+        Err(_) if bytes.get(4..8) == Some(b"TFL3") => {
+            return not_onnx(
+                "it is a TensorFlow Lite flatbuffer",
+                "convert it to ONNX first (for example with tf2onnx)",
+            );
+        }
         Err(e) => {
             return not_onnx(
                 &format!("it is not a valid protobuf message ({e})"),
@@ -399,15 +402,26 @@ impl<'g> Importer<'g> {
         let mut produced_at: BTreeMap<&str, usize> = BTreeMap::new();
         for (k, node) in graph.node.iter().enumerate() {
             for output in node.output.iter().filter(|o| !o.is_empty()) {
+                // Single assignment holds for initializers too: ONNX's reference evaluates the
+                // node's value, so reading the initializer instead would be silently wrong.
+                if self.initializers.contains(output.as_str()) {
+                    return fail(format!(
+                        "`{file}`: value `{output}` is both an initializer and the output of node `{}` (node {k}, {})\n  = help: every ONNX value has one producer (`onnx.checker.check_model` refuses this file); rename the initializer or the node's output, or export the model again",
+                        node_label(node),
+                        node.op_type
+                    ));
+                }
                 produced_at.entry(output.as_str()).or_insert(k);
             }
         }
+        // A set: the graph's inputs searched once per node input would be quadratic.
+        let graph_inputs: BTreeSet<&str> = graph.input.iter().map(|i| i.name.as_str()).collect();
         for (k, node) in graph.node.iter().enumerate() {
             for input in node.input.iter().filter(|i| !i.is_empty()) {
                 if self.initializers.contains(input.as_str()) {
                     continue;
                 }
-                let is_graph_input = graph.input.iter().any(|i| &i.name == input);
+                let is_graph_input = graph_inputs.contains(input.as_str());
                 match produced_at.get(input.as_str()) {
                     Some(&j) if j == k => {
                         return fail(format!(

@@ -997,3 +997,115 @@ fn folded_values_are_bounded_by_node() {
         "{error}"
     );
 }
+
+#[test]
+fn issue_36_twenty_thousand_values_named_x_import_with_distinct_names() {
+    // `x/`, `x.`, `x/.`, ...: every name of `x` and punctuation becomes `x` in snake_case.
+    let punctuation = ['/', '.', ':', '-', ';', ',', '+', '='];
+    let spelled = |mut k: usize| {
+        let mut name = String::from("x");
+        loop {
+            name.push(punctuation[k % punctuation.len()]);
+            k /= punctuation.len();
+            if k == 0 {
+                return name;
+            }
+        }
+    };
+    let n = 20_001;
+    let inputs: Vec<String> = (0..n).map(spelled).collect();
+    let f32 = 1;
+    let concat = NodeProto {
+        attribute: vec![AttributeProto {
+            name: "axis".into(),
+            i: 0,
+            r#type: 2,
+            ..AttributeProto::default()
+        }],
+        ..node(
+            "/concat/Concat",
+            "Concat",
+            &inputs.iter().map(String::as_str).collect::<Vec<_>>(),
+            &["x"],
+        )
+    };
+    let graph = GraphProto {
+        node: vec![concat],
+        name: "collide".into(),
+        input: inputs.iter().map(|i| value(i, f32, &[Ok(1)])).collect(),
+        output: vec![value("x", f32, &[Ok(n as i64)])],
+        ..GraphProto::default()
+    };
+    let model = ModelProto {
+        ir_version: 8,
+        opset_import: vec![OperatorSetIdProto {
+            domain: String::new(),
+            version: 17,
+        }],
+        producer_name: "test".into(),
+        graph: Some(graph),
+    };
+    let imported = import_bytes(&model.encode_to_vec(), &ImportOptions::default()).unwrap();
+    let names: std::collections::BTreeSet<&str> = imported
+        .model
+        .tensors
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect();
+    assert_eq!(names.len(), n + 1);
+    assert_eq!(imported.model.tensors[0].name, "x");
+    assert_eq!(imported.model.tensors[1].name, "x_2");
+    assert!(names.contains("x_20002"), "{:?}", names.last());
+}
+
+#[test]
+fn issue_36_an_initializer_and_a_node_writing_one_value_are_refused() {
+    // `tiny`'s Identity writes `w2`; an initializer named `w2` as well.
+    let mut model = tiny(Ok(1));
+    let graph = model.graph.as_mut().unwrap();
+    let mut w2 = graph.initializer[0].clone();
+    w2.name = "w2".into();
+    graph.initializer.push(w2);
+    let error = import_bytes(&model.encode_to_vec(), &ImportOptions::default())
+        .unwrap_err()
+        .message;
+    assert!(
+        error.contains("value `w2` is both an initializer and the output of node `/w/Identity` (node 1, Identity)")
+            && error.contains("= help:"),
+        "{error}"
+    );
+}
+
+#[test]
+fn issue_36_an_if_with_a_constant_condition_is_not_folded() {
+    // `tiny` with an If on the constant `c` (its branches, graph attributes, are not decoded
+    // here; their type says what they are): it stays an op instead of becoming a weight.
+    let mut model = tiny(Ok(1));
+    let graph = model.graph.as_mut().unwrap();
+    let branch = |name: &str| AttributeProto {
+        name: name.into(),
+        r#type: 5,
+        ..AttributeProto::default()
+    };
+    graph.node.push(NodeProto {
+        attribute: vec![branch("then_branch"), branch("else_branch")],
+        ..node("/if/If", "If", &["c"], &["branch_out"])
+    });
+    graph.output.push(value("branch_out", 1, &[Ok(1), Ok(4)]));
+    let imported = import_bytes(&model.encode_to_vec(), &ImportOptions::default()).unwrap();
+    let kinds: Vec<&str> = imported
+        .model
+        .ops
+        .iter()
+        .filter_map(|o| o.kind.as_deref())
+        .collect();
+    assert!(kinds.contains(&"If"), "{kinds:?}");
+    assert!(
+        imported
+            .graph
+            .weights
+            .iter()
+            .all(|w| w.source != "branch_out"),
+        "the If's output became a weight"
+    );
+}

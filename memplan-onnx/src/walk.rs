@@ -27,7 +27,13 @@ impl<'g> Importer<'g> {
         let mut fates = Vec::with_capacity(graph.node.len());
         for node in &graph.node {
             let inputs = node.input.iter().filter(|i| !i.is_empty());
-            let fate = if inputs.clone().all(|i| constant.contains(i.as_str()))
+            // Control flow (`If`, `Loop`, `Scan`, any node with a graph attribute) is never
+            // folded: its branches may read values of the outer graph that its input list does
+            // not name, so constant inputs do not make it constant.
+            let control_flow = (is_onnx_domain(&node.domain)
+                && matches!(node.op_type.as_str(), "If" | "Loop" | "Scan"))
+                || node.attribute.iter().any(|a| matches!(a.r#type, 5 | 10));
+            let fate = if !control_flow && inputs.clone().all(|i| constant.contains(i.as_str()))
                 || (node.op_type == "Shape"
                     && is_onnx_domain(&node.domain)
                     && node.input.first().is_some_and(|i| self.is_static(i)))
@@ -115,8 +121,10 @@ impl<'g> Importer<'g> {
         let mut tensor_names = UniqueNames::reserving(&["new", "views", "rest"]);
         let mut tensors = Vec::with_capacity(onnx_names.len());
         let mut tensor_shapes = Vec::with_capacity(onnx_names.len());
+        // A set: a list searched once per tensor is quadratic in a graph of many inputs.
+        let input_set: BTreeSet<&str> = graph_inputs.iter().copied().collect();
         for &onnx_name in &onnx_names {
-            let what = if graph_inputs.contains(&onnx_name) {
+            let what = if input_set.contains(onnx_name) {
                 "graph input"
             } else {
                 "tensor"

@@ -23,8 +23,14 @@
 //! bodies of `WHILE` or `IF`) are not read; an operator that calls one is refused where it is
 //! lowered.
 
+mod budget;
 mod builtin_names;
+mod data;
+#[cfg(any(test, feature = "fixture"))]
+pub mod fixture;
 mod names;
+#[cfg(test)]
+mod tests;
 #[rustfmt::skip]
 #[allow(
     clippy::all,
@@ -37,11 +43,16 @@ mod names;
 mod schema_generated;
 
 use std::fmt;
+use std::mem::size_of;
 use std::path::Path;
+use std::sync::Arc;
 
 use memplan_core::model_file::{DEFAULT_ALIGNMENT, Location, ModelLocations, TensorMemory};
 use memplan_core::{DType, Layout, Lifetime, Model, Op, Tensor, parse_model};
 
+use budget::Budget;
+pub use budget::{BUDGET_PER_FILE_BYTE, BUDGET_SLACK};
+pub use data::Data;
 use names::{UniqueNames, snake_case};
 use planus::ReadAsRoot;
 use schema_generated::tflite as fb;
@@ -203,14 +214,17 @@ pub struct TensorInfo {
     /// Its quantization, if the file gives scales.
     pub quantization: Option<Quantization>,
     /// Its constant data (little-endian elements, row-major), for a weight; `None` for an
-    /// activation.
-    pub data: Option<Vec<u8>>,
+    /// activation. Shared with every tensor whose data is the same bytes of the file.
+    pub data: Option<Data>,
 }
 
 impl TensorInfo {
-    /// Number of elements.
+    /// Number of elements (`usize::MAX` if the product overflows, which [`read`] refuses).
     pub fn elements(&self) -> usize {
-        self.shape.iter().product()
+        self.shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .unwrap_or(usize::MAX)
     }
 
     /// The name to show in messages: the file's, or `tensor <index>` when it has none.
@@ -447,6 +461,12 @@ pub struct Graph {
     pub inputs: Vec<usize>,
     /// The graph's outputs (tensor indices), in order.
     pub outputs: Vec<usize>,
+    /// The file's length in bytes.
+    pub file_len: usize,
+    /// The bytes the reader copied out of the file for this graph (its lists, names and one
+    /// copy of the file's bytes for the constants), at most [`BUDGET_PER_FILE_BYTE`] times
+    /// `file_len` plus [`BUDGET_SLACK`].
+    pub held_bytes: usize,
 }
 
 /// The builtin operators' names by code, from the schema itself (`enum BuiltinOperator`).
@@ -462,16 +482,44 @@ fn builtin_names() -> &'static [(i32, &'static str)] {
 }
 
 fn options_name(options: &fb::BuiltinOptionsRef<'_>) -> String {
-    // The variant's name is the options table's (`Conv2DOptions(..)` in the Debug form).
-    let debug = format!("{options:?}");
-    debug.split('(').next().unwrap_or("options").to_owned()
+    // The variant's name is the options table's (`Conv2DOptions(..)` in the Debug form). The
+    // Debug form is cut at its `(`: the whole table printed, its vectors included, for every
+    // operator sharing it would take time quadratic in the file.
+    struct Name(String);
+    impl fmt::Write for Name {
+        fn write_str(&mut self, s: &str) -> fmt::Result {
+            match s.find('(') {
+                Some(end) => {
+                    self.0.push_str(&s[..end]);
+                    Err(fmt::Error)
+                }
+                None if self.0.len() + s.len() > 64 => Err(fmt::Error),
+                None => {
+                    self.0.push_str(s);
+                    Ok(())
+                }
+            }
+        }
+    }
+    let mut name = Name(String::new());
+    let _ = fmt::write(&mut name, format_args!("{options:?}"));
+    if name.0.is_empty() {
+        "options".to_owned()
+    } else {
+        name.0
+    }
 }
 
 /// Reads subgraph 0 of the TFLite flatbuffer in `bytes`; `file` names it in messages.
 ///
+/// What it copies out of the file is bounded by the file's length (see [`Graph::held_bytes`]):
+/// constants share one copy of the file's bytes ([`Data`]), and every list copied counts
+/// against the budget.
+///
 /// # Errors
 /// A file that is not TFLite or is truncated, a model without subgraphs, a variable or sparse
-/// tensor, a dynamic shape, an operand out of range: each named, with what to do.
+/// tensor, a dynamic shape, an operand out of range, a file that names the same lists or bytes
+/// so often that copying them would exceed the budget: each named, with what to do.
 pub fn read(file: &str, bytes: &[u8]) -> Result<Graph, Error> {
     let not_tflite = |why: &str, help: &str| {
         fail(format!(
@@ -496,8 +544,15 @@ pub fn read(file: &str, bytes: &[u8]) -> Result<Graph, Error> {
         ),
     };
     let model = fb::ModelRef::read_as_root(bytes).map_err(bad)?;
+    let mut budget = Budget::new(file, bytes.len());
     let version = model.version().map_err(bad)?;
-    let description = model.description().map_err(bad)?.map(str::to_owned);
+    let description = model.description().map_err(bad)?;
+    if let Some(d) = description {
+        budget.take(d.len(), 1, || "the model's description".to_owned())?;
+    }
+    let description = description.map(str::to_owned);
+    // The file's bytes, copied once when the first constant needs them.
+    let mut shared: Option<Arc<[u8]>> = None;
     let codes = model.operator_codes().map_err(bad)?;
     let buffers = model.buffers().map_err(bad)?;
     let Some(subgraphs) = model.subgraphs().map_err(bad)? else {
@@ -521,11 +576,16 @@ pub fn read(file: &str, bytes: &[u8]) -> Result<Graph, Error> {
     };
 
     // Tensors.
+    budget.take(count, size_of::<TensorInfo>(), || {
+        format!("subgraph 0's {count} tensors")
+    })?;
     let mut tensors = Vec::with_capacity(count);
     if let Some(list) = tensors_fb {
         for (index, tensor) in list.iter().enumerate() {
             let tensor = tensor.map_err(bad)?;
-            let name = tensor.name().map_err(bad)?.unwrap_or("").to_owned();
+            let name = tensor.name().map_err(bad)?.unwrap_or("");
+            budget.take(name.len(), 1, || format!("the name of tensor {index}"))?;
+            let name = name.to_owned();
             let label = if name.is_empty() {
                 format!("tensor {index}")
             } else {
@@ -544,6 +604,9 @@ pub fn read(file: &str, bytes: &[u8]) -> Result<Graph, Error> {
             let element = ElementType::of(tensor.type_().map_err(bad)?);
             let mut shape = Vec::new();
             if let Some(dims) = tensor.shape().map_err(bad)? {
+                budget.take(dims.len(), size_of::<usize>(), || {
+                    format!("the shape of {label}")
+                })?;
                 for (axis, d) in dims.iter().enumerate() {
                     match usize::try_from(d) {
                         Ok(d) => shape.push(d),
@@ -555,25 +618,68 @@ pub fn read(file: &str, bytes: &[u8]) -> Result<Graph, Error> {
                     }
                 }
             }
+            // Every size computed from the shape later (elements, bytes) fits in int64.
+            let width = element.dtype().map_or(1, DType::size);
+            let size = shape
+                .iter()
+                .try_fold(width, |n, &d| n.checked_mul(d as u64))
+                .filter(|&n| i64::try_from(n).is_ok() && usize::try_from(n).is_ok());
+            if size.is_none() {
+                return fail(format!(
+                    "`{file}`: {label} has shape {shape:?}, whose size in bytes overflows\n  = help: the file is corrupt; convert the model again"
+                ));
+            }
             let quantization = match tensor.quantization().map_err(bad)? {
                 None => None,
                 Some(q) => {
-                    let scale: Vec<f32> = q
-                        .scale()
-                        .map_err(bad)?
-                        .map(|v| v.iter().collect())
-                        .unwrap_or_default();
-                    let zero_point: Vec<i64> = q
-                        .zero_point()
-                        .map_err(bad)?
-                        .map(|v| v.iter().collect())
-                        .unwrap_or_default();
+                    let scale = q.scale().map_err(bad)?;
+                    let zero_point = q.zero_point().map_err(bad)?;
+                    budget.take(scale.map_or(0, |v| v.len()), size_of::<f32>(), || {
+                        format!("the scales of {label}")
+                    })?;
+                    budget.take(zero_point.map_or(0, |v| v.len()), size_of::<i64>(), || {
+                        format!("the zero points of {label}")
+                    })?;
+                    let scale: Vec<f32> = scale.map(|v| v.iter().collect()).unwrap_or_default();
+                    let zero_point: Vec<i64> =
+                        zero_point.map(|v| v.iter().collect()).unwrap_or_default();
                     if q.details().map_err(bad)?.is_some() {
                         return fail(format!(
                             "`{file}`: {label} uses custom quantization (`QuantizationDetails`), which memplan does not implement\n  = help: convert with the default (affine) quantization"
                         ));
                     }
-                    let axis = usize::try_from(q.quantized_dimension().map_err(bad)?).unwrap_or(0);
+                    // As LiteRT checks an affine quantization: the quantized dimension is an
+                    // axis of the tensor, with one scale per index along it, and as many zero
+                    // points as scales (or a single one).
+                    let dimension = q.quantized_dimension().map_err(bad)?;
+                    let corrupt = |why: String| {
+                        fail(format!(
+                            "`{file}`: {label} {why}\n  = help: the file is corrupt; convert the model again"
+                        ))
+                    };
+                    let Ok(axis) = usize::try_from(dimension) else {
+                        return corrupt(format!(
+                            "has quantized dimension {dimension}, which is negative"
+                        ));
+                    };
+                    if !shape.is_empty() && axis >= shape.len() {
+                        return corrupt(format!(
+                            "has quantized dimension {axis}, outside its shape {shape:?}"
+                        ));
+                    }
+                    if scale.len() > 1 && shape.get(axis) != Some(&scale.len()) {
+                        return corrupt(format!(
+                            "has {} scales along quantized dimension {axis}, but its shape is {shape:?}",
+                            scale.len()
+                        ));
+                    }
+                    if zero_point.len() > 1 && zero_point.len() != scale.len() {
+                        return corrupt(format!(
+                            "has {} zero points for {} scales",
+                            zero_point.len(),
+                            scale.len()
+                        ));
+                    }
                     (!scale.is_empty()).then_some(Quantization {
                         scale,
                         zero_point,
@@ -614,7 +720,24 @@ pub fn read(file: &str, bytes: &[u8]) -> Result<Graph, Error> {
                     b.data().map_err(bad)?
                 };
                 if let Some(slice) = bytes_of.filter(|s| !s.is_empty()) {
-                    data = Some(slice.to_vec());
+                    // Where the slice is in the file (the flatbuffer's data vectors are in it).
+                    let start = (slice.as_ptr() as usize).wrapping_sub(bytes.as_ptr() as usize);
+                    let range = start..start.saturating_add(slice.len());
+                    if bytes.get(range.clone()) != Some(slice) {
+                        return fail(format!(
+                            "internal error: the data of {label} is not in the file's bytes; please report this"
+                        ));
+                    }
+                    let file_bytes = match &shared {
+                        Some(file_bytes) => Arc::clone(file_bytes),
+                        None => {
+                            budget.take(bytes.len(), 1, || {
+                                "a copy of the file's bytes for its constants".to_owned()
+                            })?;
+                            Arc::clone(shared.insert(Arc::from(bytes)))
+                        }
+                    };
+                    data = Some(Data::new(file_bytes, range));
                 }
             }
             tensors.push(TensorInfo {
@@ -631,6 +754,9 @@ pub fn read(file: &str, bytes: &[u8]) -> Result<Graph, Error> {
     // Operators.
     let mut operators = Vec::new();
     if let Some(list) = graph.operators().map_err(bad)? {
+        budget.take(list.len(), size_of::<Operator>(), || {
+            format!("subgraph 0's {} operators", list.len())
+        })?;
         for (index, op) in list.iter().enumerate() {
             let op = op.map_err(bad)?;
             let opcode = op.opcode_index().map_err(bad)? as usize;
@@ -651,19 +777,20 @@ pub fn read(file: &str, bytes: &[u8]) -> Result<Graph, Error> {
             };
             let name = builtin_name(code).unwrap_or("UNKNOWN");
             let custom = if code == 32 {
-                Some(
-                    code_ref
-                        .custom_code()
-                        .map_err(bad)?
-                        .unwrap_or("")
-                        .to_owned(),
-                )
+                let custom = code_ref.custom_code().map_err(bad)?.unwrap_or("");
+                budget.take(custom.len(), 1, || {
+                    format!("the custom name of operator {index}")
+                })?;
+                Some(custom.to_owned())
             } else {
                 None
             };
             let version = code_ref.version().map_err(bad)?;
             let mut inputs = Vec::new();
             if let Some(list) = op.inputs().map_err(bad)? {
+                budget.take(list.len(), size_of::<Option<usize>>(), || {
+                    format!("the inputs of operator {index} ({name})")
+                })?;
                 for i in list.iter() {
                     inputs.push(if i < 0 {
                         None
@@ -674,6 +801,9 @@ pub fn read(file: &str, bytes: &[u8]) -> Result<Graph, Error> {
             }
             let mut outputs = Vec::new();
             if let Some(list) = op.outputs().map_err(bad)? {
+                budget.take(list.len(), size_of::<usize>(), || {
+                    format!("the outputs of operator {index} ({name})")
+                })?;
                 for i in list.iter() {
                     outputs.push(index_of(i, &format!("operator {index} ({name})"))?);
                 }
@@ -682,6 +812,17 @@ pub fn read(file: &str, bytes: &[u8]) -> Result<Graph, Error> {
                 None => Options::None,
                 Some(o) => decode_options(&o).map_err(bad)?,
             };
+            let listed = match &options {
+                Options::Reshape {
+                    new_shape: Some(list),
+                }
+                | Options::Squeeze { dims: list } => list.len(),
+                Options::Other(name) => name.len(),
+                _ => 0,
+            };
+            budget.take(listed, size_of::<i32>(), || {
+                format!("the options of operator {index} ({name})")
+            })?;
             operators.push(Operator {
                 index,
                 code,
@@ -694,7 +835,10 @@ pub fn read(file: &str, bytes: &[u8]) -> Result<Graph, Error> {
             });
         }
     }
-    let list = |v: Option<planus::Vector<'_, i32>>, what: &str| -> Result<Vec<usize>, Error> {
+    let mut list = |v: Option<planus::Vector<'_, i32>>, what: &str| -> Result<Vec<usize>, Error> {
+        budget.take(v.map_or(0, |v| v.len()), size_of::<usize>(), || {
+            what.to_owned()
+        })?;
         v.map(|v| v.iter().map(|i| index_of(i, what)).collect())
             .unwrap_or(Ok(Vec::new()))
     };
@@ -708,6 +852,8 @@ pub fn read(file: &str, bytes: &[u8]) -> Result<Graph, Error> {
         operators,
         inputs,
         outputs,
+        file_len: bytes.len(),
+        held_bytes: budget.used(),
     })
 }
 
@@ -923,7 +1069,9 @@ pub fn import(
             ));
         }
     }
-    let mut names = UniqueNames::reserving(&["new"]);
+    // The arenas' methods and the op views' locals (see `memplan_core`'s name check), as the
+    // ONNX importer reserves them: a tensor named `views` becomes `views_2`.
+    let mut names = UniqueNames::reserving(&["new", "views", "rest"]);
     let mut tensor_of = vec![None; graph.tensors.len()];
     let mut tensors = Vec::with_capacity(order.len());
     let mut shapes = Vec::with_capacity(order.len());
@@ -953,7 +1101,7 @@ pub fn import(
             .filter(|&b| b <= memplan_core::model_file::MAX_TENSOR_BYTES);
         let Some(size) = size else {
             return fail(format!(
-                "`{file}`: tensor `{}` is too large ({:?} of {dtype})",
+                "`{file}`: tensor `{}` is too large ({:?} of {dtype})\n  = help: memplan plans tensors below 2^48 bytes; check the shape, or convert the model with a smaller input shape",
                 info.label(),
                 info.shape
             ));
@@ -981,7 +1129,10 @@ pub fn import(
     }
     let mut op_names = UniqueNames::default();
     let mut ops = Vec::with_capacity(graph.operators.len());
-    for op in &graph.operators {
+    // Per model tensor: the last operator that listed it (an operator's inputs are listed once
+    // each, in linear time however long the list).
+    let mut listed_by = vec![usize::MAX; tensors.len()];
+    for (k, op) in graph.operators.iter().enumerate() {
         let base = snake_case(&format!("{}_{}", op.name, op.index).to_lowercase(), "op");
         let mut name = op_names.claim(&base);
         while names.contains(&format!("op_{name}")) {
@@ -990,8 +1141,9 @@ pub fn import(
         let mut inputs = Vec::new();
         for &t in op.inputs.iter().flatten() {
             if let Some(m) = tensor_of[t]
-                && !inputs.contains(&m)
+                && listed_by[m] != k
             {
+                listed_by[m] = k;
                 inputs.push(m);
             }
         }

@@ -39,7 +39,7 @@ fn the_int8_keyword_spotter_reads_as_the_benchmark_describes_it() {
             t.name,
             t.element,
             t.shape,
-            t.data.as_ref().map(Vec::len)
+            t.data.as_ref().map(|d| d.len())
         );
         if let Some(q) = &t.quantization {
             println!(
@@ -114,7 +114,7 @@ fn the_float_keyword_spotter_reads() {
             t.name,
             t.element,
             t.shape,
-            t.data.as_ref().map(Vec::len)
+            t.data.as_ref().map(|d| d.len())
         );
         if let Some(q) = &t.quantization {
             println!(
