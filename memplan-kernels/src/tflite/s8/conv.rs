@@ -306,7 +306,7 @@ fn im2col<M: Dot>(p: &Conv, x: &[i8], pixel: usize, quads: &mut [Quad], slot: us
     let mut put = |j: &mut usize, v: i32| {
         four[*j % 4] = v;
         *j += 1;
-        if *j % 4 == 0 {
+        if (*j).is_multiple_of(4) {
             let [even, odd] = half_quad(four);
             let q = &mut quads[*j / 4 - 1];
             q[half] = even;

@@ -62,7 +62,9 @@ pub fn fold_input_offset(
     input_offset: i32,
     out: &mut [i32],
 ) -> Result<(), KernelError> {
-    if out.is_empty() || filter.len() % out.len() != 0 || bias.is_some_and(|b| b.len() != out.len())
+    if out.is_empty()
+        || !filter.len().is_multiple_of(out.len())
+        || bias.is_some_and(|b| b.len() != out.len())
     {
         bail!(
             "a filter of {} values and a bias of {:?} values do not make {} rows",
