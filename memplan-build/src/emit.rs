@@ -106,6 +106,7 @@ pub(crate) fn network_items(
         "/// The network as tables: values, constants and nodes (for interpreters; `run` does not\n\
          /// read them).\n#[allow(clippy::all)]\npub mod network {{\n\
          use ::memplan::kernels::program::{{Constant, Node, Operand, Value}};\n\
+         #[allow(unused_imports)] // `Attr` only where a node has attributes\n\
          use ::memplan::kernels::{{Attr, Attrs, DType}};\n\n\
          /// The ONNX file the network was generated from.\npub const SOURCE: &str = {source:?};\n\
          /// Most bytes live at one step with no tensor sharing another's memory (in-place pairs\n\
