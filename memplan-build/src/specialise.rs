@@ -428,6 +428,22 @@ impl Call<'_> {
         Some("&__BIAS".to_owned())
     }
 
+    /// The operands CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED take after their input: the
+    /// filter (input 1, in place), `bias`, and the per-channel multipliers (input 3) and shifts
+    /// (input 4) of `channels` channels.
+    fn weights(
+        &self,
+        node: &Node,
+        channels: usize,
+        bias: &str,
+        items: &mut String,
+    ) -> Option<String> {
+        let filter = self.in_place(node, 1, "i8")?;
+        let multiplier = self.per_channel(node, 3, channels, "__MULTIPLIER", items)?;
+        let shift = self.per_channel(node, 4, channels, "__SHIFT", items)?;
+        Some(format!("{filter}, {bias}, {multiplier}, {shift}"))
+    }
+
     /// The statement that runs `node` with `kernel`: `view(t)` is the view of value `t`,
     /// `scratch` the node's scratch. `None` when an operand is not what `kernel` reads (the
     /// node then runs through the general path).
@@ -450,11 +466,9 @@ impl Call<'_> {
             Kernel::Conv(p) => {
                 let oc = p.output[2];
                 let bias = self.folded_bias(node, p.input_offset, oc, &mut items)?;
-                let multiplier = self.per_channel(node, 3, oc, "__MULTIPLIER", &mut items)?;
-                let shift = self.per_channel(node, 4, oc, "__SHIFT", &mut items)?;
+                let weights = self.weights(node, oc, &bias, &mut items)?;
                 format!(
-                    "__k::tflite::s8::conv(&__k::tflite::s8::{p:?}, {x}, {}, {bias}, {multiplier}, {shift}, {out}, {scratch})",
-                    self.in_place(node, 1, "i8")?
+                    "__k::tflite::s8::conv(&__k::tflite::s8::{p:?}, {x}, {weights}, {out}, {scratch})"
                 )
             }
             Kernel::Depthwise(p) => {
@@ -466,21 +480,17 @@ impl Call<'_> {
                         "&__BIAS".to_owned()
                     }
                 };
-                let multiplier = self.per_channel(node, 3, c, "__MULTIPLIER", &mut items)?;
-                let shift = self.per_channel(node, 4, c, "__SHIFT", &mut items)?;
+                let weights = self.weights(node, c, &bias, &mut items)?;
                 format!(
-                    "__k::tflite::s8::depthwise(&__k::tflite::s8::{p:?}, {x}, {}, {bias}, {multiplier}, {shift}, {out})",
-                    self.in_place(node, 1, "i8")?
+                    "__k::tflite::s8::depthwise(&__k::tflite::s8::{p:?}, {x}, {weights}, {out})"
                 )
             }
             Kernel::FullyConnected(p) => {
                 let units = p.units;
                 let bias = self.folded_bias(node, p.input_offset, units, &mut items)?;
-                let multiplier = self.per_channel(node, 3, units, "__MULTIPLIER", &mut items)?;
-                let shift = self.per_channel(node, 4, units, "__SHIFT", &mut items)?;
+                let weights = self.weights(node, units, &bias, &mut items)?;
                 format!(
-                    "__k::tflite::s8::fully_connected(&__k::tflite::s8::{p:?}, {x}, {}, {bias}, {multiplier}, {shift}, {out})",
-                    self.in_place(node, 1, "i8")?
+                    "__k::tflite::s8::fully_connected(&__k::tflite::s8::{p:?}, {x}, {weights}, {out})"
                 )
             }
             Kernel::Elementwise(p) => {

@@ -6,8 +6,9 @@
 
 use super::dot::{Best, Dot, Quad, half_quad};
 use super::dsp::pair;
-use super::{Requantize, activation, check_input_offset, check_multipliers, expect_len, product};
+use super::{Requantize, activation, check_input_offset, expect_len};
 use crate::error::{KernelError, bail};
+use crate::tensor::numel;
 
 /// A CONV_2D over int8 NHWC tensors (one group), every parameter fixed at build time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,9 +74,9 @@ impl Conv {
         }
         check_input_offset(self.input_offset)?;
         activation(self.act)?;
-        product(&[self.batches, self.input[0], self.input[1], self.input[2]])?;
-        product(&[self.batches, self.output[0], self.output[1], self.output[2]])?;
-        product(&[
+        numel(&[self.batches, self.input[0], self.input[1], self.input[2]])?;
+        numel(&[self.batches, self.output[0], self.output[1], self.output[2]])?;
+        numel(&[
             self.output[2],
             self.kernel[0],
             self.kernel[1],
@@ -125,18 +126,8 @@ pub(super) fn conv_with<M: Dot>(
     expect_len("the input", x.len(), p.batches * ih * iw * ic)?;
     expect_len("the filter", filter.len(), oc * k)?;
     expect_len("the bias", bias.len(), oc)?;
-    expect_len("the multipliers", multiplier.len(), oc)?;
-    expect_len("the shifts", shift.len(), oc)?;
-    check_multipliers(multiplier)?;
     expect_len("the output", out.len(), p.batches * oh * ow * oc)?;
-    let (lo, hi) = activation(p.act)?;
-    let rq = Requantize::<false> {
-        multiplier,
-        shift,
-        output_offset: p.output_offset,
-        lo,
-        hi,
-    };
+    let rq = Requantize::<false>::new(multiplier, shift, oc, p.output_offset, p.act)?;
     let gemm = Gemm {
         filter,
         bias,

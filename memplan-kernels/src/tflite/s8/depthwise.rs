@@ -4,8 +4,9 @@
 //! input and of the `[1, H, W, C]` filter, into accumulators on the stack.
 
 use super::dot::{Best, Dot};
-use super::{Requantize, activation, check_input_offset, check_multipliers, expect_len, product};
+use super::{Requantize, activation, check_input_offset, expect_len};
 use crate::error::{KernelError, bail};
+use crate::tensor::numel;
 
 /// Channels whose accumulators a pixel keeps at once (on the stack: 256 bytes).
 const BLOCK: usize = 64;
@@ -51,13 +52,13 @@ impl Depthwise {
         activation(self.act)?;
         let [ih, iw] = self.input;
         let [oh, ow] = self.output;
-        product(&[self.batches, ih, iw, self.channels])?;
-        product(&[self.batches, oh, ow, self.channels])?;
-        product(&[self.kernel[0], self.kernel[1], self.channels])?;
+        numel(&[self.batches, ih, iw, self.channels])?;
+        numel(&[self.batches, oh, ow, self.channels])?;
+        numel(&[self.kernel[0], self.kernel[1], self.channels])?;
         // The index arithmetic along each axis cannot overflow.
         for a in 0..2 {
-            let reach = product(&[self.output[a], self.stride[a]])?
-                .checked_add(product(&[self.kernel[a], self.dilation[a]])?);
+            let reach = numel(&[self.output[a], self.stride[a]])?
+                .checked_add(numel(&[self.kernel[a], self.dilation[a]])?);
             if reach.is_none() || self.pad[a].checked_add(self.input[a]).is_none() {
                 bail!("the window's reach along axis {a} overflows");
             }
@@ -122,18 +123,8 @@ pub(super) fn depthwise_with<M: Dot>(
     expect_len("the input", x.len(), p.batches * ih * iw * c)?;
     expect_len("the filter", filter.len(), p.kernel[0] * p.kernel[1] * c)?;
     expect_len("the bias", bias.len(), c)?;
-    expect_len("the multipliers", multiplier.len(), c)?;
-    expect_len("the shifts", shift.len(), c)?;
-    check_multipliers(multiplier)?;
     expect_len("the output", out.len(), p.batches * oh * ow * c)?;
-    let (lo, hi) = activation(p.act)?;
-    let rq = Requantize::<false> {
-        multiplier,
-        shift,
-        output_offset: p.output_offset,
-        lo,
-        hi,
-    };
+    let rq = Requantize::<false>::new(multiplier, shift, c, p.output_offset, p.act)?;
     let offset = p.input_offset;
     let kw = p.kernel[1];
     let quads = c / 4 * 4;

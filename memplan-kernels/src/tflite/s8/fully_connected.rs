@@ -3,8 +3,9 @@
 //! LiteRT's reference kernel does.
 
 use super::dot::{Best, Dot};
-use super::{Requantize, activation, check_input_offset, check_multipliers, expect_len, product};
+use super::{Requantize, activation, check_input_offset, expect_len};
 use crate::error::KernelError;
+use crate::tensor::numel;
 
 /// A FULLY_CONNECTED over int8 tensors, every parameter fixed at build time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,9 +32,9 @@ impl FullyConnected {
     pub fn check(&self) -> Result<(), KernelError> {
         check_input_offset(self.input_offset)?;
         activation(self.act)?;
-        product(&[self.batches, self.depth])?;
-        product(&[self.batches, self.units])?;
-        product(&[self.units, self.depth])?;
+        numel(&[self.batches, self.depth])?;
+        numel(&[self.batches, self.units])?;
+        numel(&[self.units, self.depth])?;
         Ok(())
     }
 }
@@ -70,18 +71,8 @@ pub(super) fn fully_connected_with<M: Dot>(
     expect_len("the input", x.len(), p.batches * d)?;
     expect_len("the weights", filter.len(), units * d)?;
     expect_len("the bias", bias.len(), units)?;
-    expect_len("the multipliers", multiplier.len(), units)?;
-    expect_len("the shifts", shift.len(), units)?;
-    check_multipliers(multiplier)?;
     expect_len("the output", out.len(), p.batches * units)?;
-    let (lo, hi) = activation(p.act)?;
-    let rq = Requantize::<true> {
-        multiplier,
-        shift,
-        output_offset: p.output_offset,
-        lo,
-        hi,
-    };
+    let rq = Requantize::<true>::new(multiplier, shift, units, p.output_offset, p.act)?;
     if units == 0 {
         return Ok(());
     }

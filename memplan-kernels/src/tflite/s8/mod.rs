@@ -96,7 +96,30 @@ struct Requantize<'a, const SINGLE: bool> {
     hi: i32,
 }
 
-impl<const SINGLE: bool> Requantize<'_, SINGLE> {
+impl<'a, const SINGLE: bool> Requantize<'a, SINGLE> {
+    /// The output stage of `channels` channels: one multiplier and shift each (no multiplier
+    /// of `i32::MIN`), the output's zero point, the activation range `act` (not empty).
+    #[inline(always)]
+    fn new(
+        multiplier: &'a [i32],
+        shift: &'a [i32],
+        channels: usize,
+        output_offset: i32,
+        act: [i32; 2],
+    ) -> Result<Self, KernelError> {
+        expect_len("the multipliers", multiplier.len(), channels)?;
+        expect_len("the shifts", shift.len(), channels)?;
+        check_multipliers(multiplier)?;
+        let (lo, hi) = activation(act)?;
+        Ok(Requantize {
+            multiplier,
+            shift,
+            output_offset,
+            lo,
+            hi,
+        })
+    }
+
     #[inline(always)]
     fn apply(&self, acc: i32, o: usize) -> i8 {
         self.apply_with(acc, self.multiplier[o], self.shift[o])
@@ -160,15 +183,6 @@ fn expect_len(what: &str, len: usize, want: usize) -> Result<(), KernelError> {
         bail!("{what} has {len} values, the node's parameters say {want}");
     }
     Ok(())
-}
-
-/// The product of `dims`, or an error on overflow.
-fn product(dims: &[usize]) -> Result<usize, KernelError> {
-    dims.iter()
-        .try_fold(1usize, |n, &d| n.checked_mul(d))
-        .ok_or_else(|| {
-            crate::error::error!("the shape {dims:?} has more elements than memory can hold")
-        })
 }
 
 /// The input offset must be one of [`INPUT_OFFSETS`].

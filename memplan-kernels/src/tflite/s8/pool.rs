@@ -43,8 +43,8 @@ impl Pool {
             bail!("strides and the window must be at least 1");
         }
         activation(self.act)?;
-        super::product(&[self.batches, self.input[0], self.input[1], self.channels])?;
-        super::product(&[self.batches, self.output[0], self.output[1], self.channels])?;
+        crate::tensor::numel(&[self.batches, self.input[0], self.input[1], self.channels])?;
+        crate::tensor::numel(&[self.batches, self.output[0], self.output[1], self.channels])?;
         for a in 0..2 {
             let last = self.output[a].saturating_sub(1).checked_mul(self.stride[a]);
             let reach = last.and_then(|l| l.checked_add(self.filter[a]));
