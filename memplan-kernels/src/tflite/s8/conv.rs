@@ -56,6 +56,13 @@ impl Conv {
             && self.input[1] == self.output[1]
     }
 
+    /// Whether [`conv_in_place`] runs it: pointwise, with no more output than input channels
+    /// (so an output pixel never reaches past the input pixels already read).
+    #[must_use]
+    pub const fn in_place(&self) -> bool {
+        self.pointwise() && self.output[2] <= self.input[2]
+    }
+
     /// Bytes of scratch [`conv`] needs: two im2col columns of int16, `K` rounded up to a
     /// multiple of 4.
     #[must_use]
@@ -146,16 +153,7 @@ pub(super) fn conv_with<M: Dot>(
         }
         return Ok(());
     }
-    let quads = k.div_ceil(4);
-    let words: &mut [u8] = bytemuck::cast_slice_mut(scratch);
-    let available = words.len();
-    let Some(columns) = words.get_mut(..quads * core::mem::size_of::<Quad>()) else {
-        bail!(
-            "the scratch has {available} bytes, the convolution needs {}",
-            p.scratch_bytes()
-        );
-    };
-    let columns: &mut [Quad] = bytemuck::cast_slice_mut(columns);
+    let columns = columns(p, scratch)?;
     let pixels = p.output[0] * p.output[1];
     let image = ih * iw * ic;
     let pointwise = p.pointwise();
@@ -187,6 +185,88 @@ pub(super) fn conv_with<M: Dot>(
         }
     }
     Ok(())
+}
+
+/// Runs a pointwise CONV_2D ([`Conv::pointwise`]) as [`conv`] does, with its output written
+/// over its own input: `data` holds the input (NHWC) and, when the kernel returns, the output
+/// from its start. Two pixels at a time are widened into `scratch` before their outputs are
+/// written, and an output pixel takes no more bytes than an input pixel, so the outputs of a
+/// pair land on input pixels already read; the bytes are those of [`conv`].
+///
+/// # Errors
+/// Parameters [`Conv::check`] refuses, a convolution that is not pointwise or has more output
+/// than input channels ([`Conv::in_place`]), or slices whose lengths do not fit them.
+#[allow(clippy::too_many_arguments)] // one slice per operand of the node
+pub fn conv_in_place(
+    p: &Conv,
+    data: &mut [i8],
+    filter: &[i8],
+    bias: &[i32],
+    multiplier: &[i32],
+    shift: &[i32],
+    scratch: &mut [u64],
+) -> Result<(), KernelError> {
+    conv_in_place_with::<Best>(p, data, filter, bias, multiplier, shift, scratch)
+}
+
+pub(super) fn conv_in_place_with<M: Dot>(
+    p: &Conv,
+    data: &mut [i8],
+    filter: &[i8],
+    bias: &[i32],
+    multiplier: &[i32],
+    shift: &[i32],
+    scratch: &mut [u64],
+) -> Result<(), KernelError> {
+    p.check()?;
+    if !p.in_place() {
+        bail!("only a pointwise convolution with no more output than input channels runs in place");
+    }
+    let [ih, iw, ic] = p.input;
+    let oc = p.output[2];
+    let k = p.depth();
+    let pixels = p.batches * ih * iw;
+    expect_len("the tensor", data.len(), pixels * ic)?;
+    expect_len("the filter", filter.len(), oc * k)?;
+    expect_len("the bias", bias.len(), oc)?;
+    let rq = Requantize::<false>::new(multiplier, shift, oc, p.output_offset, p.act)?;
+    let gemm = Gemm {
+        filter,
+        bias,
+        rq,
+        k,
+    };
+    if oc == 0 {
+        return Ok(());
+    }
+    let columns = columns(p, scratch)?;
+    let mut pixel = 0;
+    while pixel < pixels {
+        let second = pixel + 1 < pixels;
+        widen::<M>(&data[pixel * ic..(pixel + 1) * ic], columns, 0);
+        if second {
+            widen::<M>(&data[(pixel + 1) * ic..(pixel + 2) * ic], columns, 1);
+        }
+        let outs = &mut data[pixel * oc..(pixel + 1 + usize::from(second)) * oc];
+        let (a, b) = outs.split_at_mut(oc);
+        gemm.two::<M>(columns, a, second.then_some(b));
+        pixel += 2;
+    }
+    Ok(())
+}
+
+/// The two int16 columns in `scratch`, or an error if it is too short.
+fn columns<'s>(p: &Conv, scratch: &'s mut [u64]) -> Result<&'s mut [Quad], KernelError> {
+    let words: &mut [u8] = bytemuck::cast_slice_mut(scratch);
+    let available = words.len();
+    let Some(columns) = words.get_mut(..p.depth().div_ceil(4) * core::mem::size_of::<Quad>())
+    else {
+        bail!(
+            "the scratch has {available} bytes, the convolution needs {}",
+            p.scratch_bytes()
+        );
+    };
+    Ok(bytemuck::cast_slice_mut(columns))
 }
 
 /// The filter side of the product and its output stage.

@@ -4,6 +4,7 @@
 //! input and of the `[1, H, W, C]` filter, into accumulators on the stack.
 
 use super::dot::{Best, Dot};
+use super::overwrite::Overwrite;
 use super::{Requantize, activation, check_input_offset, expect_len};
 use crate::error::{KernelError, bail};
 use crate::tensor::numel;
@@ -116,64 +117,199 @@ pub(super) fn depthwise_with<M: Dot>(
     shift: &[i32],
     out: &mut [i8],
 ) -> Result<(), KernelError> {
-    p.check()?;
+    let rq = p.prepare(filter, bias, multiplier, shift)?;
     let [ih, iw] = p.input;
     let [oh, ow] = p.output;
     let c = p.channels;
     expect_len("the input", x.len(), p.batches * ih * iw * c)?;
-    expect_len("the filter", filter.len(), p.kernel[0] * p.kernel[1] * c)?;
-    expect_len("the bias", bias.len(), c)?;
     expect_len("the output", out.len(), p.batches * oh * ow * c)?;
-    let rq = Requantize::<false>::new(multiplier, shift, c, p.output_offset, p.act)?;
+    let (image, row) = (ih * iw * c, ow * c);
+    if row == 0 || oh == 0 {
+        return Ok(());
+    }
+    for (b, rows) in out.chunks_exact_mut(oh * row).enumerate() {
+        let image = &x[b * image..(b + 1) * image];
+        for (oy, pixels) in rows.chunks_exact_mut(row).enumerate() {
+            output_row::<M>(p, &rq, image, filter, bias, oy, pixels);
+        }
+    }
+    Ok(())
+}
+
+/// Runs DEPTHWISE_CONV_2D as [`depthwise`] does, with its output written over its own input:
+/// `data` holds the input (NHWC) and, when the kernel returns, the output from its start.
+/// Each output row is computed into `scratch` and copied over the input once no later row reads
+/// the input it covers ([`Depthwise::in_place_rows`] rows held back at most), so the output
+/// bytes are those of [`depthwise`].
+///
+/// # Errors
+/// Parameters [`Depthwise::check`] refuses, an output larger than the input, or slices whose
+/// lengths do not fit them (`scratch` at least [`Depthwise::in_place_scratch_bytes`] bytes).
+pub fn depthwise_in_place(
+    p: &Depthwise,
+    data: &mut [i8],
+    filter: &[i8],
+    bias: &[i32],
+    multiplier: &[i32],
+    shift: &[i32],
+    scratch: &mut [u64],
+) -> Result<(), KernelError> {
+    depthwise_in_place_with::<Best>(p, data, filter, bias, multiplier, shift, scratch)
+}
+
+pub(super) fn depthwise_in_place_with<M: Dot>(
+    p: &Depthwise,
+    data: &mut [i8],
+    filter: &[i8],
+    bias: &[i32],
+    multiplier: &[i32],
+    shift: &[i32],
+    scratch: &mut [u64],
+) -> Result<(), KernelError> {
+    let rq = p.prepare(filter, bias, multiplier, shift)?;
+    let Some(rows) = p.overwrite() else {
+        bail!("the output is larger than the input, so it cannot be written over it");
+    };
+    let [ih, iw] = p.input;
+    let [oh, ow] = p.output;
+    let c = p.channels;
+    expect_len("the tensor", data.len(), p.batches * ih * iw * c)?;
+    let (image, row) = (ih * iw * c, ow * c);
+    let held = rows.held_rows();
+    let bytes: &mut [u8] = bytemuck::cast_slice_mut(scratch);
+    let available = bytes.len();
+    let Some(ring) = bytes.get_mut(..held * row) else {
+        bail!(
+            "the scratch has {available} bytes, writing in place needs {}",
+            held * row
+        );
+    };
+    let ring: &mut [i8] = bytemuck::cast_slice_mut(ring);
+    if row == 0 {
+        return Ok(());
+    }
+    for b in 0..p.batches {
+        let (input, output) = (b * image, b * oh * row);
+        let mut flushed = 0;
+        for oy in 0..oh {
+            let slot = &mut ring[(oy % held) * row..][..row];
+            output_row::<M>(p, &rq, &data[input..input + image], filter, bias, oy, slot);
+            // Rows whose bytes no later row of this image reads go over the input.
+            while let Some(f) = rows.flushable(oy, flushed) {
+                data[output + f * row..][..row].copy_from_slice(&ring[(f % held) * row..][..row]);
+                flushed += 1;
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Depthwise {
+    /// The checks both drivers share, and the output stage.
+    fn prepare<'a>(
+        &self,
+        filter: &[i8],
+        bias: &[i32],
+        multiplier: &'a [i32],
+        shift: &'a [i32],
+    ) -> Result<Requantize<'a, false>, KernelError> {
+        self.check()?;
+        let c = self.channels;
+        expect_len(
+            "the filter",
+            filter.len(),
+            self.kernel[0] * self.kernel[1] * c,
+        )?;
+        expect_len("the bias", bias.len(), c)?;
+        Requantize::<false>::new(multiplier, shift, c, self.output_offset, self.act)
+    }
+
+    /// How the output goes over the input row by row, if it is no larger.
+    fn overwrite(&self) -> Option<Overwrite> {
+        let c = self.channels;
+        Overwrite::new(
+            [self.input[0], self.input[1] * c],
+            [self.output[0], self.output[1] * c],
+            self.stride[0],
+            self.pad[0],
+        )
+    }
+
+    /// Output rows [`depthwise_in_place`] holds back at most, or `None` when the output is
+    /// larger than the input and cannot go over it.
+    #[must_use]
+    pub fn in_place_rows(&self) -> Option<usize> {
+        self.overwrite().map(|rows| rows.held_rows())
+    }
+
+    /// Bytes of scratch [`depthwise_in_place`] needs: its held-back rows of output.
+    #[must_use]
+    pub fn in_place_scratch_bytes(&self) -> Option<usize> {
+        self.in_place_rows()
+            .map(|rows| rows * self.output[1] * self.channels)
+    }
+}
+
+/// Output row `oy` of one image: every pixel, a block of channels at a time.
+#[inline(always)]
+fn output_row<M: Dot>(
+    p: &Depthwise,
+    rq: &Requantize<'_, false>,
+    image: &[i8],
+    filter: &[i8],
+    bias: &[i32],
+    oy: usize,
+    out: &mut [i8],
+) {
+    let iw = p.input[1];
+    let c = p.channels;
     let offset = p.input_offset;
     let kw = p.kernel[1];
     let quads = c / 4 * 4;
     // Accumulators for a block of channels, on the stack.
     let mut block = [0i32; BLOCK];
-    let mut at = 0;
-    for b in 0..p.batches {
-        let image = &x[b * ih * iw * c..(b + 1) * ih * iw * c];
-        for oy in 0..oh {
-            let (y0, y1) = taps(oy, p.stride[0], p.dilation[0], p.pad[0], p.kernel[0], ih);
-            for ox in 0..ow {
-                let (x0, x1) = taps(ox, p.stride[1], p.dilation[1], p.pad[1], kw, iw);
-                let pixel = &mut out[at..at + c];
-                at += c;
-                let mut ch = 0;
-                while ch < quads {
-                    let len = (quads - ch).min(BLOCK);
-                    let acc = &mut block[..len];
-                    acc.copy_from_slice(&bias[ch..ch + len]);
-                    for ky in y0..y1 {
-                        let iy = oy * p.stride[0] + ky * p.dilation[0] - p.pad[0];
-                        for kx in x0..x1 {
-                            let ix = ox * p.stride[1] + kx * p.dilation[1] - p.pad[1];
-                            let xs = &image[(iy * iw + ix) * c + ch..][..len];
-                            let ws = &filter[(ky * kw + kx) * c + ch..][..len];
-                            M::channels(acc, xs, ws, offset);
-                        }
-                    }
-                    for (j, &a) in acc.iter().enumerate() {
-                        pixel[ch + j] = rq.apply(a, ch + j);
-                    }
-                    ch += len;
-                }
-                while ch < c {
-                    let mut acc = bias[ch];
-                    for ky in y0..y1 {
-                        let iy = oy * p.stride[0] + ky * p.dilation[0] - p.pad[0];
-                        for kx in x0..x1 {
-                            let ix = ox * p.stride[1] + kx * p.dilation[1] - p.pad[1];
-                            let xv = i32::from(image[(iy * iw + ix) * c + ch]) + offset;
-                            let wv = i32::from(filter[(ky * kw + kx) * c + ch]);
-                            acc = acc.wrapping_add(wv.wrapping_mul(xv));
-                        }
-                    }
-                    pixel[ch] = rq.apply(acc, ch);
-                    ch += 1;
+    let (y0, y1) = taps(
+        oy,
+        p.stride[0],
+        p.dilation[0],
+        p.pad[0],
+        p.kernel[0],
+        p.input[0],
+    );
+    for (ox, pixel) in out.chunks_exact_mut(c).enumerate() {
+        let (x0, x1) = taps(ox, p.stride[1], p.dilation[1], p.pad[1], kw, iw);
+        let mut ch = 0;
+        while ch < quads {
+            let len = (quads - ch).min(BLOCK);
+            let acc = &mut block[..len];
+            acc.copy_from_slice(&bias[ch..ch + len]);
+            for ky in y0..y1 {
+                let iy = oy * p.stride[0] + ky * p.dilation[0] - p.pad[0];
+                for kx in x0..x1 {
+                    let ix = ox * p.stride[1] + kx * p.dilation[1] - p.pad[1];
+                    let xs = &image[(iy * iw + ix) * c + ch..][..len];
+                    let ws = &filter[(ky * kw + kx) * c + ch..][..len];
+                    M::channels(acc, xs, ws, offset);
                 }
             }
+            for (j, &a) in acc.iter().enumerate() {
+                pixel[ch + j] = rq.apply(a, ch + j);
+            }
+            ch += len;
+        }
+        while ch < c {
+            let mut acc = bias[ch];
+            for ky in y0..y1 {
+                let iy = oy * p.stride[0] + ky * p.dilation[0] - p.pad[0];
+                for kx in x0..x1 {
+                    let ix = ox * p.stride[1] + kx * p.dilation[1] - p.pad[1];
+                    let xv = i32::from(image[(iy * iw + ix) * c + ch]) + offset;
+                    let wv = i32::from(filter[(ky * kw + kx) * c + ch]);
+                    acc = acc.wrapping_add(wv.wrapping_mul(xv));
+                }
+            }
+            pixel[ch] = rq.apply(acc, ch);
+            ch += 1;
         }
     }
-    Ok(())
 }

@@ -34,12 +34,13 @@ mod dot;
 mod dsp;
 mod elementwise;
 mod fully_connected;
+mod overwrite;
 mod pool;
 #[cfg(test)]
 mod tests;
 
-pub use conv::{Conv, conv};
-pub use depthwise::{Depthwise, depthwise};
+pub use conv::{Conv, conv, conv_in_place};
+pub use depthwise::{Depthwise, depthwise, depthwise_in_place};
 pub use elementwise::{Elementwise, Operator, elementwise};
 pub use fully_connected::{FullyConnected, fully_connected};
 pub use pool::{Pool, pool};

@@ -8,8 +8,8 @@ use std::vec::Vec;
 
 use proptest::prelude::*;
 
-use super::conv::conv_with;
-use super::depthwise::depthwise_with;
+use super::conv::{conv_in_place_with, conv_with};
+use super::depthwise::{depthwise_in_place_with, depthwise_with};
 use super::dot::{Packed, Plain};
 use super::dsp::Emulated;
 use super::fully_connected::fully_connected_with;
@@ -229,6 +229,22 @@ proptest! {
             }
             prop_assert_eq!(&got, &want);
         }
+        // Written over its own input, when it has no more output than input channels.
+        prop_assert_eq!(p.in_place(), oc <= ic);
+        for packed in [false, true] {
+            let mut data = x.clone();
+            let run = if packed {
+                conv_in_place_with::<Emu>(&p, &mut data, &filter, &folded, &mult, &shift, &mut scratch)
+            } else {
+                conv_in_place_with::<Plain>(&p, &mut data, &filter, &folded, &mult, &shift, &mut scratch)
+            };
+            if oc <= ic {
+                run.unwrap();
+                prop_assert_eq!(&data[..want.len()], &want[..]);
+            } else {
+                prop_assert!(run.is_err());
+            }
+        }
     }
 
     #[test]
@@ -272,6 +288,23 @@ proptest! {
         let mut packed = vec![0i8; want.len()];
         depthwise_with::<Emu>(&p, &x, &filter, &bias, &mult, &shift, &mut packed).unwrap();
         prop_assert_eq!(&packed, &want);
+        // Written over its own input, when the output is no larger.
+        if let Some(bytes) = p.in_place_scratch_bytes() {
+            let mut ring = vec![0u64; bytes.div_ceil(8)];
+            let mut data = x.clone();
+            depthwise_in_place_with::<Plain>(&p, &mut data, &filter, &bias, &mult, &shift, &mut ring).unwrap();
+            prop_assert_eq!(&data[..want.len()], &want[..]);
+            let mut data = x.clone();
+            depthwise_in_place_with::<Emu>(&p, &mut data, &filter, &bias, &mult, &shift, &mut ring).unwrap();
+            prop_assert_eq!(&data[..want.len()], &want[..]);
+            // One byte of ring short is an error, not a wrong answer.
+            if bytes > 0 {
+                let mut short = vec![0u64; (bytes - 1) / 8];
+                prop_assert!(depthwise_in_place_with::<Plain>(&p, &mut x.clone(), &filter, &bias, &mult, &shift, &mut short).is_err());
+            }
+        } else {
+            prop_assert!(want.len() > x.len());
+        }
     }
 
     #[test]
