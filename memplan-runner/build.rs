@@ -1,8 +1,10 @@
 //! Generates the network chosen by `MEMPLAN_MODEL` (an absolute path to an ONNX file; without
 //! it, the small model in `models/default.onnx`) with `memplan-build`, exactly as a user's build
 //! script would: `OUT_DIR/net.rs` (the arena module, the constants read in place, the tables and
-//! `run`), with `inplace` off when `MEMPLAN_INPLACE=0` and the build-time rewriting (fusion,
-//! packed weights: `memplan_build::Network::fuse`) off when `MEMPLAN_FUSE=0`.
+//! `run`), with `inplace` off when `MEMPLAN_INPLACE=0`, the build-time rewriting (fusion,
+//! packed weights: `memplan_build::Network::fuse`) off when `MEMPLAN_FUSE=0`, and a RAM budget
+//! the arena must meet when `MEMPLAN_RAM_BUDGET` is a number of bytes
+//! (`memplan_build::Network::ram_budget`; unset or empty: none).
 //!
 //! Every problem with the model (an operator the kernels do not implement, a dynamic shape, a
 //! missing weight, a truncated file) stops the build with `memplan-build`'s message, naming the
@@ -14,6 +16,7 @@ fn main() {
     println!("cargo::rerun-if-env-changed=MEMPLAN_MODEL");
     println!("cargo::rerun-if-env-changed=MEMPLAN_INPLACE");
     println!("cargo::rerun-if-env-changed=MEMPLAN_FUSE");
+    println!("cargo::rerun-if-env-changed=MEMPLAN_RAM_BUDGET");
     println!("cargo::rerun-if-changed=build.rs");
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
     let model = match std::env::var_os("MEMPLAN_MODEL") {
@@ -36,11 +39,20 @@ fn main() {
     let inplace = std::env::var("MEMPLAN_INPLACE").map_or(true, |v| v != "0");
     let fuse = std::env::var("MEMPLAN_FUSE").map_or(true, |v| v != "0");
     // A `.tflite` file (or one with TFLite's identifier) is read as TFLite, anything else as ONNX.
-    let generated = memplan_build::Network::from_file(&model)
+    let mut network = memplan_build::Network::from_file(&model)
         .name("net")
         .inplace(inplace)
-        .fuse(fuse)
-        .generate();
+        .fuse(fuse);
+    match std::env::var("MEMPLAN_RAM_BUDGET") {
+        Ok(bytes) if !bytes.trim().is_empty() => match bytes.trim().parse::<u64>() {
+            Ok(bytes) => network = network.ram_budget(bytes),
+            Err(e) => fail(&format!(
+                "MEMPLAN_RAM_BUDGET=`{bytes}` is not a number of bytes ({e})\n  = help: give the most bytes the arena may take, e.g. MEMPLAN_RAM_BUDGET=65536, or leave it empty for no budget"
+            )),
+        },
+        _ => {}
+    }
+    let generated = network.generate();
     if let Err(error) = generated {
         fail(error.message());
     }

@@ -17,6 +17,10 @@ Needs `rustup target add thumbv7em-none-eabihf` and `qemu-system-arm`. Run from 
 
     python3 scripts/cortex_m_figures.py                     # the shared and fixture models
     python3 scripts/cortex_m_figures.py model.tflite -O s   # one model, one level
+    python3 scripts/cortex_m_figures.py model.tflite -O s -b none -b 12000   # RAM budgets
+
+`-b BYTES` builds with `MEMPLAN_FIRMWARE_RAM_BUDGET=BYTES` (`none`: without a budget); a budget
+the network cannot meet is printed as the build's refusal (its first line).
 """
 
 import argparse
@@ -89,13 +93,17 @@ def matches(output: bytes, want, float_output: bool) -> str:
     return f"{'within' if ok else 'OUTSIDE'} tolerance (max abs diff {worst:.1e})"
 
 
-def measure(model: Path, level: str, plugin_path: Path) -> dict:
-    env = dict(os.environ, MEMPLAN_FIRMWARE_MODEL=str(model), CARGO_PROFILE_RELEASE_OPT_LEVEL=level)
+def measure(model: Path, level: str, plugin_path: Path, budget: str = "none") -> dict:
+    env = dict(os.environ, MEMPLAN_FIRMWARE_MODEL=str(model), CARGO_PROFILE_RELEASE_OPT_LEVEL=level,
+               MEMPLAN_FIRMWARE_RAM_BUDGET="" if budget == "none" else budget)
     for var in ("RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS", "CARGO_BUILD_TARGET"):
         env.pop(var, None)
     build = subprocess.run(["cargo", "build", "--release", "--locked", "-q"], cwd=CRATE, env=env,
                            capture_output=True, text=True)
     if build.returncode != 0:
+        refusal = next((line for line in build.stderr.splitlines() if "RAM budget" in line), None)
+        if budget != "none" and refusal:
+            return {"refused": refusal.strip()}
         raise SystemExit(f"{model.name}: the firmware does not build:\n{build.stderr}")
     elf = CRATE / "target" / TARGET / "release" / "memplan-cortex-m-example"
     run = subprocess.run(
@@ -125,17 +133,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("models", nargs="*", type=Path)
     parser.add_argument("-O", "--opt-level", action="append", choices=["s", "z", "1", "2", "3"])
+    parser.add_argument("-b", "--ram-budget", action="append",
+                        help="MEMPLAN_FIRMWARE_RAM_BUDGET in bytes, or `none` (default)")
     args = parser.parse_args()
     models = [m.resolve() for m in args.models] or [m for m in DEFAULT_MODELS if m.is_file()]
     levels = args.opt_level or ["s", "3"]
+    budgets = args.ram_budget or ["none"]
     plugin_path = plugin()
-    print("| model | opt-level | instructions | flash | .text | RAM | arena | output |")
-    print("|---|---|---:|---:|---:|---:|---:|---|")
+    print("| model | opt-level | RAM budget | instructions | flash | .text | RAM | arena | output |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|")
     for model in models:
         for level in levels:
-            f = measure(model, level, plugin_path)
-            print(f"| {model.name} | {level} | {f['instructions']:,} | {f['flash']:,} | "
-                  f"{f['text']:,} | {f['ram']:,} | {f['arena']:,} | {f['check']} |", flush=True)
+            for budget in budgets:
+                f = measure(model, level, plugin_path, budget)
+                if "refused" in f:
+                    print(f"| {model.name} | {level} | {budget} | refused: {f['refused']} |||||",
+                          flush=True)
+                    continue
+                print(f"| {model.name} | {level} | {budget} | {f['instructions']:,} | "
+                      f"{f['flash']:,} | {f['text']:,} | {f['ram']:,} | {f['arena']:,} | "
+                      f"{f['check']} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,9 @@
 //!   `<stem>.input.bin` beside it; float32 or int8 input and output), else the MLPerf Tiny keyword spotter `../shared/bench/tinyml/
 //!   kws_ref_model_float32.onnx` when the shared data is there, else the runner's small CNN
 //!   (`memplan-runner/models/default.onnx`);
+//! - `MEMPLAN_FIRMWARE_RAM_BUDGET` (bytes; unset or empty: no budget): the most bytes the
+//!   network's arena may take ([`memplan_build::Network::ram_budget`]); the build meets it by
+//!   running convolutions in place, or fails saying the least arena the network can run in;
 //! - `OUT_DIR/net.rs` (the module `net`), `OUT_DIR/input.bin` (the reference input, embedded in
 //!   flash) and `OUT_DIR/io.rs` (the input and output lengths, and `run` on them).
 
@@ -18,6 +21,7 @@ fn main() -> Result<(), memplan_build::Error> {
     println!("cargo::rerun-if-changed=memory.x");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=MEMPLAN_FIRMWARE_MODEL");
+    println!("cargo::rerun-if-env-changed=MEMPLAN_FIRMWARE_RAM_BUDGET");
 
     let kws = Path::new("../../../shared/bench/tinyml/kws_ref_model_float32.onnx");
     let model = match std::env::var_os("MEMPLAN_FIRMWARE_MODEL") {
@@ -25,9 +29,17 @@ fn main() -> Result<(), memplan_build::Error> {
         _ if kws.is_file() => kws.to_path_buf(),
         _ => PathBuf::from("../../memplan-runner/models/default.onnx"),
     };
-    let generated = memplan_build::Network::from_file(&model)
-        .name("net")
-        .generate()?;
+    let mut network = memplan_build::Network::from_file(&model).name("net");
+    match std::env::var("MEMPLAN_FIRMWARE_RAM_BUDGET") {
+        Ok(bytes) if !bytes.trim().is_empty() => {
+            let bytes = bytes.trim().parse::<u64>().unwrap_or_else(|e| {
+                panic!("MEMPLAN_FIRMWARE_RAM_BUDGET is `{bytes}`, not a number of bytes ({e})")
+            });
+            network = network.ram_budget(bytes);
+        }
+        _ => {}
+    }
+    let generated = network.generate()?;
 
     // The reference input beside the model: `<stem>.input.bin`.
     let stem = model

@@ -206,6 +206,7 @@ mod tests {
             inputs: vec![OpInput::Tensor(0)],
             outputs: vec![1],
             scratch: None,
+            overwrites: false,
         }
     }
 

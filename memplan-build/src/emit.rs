@@ -119,7 +119,11 @@ pub(crate) fn network_items(
          /// The graph outputs, in graph order (indices into [`VALUES`]).\npub const OUTPUTS: &[usize] = &{:?};\n\
          /// Nodes of the file the build folded or fused into the node before them\n\
          /// (BatchNormalization into Conv, a constant Add into MatMul, activations).\npub const FUSED_NODES: usize = {};\n\
-         /// Constants stored packed in the panels the matrix product reads.\npub const PACKED_CONSTANTS: usize = {};\n",
+         /// Constants stored packed in the panels the matrix product reads.\npub const PACKED_CONSTANTS: usize = {};\n\
+         /// Nodes whose kernel writes its output over its own input, chosen by the build to meet\n\
+         /// its RAM budget (`Network::ram_budget`): the same bytes for no extra arithmetic (a\n\
+         /// depthwise convolution copies its output through a ring of a few rows in the arena).\n\
+         pub const WRITTEN_IN_PLACE: &[&str] = &{:?};\n",
         prepared.bound_without_sharing,
         prepared.sum_of_sizes,
         model.aliases.len(),
@@ -128,6 +132,12 @@ pub(crate) fn network_items(
         model.outputs,
         prepared.fused.batch_norms + prepared.fused.biases + prepared.fused.activations,
         prepared.fused.packed,
+        prepared
+            .nodes
+            .iter()
+            .filter(|n| n.overwrites)
+            .map(|n| n.label.as_str())
+            .collect::<Vec<_>>(),
     );
     let _ = writeln!(
         s,
@@ -314,8 +324,12 @@ fn run_fn(prepared: &Prepared, offsets: &[usize]) -> String {
             }
         }
         let label = &node.label;
-        let kernel = specialise::plan(node, &operands).filter(|_| pairs.is_empty());
+        // A node with an in-place pair runs through the general path (`Input::InPlace`),
+        // unless its specialised kernel is the one writing in place.
+        let kernel =
+            specialise::plan(node, &operands).filter(|_| pairs.is_empty() || node.overwrites);
         let how = match (&kernel, specialise::tflite_function(&node.op_type)) {
+            (Some(_), _) if node.overwrites => ", specialised, written over its input",
             (Some(_), _) => ", specialised",
             (None, Some(_)) => ", direct",
             (None, None) => "",
@@ -336,6 +350,14 @@ fn run_fn(prepared: &Prepared, offsets: &[usize]) -> String {
             && let Some(statement) = call.statement(node, kernel, &view, &scratch)
         {
             let _ = writeln!(s, "{statement}\n}}");
+            continue;
+        }
+        if node.overwrites {
+            // `ram_budget::candidates` chose only nodes whose statement it could write.
+            let _ = writeln!(
+                s,
+                "::core::compile_error!(\"memplan-build: node `{label}` was to be written in place but its kernel call could not be generated; please report this\");\n}}"
+            );
             continue;
         }
         let mut inputs = Vec::new();

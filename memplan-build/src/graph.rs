@@ -27,6 +27,7 @@ pub(crate) fn kernel_dtype(dtype: DType) -> Result<&'static str, String> {
 }
 
 /// One node as the generated code runs it.
+#[derive(Clone)]
 pub(crate) struct Node {
     /// The ONNX node's name, or `<op_type>_<k>`.
     pub(crate) label: String,
@@ -40,6 +41,9 @@ pub(crate) struct Node {
     pub(crate) outputs: Vec<usize>,
     /// Its scratch tensor and how many `u64` words it holds.
     pub(crate) scratch: Option<(usize, usize)>,
+    /// Whether its kernel writes its output over its input 0 (chosen to meet a RAM budget,
+    /// [`crate::ram_budget`]): the two share memory, an in-place pair of the model.
+    pub(crate) overwrites: bool,
 }
 
 /// A constant, loaded.

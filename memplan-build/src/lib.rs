@@ -66,6 +66,7 @@ mod network;
 mod options;
 mod output;
 mod prepare;
+mod ram_budget;
 mod specialise;
 mod tflite;
 

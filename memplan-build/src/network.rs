@@ -126,6 +126,7 @@ impl Network {
                 solver: None,
                 nodes: None,
                 budget: None,
+                ram_budget: None,
                 io_in_arena: false,
                 plan_docs: true,
                 fuse: true,
@@ -177,6 +178,21 @@ impl Network {
     #[must_use]
     pub fn budget(mut self, bytes: u64) -> Self {
         self.options.budget = Some(bytes);
+        self
+    }
+
+    /// The most bytes the arena may take, which the build meets by choosing how the network
+    /// runs (without it nothing changes). When the plan of whole tensors is larger, the build
+    /// has int8 convolutions write their output over their own input where the kernels can
+    /// (a pointwise convolution with no more output than input channels, in place pixel by
+    /// pixel; a depthwise convolution whose output is no larger than its input, through a ring
+    /// of a few output rows planned in the arena), the same bytes for no extra arithmetic, and
+    /// keeps only those it needs. `ARENA_SIZE` is then at most `bytes` (graph inputs and
+    /// outputs are the caller's buffers, outside it), or the build fails saying the least arena
+    /// it can reach. The generated module's `network::WRITTEN_IN_PLACE` lists the nodes.
+    #[must_use]
+    pub fn ram_budget(mut self, bytes: u64) -> Self {
+        self.options.ram_budget = Some(bytes);
         self
     }
 

@@ -10,6 +10,9 @@ pub(crate) struct Options {
     pub(crate) solver: Option<String>,
     pub(crate) nodes: Option<u64>,
     pub(crate) budget: Option<u64>,
+    /// The most bytes the arena may take, met by writing outputs over inputs where the
+    /// kernels can ([`crate::ram_budget`]).
+    pub(crate) ram_budget: Option<u64>,
     pub(crate) io_in_arena: bool,
     pub(crate) plan_docs: bool,
     /// Build-time rewriting: BatchNormalization folded, biases and activations fused, weights

@@ -14,6 +14,7 @@ use crate::fold;
 use crate::fuse;
 use crate::graph::{Constant, FuseReport, Node, Prepared, kernel_dtype};
 use crate::options::Options;
+use crate::ram_budget;
 use crate::specialise;
 
 /// The value of a one-element tensor attribute (`ConstantOfShape`'s `value`).
@@ -173,6 +174,7 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
             inputs: op.inputs.clone(),
             outputs: op.outputs.iter().flatten().copied().collect(),
             scratch: None,
+            overwrites: false,
         });
     }
 
@@ -218,13 +220,13 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
 
 /// A network checked and planned, before its constants are attached.
 pub(crate) struct Planned {
-    model: Model,
-    plan: ModelPlan,
+    pub(crate) model: Model,
+    pub(crate) plan: ModelPlan,
     toml: String,
     shapes: Vec<Vec<u64>>,
     values: usize,
-    nodes: Vec<Node>,
-    bound_without_sharing: u64,
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) bound_without_sharing: u64,
     sum_of_sizes: u64,
 }
 
@@ -263,7 +265,7 @@ pub(crate) fn finish(
     options: &Options,
     mut model: Model,
     shapes: Vec<Vec<u64>>,
-    mut nodes: Vec<Node>,
+    nodes: Vec<Node>,
     constants: &[Constant],
 ) -> Result<Planned, String> {
     // Tensors the kernels can hold; graph inputs and outputs.
@@ -299,6 +301,63 @@ pub(crate) fn finish(
             model.tensors[t].memory.external = true;
         }
     }
+    let planned = schedule(
+        path,
+        options,
+        model.clone(),
+        shapes.clone(),
+        nodes.clone(),
+        constants,
+        &BTreeSet::new(),
+    )?;
+    match options.ram_budget {
+        Some(budget) if planned.plan.total_arena_size() > budget => {
+            let plan_with = |overwrite: &BTreeSet<usize>| {
+                schedule(
+                    path,
+                    options,
+                    model.clone(),
+                    shapes.clone(),
+                    nodes.clone(),
+                    constants,
+                    overwrite,
+                )
+            };
+            ram_budget::meet(
+                budget,
+                &planned,
+                &ram_budget::candidates(&model, &shapes, &nodes, constants, options),
+                plan_with,
+            )
+        }
+        _ => Ok(planned),
+    }
+}
+
+/// [`finish`]'s planning of one schedule: the nodes of `overwrite` write their output over
+/// their input 0 (an in-place pair each), each node gets its scratch, then the model is written,
+/// read back and planned.
+fn schedule(
+    path: &Path,
+    options: &Options,
+    mut model: Model,
+    shapes: Vec<Vec<u64>>,
+    mut nodes: Vec<Node>,
+    constants: &[Constant],
+    overwrite: &BTreeSet<usize>,
+) -> Result<Planned, String> {
+    for &k in overwrite {
+        let (Some(OpInput::Tensor(input)), Some(&output)) =
+            (nodes[k].inputs.first(), nodes[k].outputs.first())
+        else {
+            return Err(
+                "internal error: a node written in place has no input value; please report this"
+                    .to_owned(),
+            );
+        };
+        model.ops[k].inplace = Some(vec![(output, *input)]);
+        nodes[k].overwrites = true;
+    }
 
     // Scratch: a `u64` tensor per node that needs one, live while the node runs.
     let mut shapes = shapes;
@@ -330,7 +389,9 @@ pub(crate) fn finish(
         .map_err(|e| format!("node `{}` ({}): {e}", node.label, node.op_type))?;
         // A specialised kernel's own scratch (the int8 convolution's im2col columns).
         let specialised = specialise::plan(node, &specialise::operands(&model, &shapes, constants))
-            .map_or(0, |kernel| kernel.scratch_bytes().div_ceil(8));
+            .map_or(0, |kernel| {
+                kernel.scratch_bytes(node.overwrites).div_ceil(8)
+            });
         let words = words.max(specialised);
         if words == 0 {
             continue;

@@ -39,14 +39,26 @@ pub(crate) enum Kernel {
 }
 
 impl Kernel {
-    /// Bytes of scratch the kernel needs.
-    pub(crate) fn scratch_bytes(&self) -> usize {
+    /// Bytes of scratch the kernel needs, writing its output over its input (`overwrites`) or
+    /// not.
+    pub(crate) fn scratch_bytes(&self, overwrites: bool) -> usize {
         match self {
             Kernel::Conv(p) => p.scratch_bytes(),
+            Kernel::Depthwise(p) if overwrites => p.in_place_scratch_bytes().unwrap_or(0),
             Kernel::Depthwise(_)
             | Kernel::FullyConnected(_)
             | Kernel::Elementwise(_)
             | Kernel::Pool(_) => 0,
+        }
+    }
+
+    /// Whether the kernel can write its output over its input 0 (`s8::conv_in_place`,
+    /// `s8::depthwise_in_place`).
+    pub(crate) fn can_overwrite(&self) -> bool {
+        match self {
+            Kernel::Conv(p) => p.in_place(),
+            Kernel::Depthwise(p) => p.in_place_rows().is_some(),
+            Kernel::FullyConnected(_) | Kernel::Elementwise(_) | Kernel::Pool(_) => false,
         }
     }
 }
@@ -459,7 +471,13 @@ impl Call<'_> {
             OpInput::Weight(_) => self.in_place(node, i, "i8"),
             OpInput::Absent => None,
         };
-        let (x, out) = (operand(0)?, view(*node.outputs.first()?));
+        // Written in place, the input is the output's view (they share memory).
+        let x = if node.overwrites {
+            String::new()
+        } else {
+            operand(0)?
+        };
+        let out = view(*node.outputs.first()?);
         let mut items = String::new();
         // The parameter structs' `Debug` is their literal: plain fields of integers and arrays.
         let call = match kernel {
@@ -467,9 +485,15 @@ impl Call<'_> {
                 let oc = p.output[2];
                 let bias = self.folded_bias(node, p.input_offset, oc, &mut items)?;
                 let weights = self.weights(node, oc, &bias, &mut items)?;
-                format!(
-                    "__k::tflite::s8::conv(&__k::tflite::s8::{p:?}, {x}, {weights}, {out}, {scratch})"
-                )
+                if node.overwrites {
+                    format!(
+                        "__k::tflite::s8::conv_in_place(&__k::tflite::s8::{p:?}, {out}, {weights}, {scratch})"
+                    )
+                } else {
+                    format!(
+                        "__k::tflite::s8::conv(&__k::tflite::s8::{p:?}, {x}, {weights}, {out}, {scratch})"
+                    )
+                }
             }
             Kernel::Depthwise(p) => {
                 let c = p.channels;
@@ -481,9 +505,15 @@ impl Call<'_> {
                     }
                 };
                 let weights = self.weights(node, c, &bias, &mut items)?;
-                format!(
-                    "__k::tflite::s8::depthwise(&__k::tflite::s8::{p:?}, {x}, {weights}, {out})"
-                )
+                if node.overwrites {
+                    format!(
+                        "__k::tflite::s8::depthwise_in_place(&__k::tflite::s8::{p:?}, {out}, {weights}, {scratch})"
+                    )
+                } else {
+                    format!(
+                        "__k::tflite::s8::depthwise(&__k::tflite::s8::{p:?}, {x}, {weights}, {out})"
+                    )
+                }
             }
             Kernel::FullyConnected(p) => {
                 let units = p.units;

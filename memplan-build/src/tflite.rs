@@ -1022,6 +1022,7 @@ impl Lower<'_> {
             inputs,
             outputs,
             scratch: None,
+            overwrites: false,
         })
     }
 

@@ -309,3 +309,86 @@ fn an_int8_network_calls_its_kernels_directly() {
         assert!(squeeze(run).contains("input_offset:"), "{model}");
     }
 }
+
+/// The generated module's `network::WRITTEN_IN_PLACE` list.
+fn written_in_place(source: &str) -> String {
+    let at = source
+        .find("WRITTEN_IN_PLACE")
+        .expect("the module lists the nodes written in place");
+    let line = &source[at..];
+    squeeze(&line[..line.find(';').unwrap_or(line.len())])
+}
+
+#[test]
+fn a_ram_budget_below_the_whole_tensor_plan_is_met_by_writing_convolutions_in_place() {
+    let dir = out_dir("ram-budget");
+    let model = dir.join("separable.tflite");
+    let file = memplan_tflite::fixture::separable_cnn_int8(12, 6, [4, 16, 8], 7);
+    std::fs::write(&model, file.bytes()).unwrap();
+    let build = |budget: Option<u64>| {
+        let network = Network::from_tflite(&model)
+            .name("net")
+            .out_dir(&dir)
+            .emit_rerun_if_changed(false);
+        match budget {
+            Some(bytes) => network.ram_budget(bytes),
+            None => network,
+        }
+        .generate()
+    };
+    // Over whole tensors: two 12 x 6 x 16 activations at once (1,152 bytes each) and the first
+    // convolution's columns; nothing is written in place.
+    let whole = build(None).unwrap();
+    assert_eq!(whole.arena_size, whole.lower_bound);
+    assert!(whole.arena_size >= 2 * 1152, "{}", whole.arena_size);
+    let source = std::fs::read_to_string(&whole.rust).unwrap();
+    assert_eq!(written_in_place(&source), "WRITTEN_IN_PLACE:&[&str]=&[]");
+    // A budget of the whole plan changes nothing.
+    let same = build(Some(whole.arena_size)).unwrap();
+    assert_eq!(same.arena_size, whole.arena_size);
+    assert_eq!(std::fs::read_to_string(&same.rust).unwrap(), source);
+
+    // Just below it: the pointwise convolution goes over its input (free), no depthwise ring.
+    let below = build(Some(whole.arena_size - 1)).unwrap();
+    assert!(below.arena_size < whole.arena_size);
+    let source = std::fs::read_to_string(&below.rust).unwrap();
+    assert!(
+        written_in_place(&source).contains("CONV_2D_2"),
+        "{}",
+        written_in_place(&source)
+    );
+    assert!(squeeze(&source).contains("s8::conv_in_place("), "{source}");
+
+    // Half of it: every convolution that can, the depthwise ones through their rings.
+    let half = build(Some(whole.arena_size / 2 + 256)).unwrap();
+    assert!(half.arena_size <= whole.arena_size / 2 + 256);
+    let source = std::fs::read_to_string(&half.rust).unwrap();
+    let listed = written_in_place(&source);
+    for node in ["DEPTHWISE_CONV_2D_1", "CONV_2D_2"] {
+        assert!(listed.contains(node), "{listed}");
+    }
+    assert!(squeeze(&source).contains("s8::depthwise_in_place("));
+    // The op view of a node written in place is one view, the input's bytes (the output of
+    // the stride-2 depthwise is a quarter of them).
+    assert!(
+        source.contains("written in place: on entry it holds input"),
+        "{source}"
+    );
+
+    // Below what any schedule reaches: refused, with the least arena reachable.
+    let error = build(Some(64)).unwrap_err().to_string();
+    assert!(
+        error.contains("the arena cannot fit the RAM budget of 64 bytes")
+            && error.contains("the least arena this network can run in is")
+            && error.contains("= help:"),
+        "{error}"
+    );
+    let least: u64 = error
+        .split("the least arena this network can run in is ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("the least arena in bytes");
+    assert_eq!(build(Some(least)).unwrap().arena_size, least);
+    assert!(build(Some(least - 1)).is_err());
+}

@@ -72,6 +72,48 @@ fn the_int8_keyword_spotter_equals_litert_byte_for_byte() {
 }
 
 #[test]
+fn the_int8_keyword_spotter_under_a_ram_budget_equals_litert_byte_for_byte() {
+    let Some(dir) = tinyml() else {
+        return;
+    };
+    let reference = std::fs::read(dir.join("kws_ref_model.tflite.output.bin")).unwrap();
+    let model = dir.join("kws_ref_model.tflite");
+    // Below the whole-tensor bound (16,256 bytes): the pointwise convolutions write over their
+    // input (16,000); the depthwise ones too, through two rows of ring each (8,640).
+    for (budget, arena) in [(16_255, 16_000), (12_000, 8_640)] {
+        let runner = common::Runner::lock();
+        runner
+            .build_with_budget(&model, true, Some(budget))
+            .unwrap_or_else(|e| panic!("kws under {budget} bytes: the build failed:\n{e}"));
+        let (ours, summary) = runner.run_both(
+            &format!("kws under {budget} bytes"),
+            &dir.join("kws_ref_model.input.bin"),
+            &common::scratch(&format!("tflite-kws-budget-{budget}")),
+        );
+        assert_same_bytes(
+            &format!("kws int8 under {budget} bytes"),
+            &ours,
+            &reference,
+            "LiteRT",
+        );
+        assert!(
+            summary.contains(&format!("arena {arena} bytes")),
+            "{summary}"
+        );
+        println!("kws int8 under a RAM budget of {budget} bytes: equal to LiteRT\n{summary}");
+    }
+    // Below what writing in place reaches: the build says the least it can do.
+    let error = common::Runner::lock()
+        .build_with_budget(&model, true, Some(8_000))
+        .expect_err("no schedule fits 8,000 bytes");
+    assert!(
+        error.contains("the arena cannot fit the RAM budget of 8000 bytes")
+            && error.contains("the least arena this network can run in is 8640 bytes"),
+        "{error}"
+    );
+}
+
+#[test]
 fn the_float_keyword_spotter_matches_litert() {
     let Some(dir) = tinyml() else {
         return;

@@ -64,3 +64,47 @@ fn mlperf_tiny_like_float_networks_match_litert() {
         println!("{name}: max abs diff {worst:.2e} from LiteRT | {arena_line}");
     }
 }
+
+/// A depthwise-separable int8 network (`memplan_tflite::fixture::separable_cnn_int8`) under RAM
+/// budgets below its whole-tensor plan: its convolutions written over their own inputs, the
+/// output the same bytes as without a budget, and the arena within the budget.
+#[test]
+fn an_int8_network_under_a_ram_budget_computes_the_same_bytes() {
+    let dir = common::scratch("tflite-models-ram-budget");
+    let model = dir.join("separable.tflite");
+    let file = memplan_tflite::fixture::separable_cnn_int8(20, 10, [3, 24, 12], 11);
+    std::fs::write(&model, file.bytes()).unwrap();
+    let input: Vec<u8> = (0..20 * 10 * 3u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect();
+    let input_path = dir.join("separable.input.bin");
+    std::fs::write(&input_path, &input).unwrap();
+    let arena = |summary: &str| -> u64 {
+        summary
+            .split("arena ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no arena in {summary}"))
+    };
+    let runner = common::Runner::lock();
+    runner.build_with_budget(&model, true, None).unwrap();
+    let (whole, summary) = runner.run_both("whole tensors", &input_path, &dir);
+    let whole_arena = arena(&summary);
+    for budget in [whole_arena - 1, whole_arena / 2 + 512] {
+        runner
+            .build_with_budget(&model, true, Some(budget))
+            .unwrap_or_else(|e| panic!("under {budget} bytes: {e}"));
+        let (ours, summary) = runner.run_both(&format!("under {budget} bytes"), &input_path, &dir);
+        assert_same_bytes(
+            &format!("under {budget} bytes"),
+            &ours,
+            &whole,
+            "the whole-tensor run",
+        );
+        assert!(arena(&summary) <= budget, "{summary}");
+        println!(
+            "separable int8 under {budget} bytes (whole: {whole_arena}): same bytes\n{summary}"
+        );
+    }
+}

@@ -191,3 +191,124 @@ impl FileBuilder {
         bytes
     }
 }
+
+/// One layer of [`separable_cnn_int8`]: a convolution to `channels` (depthwise or not) with a
+/// `kernel x kernel` window and its stride.
+struct Layer {
+    depthwise: bool,
+    channels: i32,
+    kernel: i32,
+    stride: i32,
+}
+
+/// A small depthwise-separable int8 CNN shaped like MLPerf Tiny's keyword spotter (DS-CNN):
+/// an int8 `[1, height, width, channels[0]]` input, a 3 x 3 CONV_2D to `channels[1]`, then
+/// DEPTHWISE_CONV_2D 3 x 3 and pointwise CONV_2D pairs (the second depthwise with stride 2, the
+/// last pointwise to `channels[2]`), RELU fused, per-channel weights from `seed`. The graph's
+/// output is the last convolution's. For tests of the int8 convolutions end to end.
+pub fn separable_cnn_int8(height: i32, width: i32, channels: [i32; 3], seed: u64) -> FileBuilder {
+    use schema::{ActivationFunctionType, BuiltinOptions, Padding, TensorType::Int8};
+    let mut state = seed | 1;
+    let mut random = move || {
+        // xorshift64*
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        state.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32
+    };
+    let mut file = FileBuilder::new();
+    let [input_channels, width_1, output_channels] = channels;
+    let layers = [
+        Layer {
+            depthwise: false,
+            channels: width_1,
+            kernel: 3,
+            stride: 1,
+        },
+        Layer {
+            depthwise: true,
+            channels: width_1,
+            kernel: 3,
+            stride: 1,
+        },
+        Layer {
+            depthwise: false,
+            channels: width_1,
+            kernel: 1,
+            stride: 1,
+        },
+        Layer {
+            depthwise: true,
+            channels: width_1,
+            kernel: 3,
+            stride: 2,
+        },
+        Layer {
+            depthwise: false,
+            channels: output_channels,
+            kernel: 1,
+            stride: 1,
+        },
+    ];
+    let mut shape = [1, height, width, input_channels];
+    let x = file.tensor("input", Int8, &shape);
+    file.quantize(x, &[0.05], &[-3], 0);
+    file.inputs.push(x);
+    let mut current = x;
+    for (l, layer) in layers.iter().enumerate() {
+        let depth = shape[3];
+        let up = |d: i32| (d + layer.stride - 1) / layer.stride;
+        let (out_h, out_w) = (up(shape[1]), up(shape[2]));
+        let out_c = layer.channels;
+        let filter_shape = if layer.depthwise {
+            [1, layer.kernel, layer.kernel, out_c]
+        } else {
+            [out_c, layer.kernel, layer.kernel, depth]
+        };
+        let count: i32 = filter_shape.iter().product();
+        let filter_bytes: Vec<u8> = (0..count).map(|_| random() as u8).collect();
+        let filter = file.constant(&format!("filter_{l}"), Int8, &filter_shape, &filter_bytes);
+        let scales: Vec<f32> = (0..out_c)
+            .map(|_| 0.002 + (random() % 64) as f32 * 1e-4)
+            .collect();
+        let axis = if layer.depthwise { 3 } else { 0 };
+        file.quantize(filter, &scales, &vec![0; scales.len()], axis);
+        let bias: Vec<i32> = (0..out_c)
+            .map(|_| (random() % 2001) as i32 - 1000)
+            .collect();
+        let bias = file.ints(&format!("bias_{l}"), &bias);
+        let bias_scales: Vec<f32> = scales.iter().map(|s| s * 0.05).collect();
+        file.quantize(bias, &bias_scales, &vec![0; bias_scales.len()], 0);
+        shape = [1, out_h, out_w, out_c];
+        let y = file.tensor(&format!("layer_{l}"), Int8, &shape);
+        file.quantize(y, &[0.05], &[-3], 0);
+        let options = if layer.depthwise {
+            BuiltinOptions::DepthwiseConv2DOptions(Box::new(schema::DepthwiseConv2DOptions {
+                padding: Padding::Same,
+                stride_w: layer.stride,
+                stride_h: layer.stride,
+                depth_multiplier: 1,
+                fused_activation_function: ActivationFunctionType::Relu,
+                dilation_w_factor: 1,
+                dilation_h_factor: 1,
+            }))
+        } else {
+            BuiltinOptions::Conv2DOptions(Box::new(schema::Conv2DOptions {
+                padding: Padding::Same,
+                stride_w: layer.stride,
+                stride_h: layer.stride,
+                fused_activation_function: ActivationFunctionType::Relu,
+                ..schema::Conv2DOptions::default()
+            }))
+        };
+        let builtin = if layer.depthwise {
+            "DEPTHWISE_CONV_2D"
+        } else {
+            "CONV_2D"
+        };
+        file.operator(builtin, &[current, filter, bias], &[y], Some(options));
+        current = y;
+    }
+    file.outputs.push(current);
+    file
+}

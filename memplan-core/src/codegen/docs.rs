@@ -361,6 +361,16 @@ pub(crate) fn field(model: &Model, tensor: usize, mutable: bool, absorbs: Option
         ""
     };
     match absorbs {
+        Some(input) if model.tensors[input].size > t.size => format!(
+            "`{}` ({}), written in place: on entry it holds input `{}` ({} bytes), which this op \
+             overwrites (they share memory, so there is one view, as long as the input; the \
+             output is its first {} bytes).",
+            t.name,
+            describe(t),
+            model.tensors[input].name,
+            model.tensors[input].size,
+            t.size
+        ),
         Some(input) => format!(
             "`{}` ({}), written in place: on entry it holds input `{}`, which this op overwrites \
              (they share memory, so there is one view).",

@@ -100,7 +100,11 @@ pub(crate) fn view_cuts(model: &Model, plan: &ModelPlan, fields: &[Field]) -> Ve
         if cursor.0 != pool {
             cursor = (pool, 0);
         }
-        let size = model.tensors[fields[f].tensor].size;
+        // An output written over a larger input views the input's bytes: an in-place kernel
+        // reads the input through it (its own elements come first).
+        let field = &fields[f];
+        let size = field.absorbs.map_or(0, |i| model.tensors[i].size);
+        let size = size.max(model.tensors[field.tensor].size);
         cuts.push(ViewCut {
             pool,
             gap: offset - cursor.1,

@@ -61,6 +61,16 @@ impl Runner {
     /// Builds the runner for `model` (absolute), in place or not: `Ok(binary)` or `Err(cargo's
     /// stderr)`.
     pub(crate) fn build(&self, model: &Path, inplace: bool) -> Result<PathBuf, String> {
+        self.build_with_budget(model, inplace, None)
+    }
+
+    /// [`Runner::build`] with the arena's RAM budget (`MEMPLAN_RAM_BUDGET`), if any.
+    pub(crate) fn build_with_budget(
+        &self,
+        model: &Path,
+        inplace: bool,
+        ram_budget: Option<u64>,
+    ) -> Result<PathBuf, String> {
         let output = Command::new(env!("CARGO"))
             .current_dir(workspace())
             .args(["build", "--release", "-p", "memplan-runner"])
@@ -68,6 +78,10 @@ impl Runner {
             .env("CARGO_PROFILE_RELEASE_INCREMENTAL", "true")
             .env("MEMPLAN_MODEL", model)
             .env("MEMPLAN_INPLACE", if inplace { "1" } else { "0" })
+            .env(
+                "MEMPLAN_RAM_BUDGET",
+                ram_budget.map_or_else(String::new, |b| b.to_string()),
+            )
             .output()
             .expect("cargo runs");
         let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
