@@ -256,6 +256,7 @@ pub(super) fn conv_in_place_with<M: Dot>(
 }
 
 /// The two int16 columns in `scratch`, or an error if it is too short.
+#[inline(always)]
 fn columns<'s>(p: &Conv, scratch: &'s mut [u64]) -> Result<&'s mut [Quad], KernelError> {
     let words: &mut [u8] = bytemuck::cast_slice_mut(scratch);
     let available = words.len();

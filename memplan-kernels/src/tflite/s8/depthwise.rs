@@ -3,6 +3,7 @@
 //! nothing), each over a block of up to [`BLOCK`] channels at once, four a word of the NHWC
 //! input and of the `[1, H, W, C]` filter, into accumulators on the stack.
 
+use super::band;
 use super::dot::{Best, Dot};
 use super::overwrite::Overwrite;
 use super::{Requantize, activation, check_input_offset, expect_len};
@@ -117,20 +118,63 @@ pub(super) fn depthwise_with<M: Dot>(
     shift: &[i32],
     out: &mut [i8],
 ) -> Result<(), KernelError> {
-    let rq = p.prepare(filter, bias, multiplier, shift)?;
+    p.check()?;
     let [ih, iw] = p.input;
     let [oh, ow] = p.output;
     let c = p.channels;
     expect_len("the input", x.len(), p.batches * ih * iw * c)?;
+    expect_len("the filter", filter.len(), p.kernel[0] * p.kernel[1] * c)?;
+    expect_len("the bias", bias.len(), c)?;
     expect_len("the output", out.len(), p.batches * oh * ow * c)?;
-    let (image, row) = (ih * iw * c, ow * c);
-    if row == 0 || oh == 0 {
-        return Ok(());
-    }
-    for (b, rows) in out.chunks_exact_mut(oh * row).enumerate() {
-        let image = &x[b * image..(b + 1) * image];
-        for (oy, pixels) in rows.chunks_exact_mut(row).enumerate() {
-            output_row::<M>(p, &rq, image, filter, bias, oy, pixels);
+    let rq = Requantize::<false>::new(multiplier, shift, c, p.output_offset, p.act)?;
+    let offset = p.input_offset;
+    let kw = p.kernel[1];
+    let quads = c / 4 * 4;
+    // Accumulators for a block of channels, on the stack.
+    let mut block = [0i32; BLOCK];
+    let mut at = 0;
+    for b in 0..p.batches {
+        let image = &x[b * ih * iw * c..(b + 1) * ih * iw * c];
+        for oy in 0..oh {
+            let (y0, y1) = taps(oy, p.stride[0], p.dilation[0], p.pad[0], p.kernel[0], ih);
+            for ox in 0..ow {
+                let (x0, x1) = taps(ox, p.stride[1], p.dilation[1], p.pad[1], kw, iw);
+                let pixel = &mut out[at..at + c];
+                at += c;
+                let mut ch = 0;
+                while ch < quads {
+                    let len = (quads - ch).min(BLOCK);
+                    let acc = &mut block[..len];
+                    acc.copy_from_slice(&bias[ch..ch + len]);
+                    for ky in y0..y1 {
+                        let iy = oy * p.stride[0] + ky * p.dilation[0] - p.pad[0];
+                        for kx in x0..x1 {
+                            let ix = ox * p.stride[1] + kx * p.dilation[1] - p.pad[1];
+                            let xs = &image[(iy * iw + ix) * c + ch..][..len];
+                            let ws = &filter[(ky * kw + kx) * c + ch..][..len];
+                            M::channels(acc, xs, ws, offset);
+                        }
+                    }
+                    for (j, &a) in acc.iter().enumerate() {
+                        pixel[ch + j] = rq.apply(a, ch + j);
+                    }
+                    ch += len;
+                }
+                while ch < c {
+                    let mut acc = bias[ch];
+                    for ky in y0..y1 {
+                        let iy = oy * p.stride[0] + ky * p.dilation[0] - p.pad[0];
+                        for kx in x0..x1 {
+                            let ix = ox * p.stride[1] + kx * p.dilation[1] - p.pad[1];
+                            let xv = i32::from(image[(iy * iw + ix) * c + ch]) + offset;
+                            let wv = i32::from(filter[(ky * kw + kx) * c + ch]);
+                            acc = acc.wrapping_add(wv.wrapping_mul(xv));
+                        }
+                    }
+                    pixel[ch] = rq.apply(acc, ch);
+                    ch += 1;
+                }
+            }
         }
     }
     Ok(())
@@ -166,7 +210,7 @@ pub(super) fn depthwise_in_place_with<M: Dot>(
     shift: &[i32],
     scratch: &mut [u64],
 ) -> Result<(), KernelError> {
-    let rq = p.prepare(filter, bias, multiplier, shift)?;
+    p.check()?;
     let Some(rows) = p.overwrite() else {
         bail!("the output is larger than the input, so it cannot be written over it");
     };
@@ -185,15 +229,25 @@ pub(super) fn depthwise_in_place_with<M: Dot>(
         );
     };
     let ring: &mut [i8] = bytemuck::cast_slice_mut(ring);
-    if row == 0 {
-        return Ok(());
-    }
+    let window = [p.kernel[0], p.stride[0], p.dilation[0], p.pad[0]];
     for b in 0..p.batches {
         let (input, output) = (b * image, b * oh * row);
         let mut flushed = 0;
         for oy in 0..oh {
+            // The row as a band of its own: the input rows under it, the padding above them.
+            let Some((under, above)) = band::input_rows(oy..oy + 1, window, ih) else {
+                bail!("the window's reach overflows");
+            };
+            let one = Depthwise {
+                batches: 1,
+                input: [under.len(), iw],
+                output: [1, ow],
+                pad: [above, p.pad[1]],
+                ..*p
+            };
+            let x = &data[input + under.start * iw * c..input + under.end * iw * c];
             let slot = &mut ring[(oy % held) * row..][..row];
-            output_row::<M>(p, &rq, &data[input..input + image], filter, bias, oy, slot);
+            depthwise_with::<M>(&one, x, filter, bias, multiplier, shift, slot)?;
             // Rows whose bytes no later row of this image reads go over the input.
             while let Some(f) = rows.flushable(oy, flushed) {
                 data[output + f * row..][..row].copy_from_slice(&ring[(f % held) * row..][..row]);
@@ -205,25 +259,6 @@ pub(super) fn depthwise_in_place_with<M: Dot>(
 }
 
 impl Depthwise {
-    /// The checks both drivers share, and the output stage.
-    fn prepare<'a>(
-        &self,
-        filter: &[i8],
-        bias: &[i32],
-        multiplier: &'a [i32],
-        shift: &'a [i32],
-    ) -> Result<Requantize<'a, false>, KernelError> {
-        self.check()?;
-        let c = self.channels;
-        expect_len(
-            "the filter",
-            filter.len(),
-            self.kernel[0] * self.kernel[1] * c,
-        )?;
-        expect_len("the bias", bias.len(), c)?;
-        Requantize::<false>::new(multiplier, shift, c, self.output_offset, self.act)
-    }
-
     /// How the output goes over the input row by row, if it is no larger.
     fn overwrite(&self) -> Option<Overwrite> {
         let c = self.channels;
@@ -247,69 +282,5 @@ impl Depthwise {
     pub fn in_place_scratch_bytes(&self) -> Option<usize> {
         self.in_place_rows()
             .map(|rows| rows * self.output[1] * self.channels)
-    }
-}
-
-/// Output row `oy` of one image: every pixel, a block of channels at a time.
-#[inline(always)]
-fn output_row<M: Dot>(
-    p: &Depthwise,
-    rq: &Requantize<'_, false>,
-    image: &[i8],
-    filter: &[i8],
-    bias: &[i32],
-    oy: usize,
-    out: &mut [i8],
-) {
-    let iw = p.input[1];
-    let c = p.channels;
-    let offset = p.input_offset;
-    let kw = p.kernel[1];
-    let quads = c / 4 * 4;
-    // Accumulators for a block of channels, on the stack.
-    let mut block = [0i32; BLOCK];
-    let (y0, y1) = taps(
-        oy,
-        p.stride[0],
-        p.dilation[0],
-        p.pad[0],
-        p.kernel[0],
-        p.input[0],
-    );
-    for (ox, pixel) in out.chunks_exact_mut(c).enumerate() {
-        let (x0, x1) = taps(ox, p.stride[1], p.dilation[1], p.pad[1], kw, iw);
-        let mut ch = 0;
-        while ch < quads {
-            let len = (quads - ch).min(BLOCK);
-            let acc = &mut block[..len];
-            acc.copy_from_slice(&bias[ch..ch + len]);
-            for ky in y0..y1 {
-                let iy = oy * p.stride[0] + ky * p.dilation[0] - p.pad[0];
-                for kx in x0..x1 {
-                    let ix = ox * p.stride[1] + kx * p.dilation[1] - p.pad[1];
-                    let xs = &image[(iy * iw + ix) * c + ch..][..len];
-                    let ws = &filter[(ky * kw + kx) * c + ch..][..len];
-                    M::channels(acc, xs, ws, offset);
-                }
-            }
-            for (j, &a) in acc.iter().enumerate() {
-                pixel[ch + j] = rq.apply(a, ch + j);
-            }
-            ch += len;
-        }
-        while ch < c {
-            let mut acc = bias[ch];
-            for ky in y0..y1 {
-                let iy = oy * p.stride[0] + ky * p.dilation[0] - p.pad[0];
-                for kx in x0..x1 {
-                    let ix = ox * p.stride[1] + kx * p.dilation[1] - p.pad[1];
-                    let xv = i32::from(image[(iy * iw + ix) * c + ch]) + offset;
-                    let wv = i32::from(filter[(ky * kw + kx) * c + ch]);
-                    acc = acc.wrapping_add(wv.wrapping_mul(xv));
-                }
-            }
-            pixel[ch] = rq.apply(acc, ch);
-            ch += 1;
-        }
     }
 }

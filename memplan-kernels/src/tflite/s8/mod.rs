@@ -28,6 +28,7 @@
 //! comparisons a node) and returns an error rather than panic; the build rules out every other
 //! failure.
 
+mod band;
 mod conv;
 mod depthwise;
 mod dot;
