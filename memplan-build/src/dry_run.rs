@@ -207,6 +207,7 @@ mod tests {
             outputs: vec![1],
             scratch: None,
             overwrites: false,
+            stage: None,
         }
     }
 

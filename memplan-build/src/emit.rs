@@ -123,7 +123,12 @@ pub(crate) fn network_items(
          /// Nodes whose kernel writes its output over its own input, chosen by the build to meet\n\
          /// its RAM budget (`Network::ram_budget`): the same bytes for no extra arithmetic (a\n\
          /// depthwise convolution copies its output through a ring of a few rows in the arena).\n\
-         pub const WRITTEN_IN_PLACE: &[&str] = &{:?};\n",
+         pub const WRITTEN_IN_PLACE: &[&str] = &{:?};\n\
+         /// Chains of nodes run band by band to meet the RAM budget, as `(nodes, calls)`: each\n\
+         /// tensor between them held as the few rows the next node still reads, every row computed\n\
+         /// once (no extra multiply-accumulates; the extra work is one kernel call per band of\n\
+         /// each node, `calls` in all, and the moves of kept rows).\n\
+         pub const BAND_BY_BAND: &[(&str, usize)] = &{:?};\n",
         prepared.bound_without_sharing,
         prepared.sum_of_sizes,
         model.aliases.len(),
@@ -137,6 +142,11 @@ pub(crate) fn network_items(
             .iter()
             .filter(|n| n.overwrites)
             .map(|n| n.label.as_str())
+            .collect::<Vec<_>>(),
+        prepared
+            .nodes
+            .iter()
+            .filter_map(|n| Some((n.label.as_str(), n.stage.as_ref()?.steps.len())))
             .collect::<Vec<_>>(),
     );
     let _ = writeln!(
@@ -178,9 +188,9 @@ pub(crate) fn network_items(
     let _ = writeln!(
         s,
         "/// The nodes in execution order.\npub static NODES: [Node; {}] = [",
-        prepared.nodes.len()
+        prepared.table_nodes.len()
     );
-    for node in &prepared.nodes {
+    for node in &prepared.table_nodes {
         let attrs: Vec<String> = node
             .attrs
             .iter()
@@ -346,6 +356,14 @@ fn run_fn(prepared: &Prepared, offsets: &[usize]) -> String {
             Some((t, _)) => view(t),
             None => "&mut []".to_owned(),
         };
+        if let Some(stage) = &node.stage {
+            let body = stage_body(prepared, &call, &operands, stage, &view, &scratch)
+                .unwrap_or_else(|| format!(
+                    "::core::compile_error!(\"memplan-build: the band loop of `{label}` could not be generated; please report this\");"
+                ));
+            let _ = writeln!(s, "{body}\n}}");
+            continue;
+        }
         if let Some(kernel) = &kernel
             && let Some(statement) = call.statement(node, kernel, &view, &scratch)
         {
@@ -445,6 +463,101 @@ fn run_fn(prepared: &Prepared, offsets: &[usize]) -> String {
     }
     let _ = writeln!(s, "Ok(())\n}}\n");
     s
+}
+
+/// The loop of a stage run band by band ([`crate::patches`]): its steps as a constant table,
+/// each a call of one of its kernels on the rows of a band buffer (or of the stage's input)
+/// into the rows of the next (or of its output), after moving the kept rows to the buffer's
+/// front.
+fn stage_body(
+    prepared: &Prepared,
+    call: &specialise::Call<'_>,
+    operands: &specialise::Operands<'_>,
+    stage: &crate::patches::Streamed,
+    view: &dyn Fn(usize) -> String,
+    scratch: &str,
+) -> Option<String> {
+    let row_bytes = |t: usize| -> Option<u64> {
+        let shape = prepared.shapes.get(t)?;
+        Some(shape.get(2)? * shape.get(3)?)
+    };
+    let n = stage.nodes.len();
+    let fields =
+        |st: &crate::patches::Step| [st.node, st.drop, st.at, st.rows, st.from, st.take, st.above];
+    let narrow = stage
+        .steps
+        .iter()
+        .all(|st| fields(st).iter().all(|&v| u16::try_from(v).is_ok()));
+    let (ty, widen) = if narrow {
+        ("u16", "usize::from")
+    } else {
+        ("u32", "|v| v as usize")
+    };
+    let mut s = String::new();
+    let rows: Vec<String> = stage
+        .steps
+        .iter()
+        .map(|st| format!("{:?}", fields(st)))
+        .collect();
+    let buffers: Vec<String> = stage
+        .bands
+        .iter()
+        .zip(&stage.band_rows)
+        .map(|(&t, rows)| format!("`{}` {rows} rows", prepared.model.tensors[t].name))
+        .collect();
+    let _ = writeln!(
+        s,
+        "// {} nodes band by band; band buffers: {}\n// {} calls: [node, rows dropped, rows kept, rows computed, first input row, input rows, padding above]\n\
+         static __STEPS: [[{ty}; 7]; {}] = [{}];\n\
+         let __band = |what: &'static str| __e(__k::KernelError::new(what));\n\
+         for __step in &__STEPS {{\n\
+         let [__node, __drop, __at, __rows, __from, __take, __above] = __step.map({widen});\n\
+         match __node {{",
+        n,
+        buffers.join(", "),
+        stage.steps.len(),
+        stage.steps.len(),
+        rows.join(", ")
+    );
+    for (i, node) in stage.nodes.iter().enumerate() {
+        let kernel = specialise::plan(node, operands)?;
+        let literal = match &kernel {
+            specialise::Kernel::Conv(p) => format!("__k::tflite::s8::{p:?}"),
+            specialise::Kernel::Depthwise(p) => format!("__k::tflite::s8::{p:?}"),
+            _ => return None,
+        };
+        let source = match i {
+            0 => match node.inputs.first()? {
+                &OpInput::Tensor(t) => t,
+                _ => return None,
+            },
+            _ => stage.bands[i - 1],
+        };
+        let target = if i + 1 == n {
+            *node.outputs.first()?
+        } else {
+            stage.bands[i]
+        };
+        let (sr, tr) = (row_bytes(source)?, row_bytes(target)?);
+        let (items, run) =
+            call.call(node, &kernel, Some("__p"), "__src", "__out", scratch, view)?;
+        let _ = writeln!(
+            s,
+            "{i} => {{\n{items}let mut __p = {literal};\n\
+             __p.input[0] = __take;\n__p.output[0] = __rows;\n__p.pad[0] = __above;\n\
+             let __src = {}.get(__from * {sr}..(__from + __take) * {sr}).ok_or_else(|| __band(\"a band reads past its input\"))?;\n\
+             let __dst = &mut *{};\n\
+             let __kept = __drop * {tr}..(__drop + __at) * {tr};\n\
+             if __dst.get(__kept.clone()).is_none() {{ return Err(__band(\"a band keeps rows past its buffer\")); }}\n\
+             __dst.copy_within(__kept, 0);\n\
+             let __out = __dst.get_mut(__at * {tr}..(__at + __rows) * {tr}).ok_or_else(|| __band(\"a band writes past its buffer\"))?;\n\
+             {run}.map_err(__e)?;\n}}",
+            view(source),
+            view(target),
+        );
+    }
+    let _ = writeln!(s, "_ => {{}}\n}}\n}}");
+    Some(s)
 }
 
 /// `run_dyn`: [`run`] for callers that hold the inputs and outputs as slices (an interpreter or

@@ -44,6 +44,8 @@ pub(crate) struct Node {
     /// Whether its kernel writes its output over its input 0 (chosen to meet a RAM budget,
     /// [`crate::ram_budget`]): the two share memory, an in-place pair of the model.
     pub(crate) overwrites: bool,
+    /// The chain of nodes it stands for, run band by band ([`crate::patches`]), if it is one.
+    pub(crate) stage: Option<Box<crate::patches::Streamed>>,
 }
 
 /// A constant, loaded.
@@ -73,6 +75,9 @@ pub(crate) struct Prepared {
     pub(crate) values: usize,
     /// The nodes in execution order.
     pub(crate) nodes: Vec<Node>,
+    /// The nodes as the file has them (a stage's nodes one by one), for the tables the
+    /// interpreters read (`network::NODES`).
+    pub(crate) table_nodes: Vec<Node>,
     /// The constants, in order of first use.
     pub(crate) constants: Vec<Constant>,
     /// Files read besides the model (external weight data).

@@ -65,6 +65,7 @@ mod graph;
 mod network;
 mod options;
 mod output;
+mod patches;
 mod prepare;
 mod ram_budget;
 mod specialise;

@@ -14,6 +14,7 @@ use crate::fold;
 use crate::fuse;
 use crate::graph::{Constant, FuseReport, Node, Prepared, kernel_dtype};
 use crate::options::Options;
+use crate::patches;
 use crate::ram_budget;
 use crate::specialise;
 
@@ -175,6 +176,7 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
             outputs: op.outputs.iter().flatten().copied().collect(),
             scratch: None,
             overwrites: false,
+            stage: None,
         });
     }
 
@@ -222,10 +224,11 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
 pub(crate) struct Planned {
     pub(crate) model: Model,
     pub(crate) plan: ModelPlan,
-    toml: String,
+    pub(crate) toml: String,
     shapes: Vec<Vec<u64>>,
     values: usize,
     pub(crate) nodes: Vec<Node>,
+    pub(crate) table_nodes: Vec<Node>,
     pub(crate) bound_without_sharing: u64,
     sum_of_sizes: u64,
 }
@@ -247,6 +250,7 @@ impl Planned {
             shapes: self.shapes,
             values: self.values,
             nodes: self.nodes,
+            table_nodes: self.table_nodes,
             constants,
             files,
             bound_without_sharing: self.bound_without_sharing,
@@ -308,11 +312,11 @@ pub(crate) fn finish(
         shapes.clone(),
         nodes.clone(),
         constants,
-        &BTreeSet::new(),
+        (&BTreeSet::new(), &[]),
     )?;
     match options.ram_budget {
         Some(budget) if planned.plan.total_arena_size() > budget => {
-            let plan_with = |overwrite: &BTreeSet<usize>| {
+            let plan_with = |overwrite: &BTreeSet<usize>, stages: &[patches::Stage]| {
                 schedule(
                     path,
                     options,
@@ -320,13 +324,14 @@ pub(crate) fn finish(
                     shapes.clone(),
                     nodes.clone(),
                     constants,
-                    overwrite,
+                    (overwrite, stages),
                 )
             };
             ram_budget::meet(
                 budget,
                 &planned,
                 &ram_budget::candidates(&model, &shapes, &nodes, constants, options),
+                &patches::chains(&model, &shapes, &nodes, constants),
                 plan_with,
             )
         }
@@ -335,8 +340,8 @@ pub(crate) fn finish(
 }
 
 /// [`finish`]'s planning of one schedule: the nodes of `overwrite` write their output over
-/// their input 0 (an in-place pair each), each node gets its scratch, then the model is written,
-/// read back and planned.
+/// their input 0 (an in-place pair each), the nodes of each of `stages` run band by band as one,
+/// each node gets its scratch, then the model is written, read back and planned.
 fn schedule(
     path: &Path,
     options: &Options,
@@ -344,7 +349,7 @@ fn schedule(
     shapes: Vec<Vec<u64>>,
     mut nodes: Vec<Node>,
     constants: &[Constant],
-    overwrite: &BTreeSet<usize>,
+    (overwrite, stages): (&BTreeSet<usize>, &[patches::Stage]),
 ) -> Result<Planned, String> {
     for &k in overwrite {
         let (Some(OpInput::Tensor(input)), Some(&output)) =
@@ -357,6 +362,12 @@ fn schedule(
         };
         model.ops[k].inplace = Some(vec![(output, *input)]);
         nodes[k].overwrites = true;
+    }
+    // The stages, last first: merging one leaves the nodes before it where they are.
+    let mut stages = stages.to_vec();
+    stages.sort_by_key(|s| std::cmp::Reverse(s.nodes.start));
+    for stage in &stages {
+        merge_stage(&mut model, &shapes, &mut nodes, constants, stage)?;
     }
 
     // Scratch: a `u64` tensor per node that needs one, live while the node runs.
@@ -382,17 +393,23 @@ fn schedule(
             .collect();
         let input_refs: Vec<Option<&[usize]>> = input_shapes.iter().map(|s| s.as_deref()).collect();
         let output_refs: Vec<&[usize]> = output_shapes.iter().map(Vec::as_slice).collect();
-        let words = fold::with_attrs(&node.attrs, |attrs| {
-            memplan_kernels::scratch_len(&node.op_type, attrs, &input_refs, &output_refs)
-                .map_err(|e| e.to_string())
-        })
-        .map_err(|e| format!("node `{}` ({}): {e}", node.label, node.op_type))?;
-        // A specialised kernel's own scratch (the int8 convolution's im2col columns).
-        let specialised = specialise::plan(node, &specialise::operands(&model, &shapes, constants))
-            .map_or(0, |kernel| {
+        let operands = specialise::operands(&model, &shapes, constants);
+        // A specialised kernel's own scratch (the int8 convolution's im2col columns); a
+        // stage's, the most any of its kernels needs.
+        let specialised = |node: &Node| {
+            specialise::plan(node, &operands).map_or(0, |kernel| {
                 kernel.scratch_bytes(node.overwrites).div_ceil(8)
-            });
-        let words = words.max(specialised);
+            })
+        };
+        let words = match &node.stage {
+            Some(stage) => stage.nodes.iter().map(specialised).max().unwrap_or(0),
+            None => fold::with_attrs(&node.attrs, |attrs| {
+                memplan_kernels::scratch_len(&node.op_type, attrs, &input_refs, &output_refs)
+                    .map_err(|e| e.to_string())
+            })
+            .map_err(|e| format!("node `{}` ({}): {e}", node.label, node.op_type))?
+            .max(specialised(node)),
+        };
         if words == 0 {
             continue;
         }
@@ -416,6 +433,15 @@ fn schedule(
         shapes.push(vec![words as u64]);
         node.scratch = Some((index, words));
     }
+
+    // The nodes as the file has them, for the tables.
+    let table_nodes: Vec<Node> = nodes
+        .iter()
+        .flat_map(|node| match &node.stage {
+            Some(stage) => stage.nodes.clone(),
+            None => vec![node.clone()],
+        })
+        .collect();
 
     // Solver settings, then the model written and read back: lifetimes, in-place pairs and
     // every check of a model file derived exactly as `memplan!` derives them.
@@ -493,9 +519,89 @@ fn schedule(
         shapes,
         values,
         nodes,
+        table_nodes,
         bound_without_sharing,
         sum_of_sizes,
     })
+}
+
+/// Makes the nodes of `stage` one node that runs them band by band ([`patches`]): the first
+/// node's op takes the stage's input and writes its output, the tensors between them become
+/// its band buffers (scratch of a few rows each), the other ops go.
+fn merge_stage(
+    model: &mut Model,
+    shapes: &[Vec<u64>],
+    nodes: &mut Vec<Node>,
+    constants: &[Constant],
+    stage: &patches::Stage,
+) -> Result<(), String> {
+    let range = stage.nodes.clone();
+    let internal = || {
+        format!(
+            "internal error: nodes {range:?} cannot run band by band as planned; please report this"
+        )
+    };
+    let sub: Vec<Node> = nodes[range.clone()].to_vec();
+    let operands = specialise::operands(model, shapes, constants);
+    let layers: Vec<patches::Rows> = sub
+        .iter()
+        .map(|node| {
+            specialise::plan(node, &operands)
+                .as_ref()
+                .and_then(patches::rows)
+        })
+        .collect::<Option<_>>()
+        .ok_or_else(internal)?;
+    let (steps, band_rows) = patches::simulate(&layers, stage.band).ok_or_else(internal)?;
+    let bands: Vec<usize> = sub[..sub.len() - 1].iter().map(|n| n.outputs[0]).collect();
+    for (&t, &rows) in bands.iter().zip(&band_rows) {
+        let [n, _, w, c] = shapes[t][..] else {
+            return Err(internal());
+        };
+        let tensor = &mut model.tensors[t];
+        tensor.layout = Layout::Typed {
+            dtype: DType::I8,
+            shape: vec![n, rows as u64, w, c],
+        };
+        tensor.size = n * rows as u64 * w * c;
+    }
+    let (first, last) = (&sub[0], &sub[sub.len() - 1]);
+    let Some(&OpInput::Tensor(input)) = first.inputs.first() else {
+        return Err(internal());
+    };
+    let name = format!(
+        "{}_to_{}",
+        model.ops[range.start].name,
+        model.ops[range.end - 1].name
+    );
+    let op = &mut model.ops[range.start];
+    op.name = name;
+    op.kind = Some("memplan.PATCHES".to_owned());
+    op.inputs = vec![input];
+    op.all_inputs = Vec::new();
+    op.attrs = Vec::new();
+    op.outputs = last.outputs.clone();
+    op.scratch = bands.clone();
+    op.inplace = Some(Vec::new());
+    model.ops.drain(range.start + 1..range.end);
+    let node = Node {
+        label: format!("{}..{}", first.label, last.label),
+        op_type: "memplan.PATCHES".to_owned(),
+        attrs: Vec::new(),
+        inputs: vec![OpInput::Tensor(input)],
+        outputs: last.outputs.clone(),
+        scratch: None,
+        overwrites: false,
+        stage: Some(Box::new(patches::Streamed {
+            nodes: sub,
+            bands,
+            band_rows,
+            steps,
+        })),
+    };
+    nodes[range.start] = node;
+    nodes.drain(range.start + 1..range.end);
+    Ok(())
 }
 
 #[cfg(test)]

@@ -15,12 +15,14 @@
 //! one the budget does not need (depthwise convolutions first, as their ring costs a copy).
 
 use std::collections::BTreeSet;
+use std::ops::Range;
 
 use memplan_core::Model;
 use memplan_onnx::OpInput;
 
 use crate::graph::{Constant, Node};
 use crate::options::Options;
+use crate::patches::Stage;
 use crate::prepare::Planned;
 use crate::specialise::{self, Call};
 
@@ -82,57 +84,204 @@ pub(crate) fn candidates(
     found
 }
 
-/// The plan that meets `budget` (`whole`, the plan of whole tensors, does not): with every
-/// node of `candidates` in place, then each given back that the budget does not need, or an
-/// error saying the least arena reachable. `plan_with` plans a set of in-place nodes.
+/// The most nodes one stage runs band by band: past a few stride-2 layers, the band buffers
+/// at the stage's front hold many rows for each row of its output.
+const MAX_STAGE: usize = 6;
+
+/// The calls a plan's stages make, band by band.
+fn calls(plan: &Planned) -> usize {
+    plan.nodes
+        .iter()
+        .filter_map(|n| n.stage.as_ref())
+        .map(|s| s.steps.len())
+        .sum()
+}
+
+/// The plan that meets `budget` (`whole`, the plan of whole tensors, does not), cheapest
+/// first: the `candidates` written in place (no extra work), else also a run of nodes of one of
+/// the `chains` band by band ([`crate::patches`]: every row computed once, the extra work a
+/// call per band and the moves of kept rows), the fitting run with the fewest calls, with the
+/// tallest band that fits; then each in-place node the budget does not need is given back. Or an error saying the least arena reachable.
+/// `plan_with` plans a set of in-place nodes and a list of stages.
 pub(crate) fn meet(
     budget: u64,
     whole: &Planned,
     candidates: &[usize],
-    plan_with: impl Fn(&BTreeSet<usize>) -> Result<Planned, String>,
+    chains: &[Range<usize>],
+    plan_with: impl Fn(&BTreeSet<usize>, &[Stage]) -> Result<Planned, String>,
 ) -> Result<Planned, String> {
-    let whole_arena = whole.plan.total_arena_size();
-    let mut chosen: BTreeSet<usize> = candidates.iter().copied().collect();
-    let mut best = plan_with(&chosen)?;
-    let least = best.plan.total_arena_size();
-    if least > budget {
-        let how = if candidates.is_empty() {
-            "no node of the network can write its output over its input (memplan runs int8 \
-             pointwise convolutions with no more output than input channels, and int8 depthwise \
-             convolutions whose output is no larger than their input, in place)"
-                .to_owned()
-        } else {
-            format!(
-                "with the {} convolutions that can write their output over their input doing so \
-                 ({}), it needs {least} bytes",
-                candidates.len(),
-                labels(&best.nodes, candidates)
-            )
-        };
-        return Err(format!(
-            "the arena cannot fit the RAM budget of {budget} bytes: over whole tensors it needs {whole_arena} bytes (the most bytes live at one step: {}), and {how}\n  = help: the least arena this network can run in is {} bytes: raise `ram_budget` to that, or give the network a smaller input or fewer channels where the arena peaks",
-            whole.bound_without_sharing,
-            least.min(whole_arena)
-        ));
+    let arena = |p: &Planned| p.plan.total_arena_size();
+    let all: BTreeSet<usize> = candidates.iter().copied().collect();
+    let in_place = plan_with(&all, &[])?;
+    if arena(&in_place) <= budget {
+        return Ok(give_back(budget, in_place, all, &[], &plan_with).0);
     }
-    // Give back what the budget does not need: depthwise rings first (they copy their output).
-    let depthwise = |k: &usize| best.nodes[*k].op_type == "tflite.DEPTHWISE_CONV_2D";
-    let order: Vec<usize> = candidates
+    let outside = |stage: &Stage| -> BTreeSet<usize> {
+        all.iter()
+            .copied()
+            .filter(|k| !stage.nodes.contains(k))
+            .collect()
+    };
+    // Streams: a run of two to `MAX_STAGE` nodes of a chain band by band, one row at a time,
+    // in place outside it; of those that fit, the one with the fewest calls; else the smallest.
+    let mut fitting: Option<(usize, Stage, Planned)> = None;
+    let mut smallest: Option<(Stage, Planned)> = None;
+    for chain in chains {
+        for start in chain.clone() {
+            for end in start + 2..=chain.end.min(start + MAX_STAGE) {
+                let stage = Stage {
+                    nodes: start..end,
+                    band: 1,
+                };
+                let plan = plan_with(&outside(&stage), std::slice::from_ref(&stage))?;
+                let calls = calls(&plan);
+                if arena(&plan) <= budget {
+                    if fitting.as_ref().is_none_or(|(c, ..)| calls < *c) {
+                        fitting = Some((calls, stage, plan));
+                    }
+                } else if smallest
+                    .as_ref()
+                    .is_none_or(|(_, p)| arena(&plan) < arena(p))
+                {
+                    smallest = Some((stage, plan));
+                }
+            }
+        }
+    }
+    let (stage, best) = match (fitting, smallest) {
+        (Some((_, stage, plan)), _) => (stage, plan),
+        // None fits with every ring: the smallest may, without the rings that cost more than
+        // they save.
+        (None, Some((stage, plan))) if arena(&plan) < arena(&in_place) => (stage, plan),
+        (None, _) => {
+            let least = give_back(u64::MAX, in_place, all.clone(), &[], &plan_with).0;
+            return if arena(&least) <= budget {
+                Ok(least)
+            } else {
+                Err(refusal(budget, whole, candidates, chains, arena(&least)))
+            };
+        }
+    };
+    let chosen = outside(&stage);
+    let mut stages = vec![stage];
+    let (mut best, chosen) = if arena(&best) <= budget {
+        (best, chosen)
+    } else {
+        let (least, chosen) = give_back(u64::MAX, best, chosen, &stages, &plan_with);
+        if arena(&least) > budget {
+            let least = arena(&least).min(arena(&in_place));
+            return Err(refusal(budget, whole, candidates, chains, least));
+        }
+        (least, chosen)
+    };
+    // Fewer calls: the tallest band (the same for every stage) that still fits.
+    let tallest = best
+        .nodes
+        .iter()
+        .filter_map(|n| n.stage.as_ref())
+        .flat_map(|s| s.steps.iter().map(|step| step.at + step.rows))
+        .max()
+        .unwrap_or(1);
+    let mut band = tallest.next_power_of_two() / 2;
+    while band > 1 {
+        let taller: Vec<Stage> = stages
+            .iter()
+            .map(|s| Stage {
+                nodes: s.nodes.clone(),
+                band,
+            })
+            .collect();
+        let plan = plan_with(&chosen, &taller)?;
+        if arena(&plan) <= budget {
+            best = plan;
+            stages = taller;
+            break;
+        }
+        band /= 2;
+    }
+    Ok(give_back(budget, best, chosen, &stages, &plan_with).0)
+}
+
+/// `best` (planned with the in-place nodes `chosen` and `stages`) after giving back each node
+/// of `chosen` whose removal keeps the arena within `budget` (`u64::MAX`: no larger than it
+/// was, for the smallest arena), depthwise rings first (they copy their output); and the nodes
+/// left.
+fn give_back(
+    budget: u64,
+    mut best: Planned,
+    mut chosen: BTreeSet<usize>,
+    stages: &[Stage],
+    plan_with: &impl Fn(&BTreeSet<usize>, &[Stage]) -> Result<Planned, String>,
+) -> (Planned, BTreeSet<usize>) {
+    let depthwise = |k: &usize| {
+        best.table_nodes
+            .get(*k)
+            .is_some_and(|n| n.op_type == "tflite.DEPTHWISE_CONV_2D")
+    };
+    let order: Vec<usize> = chosen
         .iter()
         .copied()
         .filter(depthwise)
-        .chain(candidates.iter().copied().filter(|k| !depthwise(k)))
+        .chain(chosen.iter().copied().filter(|k| !depthwise(k)))
         .collect();
     for k in order {
         chosen.remove(&k);
-        let without = plan_with(&chosen)?;
-        if without.plan.total_arena_size() <= budget {
-            best = without;
-        } else {
-            chosen.insert(k);
+        match plan_with(&chosen, stages) {
+            Ok(without)
+                if without.plan.total_arena_size()
+                    <= budget.min(if budget == u64::MAX {
+                        best.plan.total_arena_size()
+                    } else {
+                        u64::MAX
+                    }) =>
+            {
+                best = without;
+            }
+            _ => {
+                chosen.insert(k);
+            }
         }
     }
-    Ok(best)
+    (best, chosen)
+}
+
+/// The error of a budget no schedule meets.
+fn refusal(
+    budget: u64,
+    whole: &Planned,
+    candidates: &[usize],
+    chains: &[Range<usize>],
+    least: u64,
+) -> String {
+    let whole_arena = whole.plan.total_arena_size();
+    let how = if candidates.is_empty() {
+        "no node can write its output over its input (memplan runs int8 pointwise convolutions \
+         with no more output than input channels, and int8 depthwise convolutions whose output \
+         is no larger than their input, in place)"
+            .to_owned()
+    } else {
+        format!(
+            "{} convolutions can write their output over their input ({})",
+            candidates.len(),
+            labels(&whole.table_nodes, candidates),
+        )
+    };
+    let streams = if chains.is_empty() {
+        "no chain of int8 convolutions (each the only reader of the one before) can run band \
+         by band"
+            .to_owned()
+    } else {
+        let longest = chains.iter().map(ExactSizeIterator::len).max().unwrap_or(0);
+        format!(
+            "{} chain(s) of int8 convolutions (up to {longest} nodes) can run band by band, \
+             up to {MAX_STAGE} nodes at a time",
+            chains.len()
+        )
+    };
+    format!(
+        "the arena cannot fit the RAM budget of {budget} bytes: over whole tensors it needs {whole_arena} bytes (the most bytes live at one step: {}); {how}; {streams}; the least arena of those schedules is {least} bytes\n  = help: the least arena this network can run in is {least} bytes: raise `ram_budget` to that, or give the network a smaller input or fewer channels where the arena peaks",
+        whole.bound_without_sharing,
+    )
 }
 
 /// The labels of `nodes` `list`, for a message.
@@ -140,7 +289,8 @@ fn labels(nodes: &[Node], list: &[usize]) -> String {
     let names: Vec<String> = list
         .iter()
         .take(6)
-        .map(|&k| format!("`{}`", nodes[k].label))
+        .filter_map(|&k| nodes.get(k))
+        .map(|n| format!("`{}`", n.label))
         .collect();
     let more = list.len().saturating_sub(names.len());
     if more > 0 {

@@ -466,18 +466,43 @@ impl Call<'_> {
         view: &dyn Fn(usize) -> String,
         scratch: &str,
     ) -> Option<String> {
+        // Written in place, the input is the output's view (they share memory).
+        let x = if node.overwrites {
+            String::new()
+        } else {
+            match node.inputs.first()? {
+                &OpInput::Tensor(t) => view(t),
+                _ => return None,
+            }
+        };
+        let out = view(*node.outputs.first()?);
+        let (items, call) = self.call(node, kernel, None, &x, &out, scratch, view)?;
+        Some(format!("{items}{call}.map_err(__e)?;"))
+    }
+
+    /// The call that runs `node` with `kernel` on input `x` into `out` (expressions), with
+    /// `params` (an expression of the parameter struct's type) instead of its literal when
+    /// given: the `static` items it needs, and the call (a `Result`). `None` when an operand is
+    /// not what `kernel` reads.
+    #[allow(clippy::too_many_arguments)] // the pieces of one call
+    pub(crate) fn call(
+        &self,
+        node: &Node,
+        kernel: &Kernel,
+        params: Option<&str>,
+        x: &str,
+        out: &str,
+        scratch: &str,
+        view: &dyn Fn(usize) -> String,
+    ) -> Option<(String, String)> {
         let operand = |i: usize| match node.inputs.get(i)? {
             &OpInput::Tensor(t) => Some(view(t)),
             OpInput::Weight(_) => self.in_place(node, i, "i8"),
             OpInput::Absent => None,
         };
-        // Written in place, the input is the output's view (they share memory).
-        let x = if node.overwrites {
-            String::new()
-        } else {
-            operand(0)?
+        let literal = |p: &dyn std::fmt::Debug| {
+            params.map_or_else(|| format!("&__k::tflite::s8::{p:?}"), |e| format!("&{e}"))
         };
-        let out = view(*node.outputs.first()?);
         let mut items = String::new();
         // The parameter structs' `Debug` is their literal: plain fields of integers and arrays.
         let call = match kernel {
@@ -485,14 +510,11 @@ impl Call<'_> {
                 let oc = p.output[2];
                 let bias = self.folded_bias(node, p.input_offset, oc, &mut items)?;
                 let weights = self.weights(node, oc, &bias, &mut items)?;
+                let p = literal(p);
                 if node.overwrites {
-                    format!(
-                        "__k::tflite::s8::conv_in_place(&__k::tflite::s8::{p:?}, {out}, {weights}, {scratch})"
-                    )
+                    format!("__k::tflite::s8::conv_in_place({p}, {out}, {weights}, {scratch})")
                 } else {
-                    format!(
-                        "__k::tflite::s8::conv(&__k::tflite::s8::{p:?}, {x}, {weights}, {out}, {scratch})"
-                    )
+                    format!("__k::tflite::s8::conv({p}, {x}, {weights}, {out}, {scratch})")
                 }
             }
             Kernel::Depthwise(p) => {
@@ -505,14 +527,11 @@ impl Call<'_> {
                     }
                 };
                 let weights = self.weights(node, c, &bias, &mut items)?;
+                let p = literal(p);
                 if node.overwrites {
-                    format!(
-                        "__k::tflite::s8::depthwise_in_place(&__k::tflite::s8::{p:?}, {out}, {weights}, {scratch})"
-                    )
+                    format!("__k::tflite::s8::depthwise_in_place({p}, {out}, {weights}, {scratch})")
                 } else {
-                    format!(
-                        "__k::tflite::s8::depthwise(&__k::tflite::s8::{p:?}, {x}, {weights}, {out})"
-                    )
+                    format!("__k::tflite::s8::depthwise({p}, {x}, {weights}, {out})")
                 }
             }
             Kernel::FullyConnected(p) => {
@@ -546,6 +565,6 @@ impl Call<'_> {
                 format!("__k::tflite::s8::pool(&__k::tflite::s8::{p:?}, {x}, {out})")
             }
         };
-        Some(format!("{items}{call}.map_err(__e)?;"))
+        Some((items, call))
     }
 }

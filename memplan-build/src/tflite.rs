@@ -1023,6 +1023,7 @@ impl Lower<'_> {
             outputs,
             scratch: None,
             overwrites: false,
+            stage: None,
         })
     }
 

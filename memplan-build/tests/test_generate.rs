@@ -392,3 +392,47 @@ fn a_ram_budget_below_the_whole_tensor_plan_is_met_by_writing_convolutions_in_pl
     assert_eq!(build(Some(least)).unwrap().arena_size, least);
     assert!(build(Some(least - 1)).is_err());
 }
+
+#[test]
+fn a_budget_below_what_in_place_reaches_runs_a_chain_band_by_band() {
+    let dir = out_dir("ram-budget-patches");
+    let model = fixture("tflite/mobilenet_like.tflite");
+    let build = |budget: u64| {
+        Network::from_tflite(&model)
+            .name("net")
+            .out_dir(&dir)
+            .emit_rerun_if_changed(false)
+            .ram_budget(budget)
+            .generate()
+    };
+    let whole = generate(Network::from_tflite(&model).name("net"), &dir);
+    // The expanding pointwise convolution of the stem (24 x 24, 8 -> 16 channels) sets the
+    // whole-tensor bound; writing in place cannot go below it.
+    assert_eq!(whole.arena_size, 13_856);
+    let error = build(5_000).unwrap_err().to_string();
+    assert!(
+        error.contains("convolutions can write their output over their input"),
+        "{error}"
+    );
+    // Band by band, the stem's four layers need a few rows of each tensor between them.
+    let least: u64 = error
+        .split("the least arena this network can run in is ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("the least arena in bytes");
+    assert!(least <= whole.arena_size * 51 / 100, "{least}");
+    assert!(build(least - 1).is_err());
+    let streamed = build(least).unwrap();
+    assert_eq!(streamed.arena_size, least);
+    let source = std::fs::read_to_string(&streamed.rust).unwrap();
+    let squeezed = squeeze(&source);
+    assert!(
+        squeezed.contains("BAND_BY_BAND:&[(&str,usize)]=&[(\"CONV_2D_0..DEPTHWISE_CONV_2D_3\","),
+        "{source}"
+    );
+    assert!(squeezed.contains("static__STEPS"));
+    assert!(squeezed.contains("memplan.PATCHES"));
+    // The tables keep every node of the file, for the interpreters.
+    assert_eq!(squeezed.matches("Node{name:").count(), 12, "{source}");
+}

@@ -66,8 +66,9 @@ fn mlperf_tiny_like_float_networks_match_litert() {
 }
 
 /// A depthwise-separable int8 network (`memplan_tflite::fixture::separable_cnn_int8`) under RAM
-/// budgets below its whole-tensor plan: its convolutions written over their own inputs, the
-/// output the same bytes as without a budget, and the arena within the budget.
+/// budgets below its whole-tensor plan: its convolutions written over their own inputs, then
+/// run band by band at the least arena reachable; the output (the last convolution's, 600
+/// values) the same bytes as without a budget, and the arena within the budget.
 #[test]
 fn an_int8_network_under_a_ram_budget_computes_the_same_bytes() {
     let dir = common::scratch("tflite-models-ram-budget");
@@ -91,7 +92,18 @@ fn an_int8_network_under_a_ram_budget_computes_the_same_bytes() {
     runner.build_with_budget(&model, true, None).unwrap();
     let (whole, summary) = runner.run_both("whole tensors", &input_path, &dir);
     let whole_arena = arena(&summary);
-    for budget in [whole_arena - 1, whole_arena / 2 + 512] {
+    // The least arena any schedule reaches, from the refusal of a budget below it: the
+    // convolutions band by band.
+    let refusal = runner
+        .build_with_budget(&model, true, Some(64))
+        .expect_err("64 bytes is below every schedule");
+    let least: u64 = refusal
+        .split("the least arena this network can run in is ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no least arena in {refusal}"));
+    for budget in [whole_arena - 1, whole_arena / 2 + 512, least] {
         runner
             .build_with_budget(&model, true, Some(budget))
             .unwrap_or_else(|e| panic!("under {budget} bytes: {e}"));
@@ -106,5 +118,40 @@ fn an_int8_network_under_a_ram_budget_computes_the_same_bytes() {
         println!(
             "separable int8 under {budget} bytes (whole: {whole_arena}): same bytes\n{summary}"
         );
+    }
+}
+
+/// The MobileNet-like int8 network under RAM budgets below what writing in place reaches (its
+/// stem's expanding pointwise convolution sets the bound, 13,856 bytes): the stem run band by
+/// band, the output equal to LiteRT's byte for byte and the arena within the budget.
+#[test]
+fn mobilenet_like_int8_run_band_by_band_equals_litert_byte_for_byte() {
+    let name = "mobilenet_like";
+    let litert = std::fs::read(fixture(&format!("{name}.output.bin"))).unwrap();
+    let dir = common::scratch("tflite-models-mobilenet-bands");
+    let runner = common::Runner::lock();
+    for budget in [9_000u64, 7_000] {
+        runner
+            .build_with_budget(&fixture(&format!("{name}.tflite")), true, Some(budget))
+            .unwrap_or_else(|e| panic!("{name} under {budget} bytes: {e}"));
+        let (ours, summary) = runner.run_both(
+            &format!("{name} under {budget} bytes"),
+            &fixture(&format!("{name}.input.bin")),
+            &dir,
+        );
+        assert_same_bytes(
+            &format!("{name} under {budget} bytes"),
+            &ours,
+            &litert,
+            "LiteRT",
+        );
+        let arena: u64 = summary
+            .split("arena ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no arena in {summary}"));
+        assert!(arena <= budget, "{summary}");
+        println!("{name} under {budget} bytes: equal to LiteRT\n{summary}");
     }
 }

@@ -14,7 +14,7 @@ use core::ops::Range;
 /// `[kernel, stride, dilation, pad]` along the height, over an input of `height` rows. A band
 /// wholly in the padding reads no rows. `None` when `out` is empty or the arithmetic overflows.
 #[must_use]
-pub(super) fn input_rows(
+pub fn input_rows(
     out: Range<usize>,
     window: [usize; 4],
     height: usize,

@@ -29,6 +29,7 @@
 //! failure.
 
 mod band;
+pub use band::input_rows as band_input_rows;
 mod conv;
 mod depthwise;
 mod dot;

@@ -1,0 +1,328 @@
+//! Patch-by-patch execution of a chain of convolutions: below the whole-tensor bound.
+//!
+//! A chain of int8 convolutions (each the only reader of the one before it: CONV_2D and
+//! DEPTHWISE_CONV_2D, as MobileNet and DS-CNN stack them) needs its intermediate tensors only a
+//! few rows at a time: output rows `r0..r1` of a layer read the input rows under their windows.
+//! So the chain runs band by band of its last output's rows, and each intermediate tensor lives
+//! as a *band buffer* of the rows still to be read (a line buffer): when a layer needs rows its
+//! buffer does not hold, the layer before it computes just those (recursively, up the chain),
+//! after the buffer drops the rows no later band reads. Every row of every layer is computed
+//! once, by the same kernel with the same arithmetic (`s8`'s band form: the input rows under
+//! the band, the padding above them), so the bytes are the whole-tensor run's and the extra
+//! work is only the calls and the moves of kept rows.
+//!
+//! ```text
+//!  layer 1   [== rows 3..6 ==]            band buffers: the rows the next layer still reads
+//!  layer 2      [= rows 2..4 =]           (kept rows moved to the front, new rows after them)
+//!  output    rows 0..2 written ....       the chain's output is whole, its input too
+//! ```
+//!
+//! The build ([`crate::ram_budget`]) chooses the chains and the band height; this module finds
+//! the chains ([`chains`]) and works out, at build time, every step the generated loop takes
+//! ([`simulate`]).
+
+use std::ops::Range;
+
+use memplan_core::Model;
+use memplan_onnx::OpInput;
+
+use crate::graph::{Constant, Node};
+use crate::specialise::{self, Kernel};
+
+/// A chain of nodes run band by band: `nodes` (consecutive, each reading the one before),
+/// `band` output rows of the last at a time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Stage {
+    pub(crate) nodes: Range<usize>,
+    pub(crate) band: usize,
+}
+
+/// The rows of one layer: its input's and output's heights and its window along the height,
+/// `[kernel, stride, dilation, pad above]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Rows {
+    pub(crate) input: usize,
+    pub(crate) output: usize,
+    pub(crate) window: [usize; 4],
+}
+
+/// One call of the generated loop: layer `node` (of the stage) computes `rows` output rows into
+/// its band buffer at row `at`, after moving the buffer's rows `drop..drop + at` to its front;
+/// it reads `take` rows of its input from row `from` (of the band buffer before it, or of the
+/// stage's input), with `above` rows of padding above them. The last layer writes the stage's
+/// output at row `at` (and never drops).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Step {
+    pub(crate) node: usize,
+    pub(crate) drop: usize,
+    pub(crate) at: usize,
+    pub(crate) rows: usize,
+    pub(crate) from: usize,
+    pub(crate) take: usize,
+    pub(crate) above: usize,
+}
+
+/// A stage as the generated code runs it.
+#[derive(Clone)]
+pub(crate) struct Streamed {
+    /// The stage's nodes, as the file has them.
+    pub(crate) nodes: Vec<Node>,
+    /// The tensors between them (`nodes.len() - 1`), each now a band buffer.
+    pub(crate) bands: Vec<usize>,
+    /// Rows each band buffer holds.
+    pub(crate) band_rows: Vec<usize>,
+    /// Every call, in order.
+    pub(crate) steps: Vec<Step>,
+}
+
+/// The rows of `kernel`, if it is a convolution of one image.
+pub(crate) fn rows(kernel: &Kernel) -> Option<Rows> {
+    match kernel {
+        Kernel::Conv(p) if p.batches == 1 => Some(Rows {
+            input: p.input[0],
+            output: p.output[0],
+            window: [p.kernel[0], p.stride[0], p.dilation[0], p.pad[0]],
+        }),
+        Kernel::Depthwise(p) if p.batches == 1 => Some(Rows {
+            input: p.input[0],
+            output: p.output[0],
+            window: [p.kernel[0], p.stride[0], p.dilation[0], p.pad[0]],
+        }),
+        _ => None,
+    }
+}
+
+/// The maximal chains of two or more consecutive nodes that can run band by band: int8
+/// convolutions of one image with a specialised kernel, each reading (as its input 0) the one
+/// before it, whose output only it reads, in the arena and no graph output.
+pub(crate) fn chains(
+    model: &Model,
+    shapes: &[Vec<u64>],
+    nodes: &[Node],
+    constants: &[Constant],
+) -> Vec<Range<usize>> {
+    let operands = specialise::operands(model, shapes, constants);
+    let eligible: Vec<bool> = nodes
+        .iter()
+        .map(|node| {
+            node.outputs.len() == 1
+                && specialise::plan(node, &operands)
+                    .as_ref()
+                    .and_then(rows)
+                    .is_some()
+        })
+        .collect();
+    let readers = |t: usize| {
+        model
+            .ops
+            .iter()
+            .map(|op| op.inputs.iter().filter(|&&i| i == t).count())
+            .sum::<usize>()
+    };
+    let linked = |k: usize| {
+        let out = nodes[k].outputs[0];
+        eligible[k]
+            && eligible[k + 1]
+            && nodes[k + 1].inputs.first() == Some(&OpInput::Tensor(out))
+            && readers(out) == 1
+            && !model.outputs.contains(&out)
+            && !model.tensors[out].memory.external
+    };
+    let mut found = Vec::new();
+    let mut start = 0;
+    while start < nodes.len() {
+        let mut end = start + 1;
+        while end < nodes.len() && linked(end - 1) {
+            end += 1;
+        }
+        if end - start >= 2 {
+            found.push(start..end);
+        }
+        start = end;
+    }
+    found
+}
+
+/// Every step of a stage of layers `layers` run `band` output rows at a time, and the rows
+/// each band buffer must hold; `None` when the arithmetic overflows or `band` is 0.
+pub(crate) fn simulate(layers: &[Rows], band: usize) -> Option<(Vec<Step>, Vec<usize>)> {
+    let n = layers.len();
+    if n < 2 || band == 0 {
+        return None;
+    }
+    let mut run = Run {
+        layers,
+        held: vec![0..0; n - 1],
+        capacity: vec![0; n - 1],
+        steps: Vec::new(),
+    };
+    let last = &layers[n - 1];
+    let mut r0 = 0;
+    while r0 < last.output {
+        let r1 = (r0 + band).min(last.output);
+        let (under, above) = s8_band(r0..r1, last)?;
+        run.ensure(n - 2, under.clone())?;
+        run.steps.push(Step {
+            node: n - 1,
+            drop: 0,
+            at: r0,
+            rows: r1 - r0,
+            from: under.start - run.held[n - 2].start,
+            take: under.len(),
+            above,
+        });
+        r0 = r1;
+    }
+    Some((run.steps, run.capacity))
+}
+
+/// The input rows output rows `out` of `layer` read, and the padding above them.
+fn s8_band(out: Range<usize>, layer: &Rows) -> Option<(Range<usize>, usize)> {
+    memplan_kernels::tflite::s8::band_input_rows(out, layer.window, layer.input)
+}
+
+/// The simulation's state: the rows each band buffer holds.
+struct Run<'a> {
+    layers: &'a [Rows],
+    /// Rows of layer `i`'s output in its band buffer.
+    held: Vec<Range<usize>>,
+    capacity: Vec<usize>,
+    steps: Vec<Step>,
+}
+
+impl Run<'_> {
+    /// Makes rows `need` of layer `i`'s output be in its band buffer.
+    fn ensure(&mut self, i: usize, need: Range<usize>) -> Option<()> {
+        let held = self.held[i].clone();
+        if need.start < held.start {
+            return None; // a row already dropped: never, the bands move down
+        }
+        if need.end <= held.end {
+            return Some(());
+        }
+        let first = held.end.max(need.start);
+        let (under, above) = s8_band(first..need.end, &self.layers[i])?;
+        let from = if i > 0 {
+            self.ensure(i - 1, under.clone())?;
+            under.start - self.held[i - 1].start
+        } else {
+            under.start
+        };
+        let keep = need.start.min(held.end);
+        self.steps.push(Step {
+            node: i,
+            drop: keep - held.start,
+            at: held.end - keep,
+            rows: need.end - first,
+            from,
+            take: under.len(),
+            above,
+        });
+        self.held[i] = need.start..need.end;
+        self.capacity[i] = self.capacity[i].max(need.len());
+        Some(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A layer on rows of numbers, as the kernels run a window along the height: output row
+    /// `q` mixes input rows `q * stride + tap * dilation - above` of `input`, rows outside it
+    /// being padding.
+    fn layer(input: &[u64], out_rows: usize, window: [usize; 4], above: usize) -> Vec<u64> {
+        let [kernel, stride, dilation, _] = window;
+        (0..out_rows)
+            .map(|q| {
+                (0..kernel).fold(17u64, |acc, tap| {
+                    let row = (q * stride + tap * dilation).checked_sub(above);
+                    let x = row.and_then(|r| input.get(r)).copied().unwrap_or(0);
+                    acc.wrapping_mul(31).wrapping_add(x ^ (tap as u64 + 1))
+                })
+            })
+            .collect()
+    }
+
+    /// Runs `layers` whole and by the steps of `band`-row bands; the outputs must be equal,
+    /// each row of each layer computed once, and no band buffer above its rows.
+    fn check(layers: &[Rows], band: usize) {
+        let input: Vec<u64> = (0..layers[0].input as u64).map(|r| r * 7919 + 1).collect();
+        let mut whole = input.clone();
+        for l in layers {
+            whole = layer(&whole, l.output, l.window, l.window[3]);
+        }
+        let (steps, capacity) = simulate(layers, band).unwrap();
+        let n = layers.len();
+        let mut buffers: Vec<Vec<u64>> = vec![Vec::new(); n - 1];
+        let mut output = vec![0u64; layers[n - 1].output];
+        let mut computed = vec![0usize; n];
+        for step in &steps {
+            let l = &layers[step.node];
+            let source = if step.node == 0 {
+                &input
+            } else {
+                &buffers[step.node - 1]
+            };
+            let read = source[step.from..step.from + step.take].to_vec();
+            let rows = layer(&read, step.rows, l.window, step.above);
+            computed[step.node] += step.rows;
+            if step.node == n - 1 {
+                output[step.at..step.at + step.rows].copy_from_slice(&rows);
+            } else {
+                let buffer = &mut buffers[step.node];
+                let kept = buffer[step.drop..step.drop + step.at].to_vec();
+                *buffer = kept.into_iter().chain(rows).collect();
+                assert!(buffer.len() <= capacity[step.node]);
+            }
+        }
+        assert_eq!(output, whole, "band {band}");
+        for (i, l) in layers.iter().enumerate() {
+            assert!(computed[i] <= l.output, "layer {i}: a row computed twice");
+        }
+    }
+
+    const SAME3: [usize; 4] = [3, 1, 1, 1];
+    const DOWN3: [usize; 4] = [3, 2, 1, 1];
+    const POINT: [usize; 4] = [1, 1, 1, 0];
+
+    fn rows(input: usize, output: usize, window: [usize; 4]) -> Rows {
+        Rows {
+            input,
+            output,
+            window,
+        }
+    }
+
+    #[test]
+    fn a_mobilenet_stem_runs_band_by_band_computing_each_row_once() {
+        // conv 3x3/2, depthwise 3x3, pointwise, depthwise 3x3/2, pointwise: 48 rows -> 12.
+        let layers = [
+            rows(48, 24, DOWN3),
+            rows(24, 24, SAME3),
+            rows(24, 24, POINT),
+            rows(24, 12, DOWN3),
+            rows(12, 12, POINT),
+        ];
+        for band in [1, 2, 3, 5, 12, 20] {
+            check(&layers, band);
+        }
+        // Band buffers of a few rows, not 24.
+        let (_, capacity) = simulate(&layers, 1).unwrap();
+        assert!(capacity.iter().all(|&c| c <= 4), "{capacity:?}");
+    }
+
+    #[test]
+    fn wide_dilated_and_skipping_windows_are_covered() {
+        let layers = [
+            rows(20, 20, [5, 1, 1, 2]),
+            rows(20, 10, [3, 2, 2, 2]),
+            rows(10, 10, SAME3),
+            // A 1x1 window of stride 2 skips rows its input computed.
+            rows(10, 5, [1, 2, 1, 0]),
+        ];
+        for band in [1, 4, 10] {
+            check(&layers, band);
+        }
+    }
+}
