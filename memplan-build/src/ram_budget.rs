@@ -27,8 +27,8 @@ use crate::prepare::Planned;
 use crate::specialise::{self, Call};
 
 /// The nodes that can write their output over their input 0: a specialised kernel that can
-/// ([`specialise::Kernel::can_overwrite`]), an input in the arena that no later node reads, an output in
-/// the arena. None when in-place pairs are off ([`Network::inplace`](crate::Network::inplace))
+/// ([`specialise::Kernel::can_overwrite`]), an input in the arena that no later node reads, an
+/// output in the arena of the input's size. None when in-place pairs are off ([`Network::inplace`](crate::Network::inplace))
 /// or the network has pools.
 pub(crate) fn candidates(
     model: &Model,
@@ -70,7 +70,12 @@ pub(crate) fn candidates(
         let emits = call
             .statement(&overwriting, &kernel, &|_| String::new(), "")
             .is_some();
+        // An output smaller than its input would keep the input's height in the arena for
+        // as long as the output lives (a chain is one rectangle as tall as its tallest member):
+        // only outputs of the input's size go over it.
+        let same_size = model.tensors[input].size == model.tensors[output].size;
         if kernel.can_overwrite()
+            && same_size
             && arena(input)
             && arena(output)
             && read_once

@@ -436,3 +436,29 @@ fn a_budget_below_what_in_place_reaches_runs_a_chain_band_by_band() {
     // The tables keep every node of the file, for the interpreters.
     assert_eq!(squeezed.matches("Node{name:").count(), 12, "{source}");
 }
+
+#[test]
+fn the_visual_wake_words_network_fits_half_its_whole_tensor_bound() {
+    let model = fixture("tflite/vww_like.tflite");
+    let dir = out_dir("ram-budget-vww");
+    let whole = generate(Network::from_tflite(&model).name("net"), &dir);
+    assert_eq!(whole.arena_size, whole.lower_bound);
+    let half = whole.lower_bound / 2;
+    let fitted = Network::from_tflite(&model)
+        .name("net")
+        .out_dir(&dir)
+        .emit_rerun_if_changed(false)
+        .ram_budget(half)
+        .generate()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(fitted.arena_size <= half, "{} > {half}", fitted.arena_size);
+    let source = squeeze(&std::fs::read_to_string(&fitted.rust).unwrap());
+    assert!(
+        source.contains("BAND_BY_BAND:&[(&str,usize)]=&[(\"CONV_2D_0.."),
+        "{source}"
+    );
+    println!(
+        "vww_like: whole tensors {} bytes, under a budget of {half}: {}",
+        whole.arena_size, fitted.arena_size
+    );
+}
