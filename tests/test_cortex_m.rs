@@ -69,12 +69,21 @@ fn qemu_installed() -> bool {
 /// crate's `.cargo/config.toml` supplies the target and the linker script, so the variables
 /// that would override its flags are removed.
 fn cargo_build(dir: &Path, args: &[&str], model: &str) {
+    cargo_build_with_budget(dir, args, model, None);
+}
+
+/// [`cargo_build`] with `MEMPLAN_FIRMWARE_RAM_BUDGET` (empty: none).
+fn cargo_build_with_budget(dir: &Path, args: &[&str], model: &str, budget: Option<u64>) {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let output = Command::new(cargo)
         .args(["build", "--release", "--locked"])
         .args(args)
         .current_dir(dir)
         .env("MEMPLAN_FIRMWARE_MODEL", model)
+        .env(
+            "MEMPLAN_FIRMWARE_RAM_BUDGET",
+            budget.map_or_else(String::new, |b| b.to_string()),
+        )
         .env("CARGO_TARGET_DIR", target_dir())
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
@@ -209,9 +218,18 @@ fn parse(output: &Output) -> Report {
     }
 }
 
-/// LiteRT's output (int8 bytes) for a TFLite model the firmware ran on its reference input.
+/// LiteRT's output (int8 bytes) for a TFLite model the firmware ran on its reference input (a
+/// shared MLPerf Tiny model or a runner fixture).
 fn litert_output(model: &str) -> Vec<u8> {
-    let path = root().join(format!("../shared/bench/tinyml/{model}.output.bin"));
+    let fixture = root().join(format!(
+        "memplan-runner/tests/fixtures/tflite/{}.output.bin",
+        model.trim_end_matches(".tflite")
+    ));
+    let path = if fixture.is_file() {
+        fixture
+    } else {
+        root().join(format!("../shared/bench/tinyml/{model}.output.bin"))
+    };
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
@@ -269,23 +287,50 @@ fn the_int8_keyword_spotter_runs_on_qemu_and_equals_litert() {
     firmware(model.to_str().expect("a UTF-8 path"), true);
 }
 
+/// MLPerf Tiny's visual wake words network (the `vww_like` fixture: MobileNetV1 0.25 at 96x96,
+/// int8) under a RAM budget of half its whole-tensor arena (55,328 bytes): the firmware's arena
+/// is within it and in `.bss`, and the output equals LiteRT's byte for byte.
+#[test]
+fn the_visual_wake_words_network_runs_on_qemu_in_half_its_whole_tensor_arena() {
+    let _one = FIRMWARE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let model = root().join("memplan-runner/tests/fixtures/tflite/vww_like.tflite");
+    let budget = 55_328 / 2;
+    if let Some(report) =
+        firmware_with_budget(model.to_str().expect("a UTF-8 path"), false, Some(budget))
+    {
+        assert!(
+            report.arena <= budget,
+            "the arena ({} bytes) is over the budget ({budget})",
+            report.arena
+        );
+    }
+}
+
 /// Builds the firmware for `model` (`MEMPLAN_FIRMWARE_MODEL`; empty for its default), runs it on
 /// QEMU and checks it; with `count`, also counts its instructions.
 fn firmware(model: &str, count: bool) {
+    firmware_with_budget(model, count, None);
+}
+
+/// [`firmware`] with a RAM budget (`MEMPLAN_FIRMWARE_RAM_BUDGET`); the run's report, or `None`
+/// when skipped.
+fn firmware_with_budget(model: &str, count: bool, budget: Option<u64>) -> Option<Report> {
     if !common::target_installed(TARGET) {
         common::skip(&format!(
             "the `{TARGET}` standard library is not installed (rustup target add {TARGET})"
         ));
-        return;
+        return None;
     }
     if !qemu_installed() {
         common::skip(&format!(
             "`{QEMU}` is not installed (apt-get install qemu-system-arm)"
         ));
-        return;
+        return None;
     }
     let crate_dir = root().join("examples/cortex-m");
-    cargo_build(&crate_dir, &[], model);
+    cargo_build_with_budget(&crate_dir, &[], model, budget);
     let elf = target_dir()
         .join(TARGET)
         .join("release/memplan-cortex-m-example");
@@ -318,6 +363,7 @@ fn firmware(model: &str, count: bool) {
         check_float(&report);
     }
     finish(&crate_dir, &elf, &report, count);
+    Some(report)
 }
 
 /// A float network's output against ONNX Runtime's.
