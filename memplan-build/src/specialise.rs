@@ -8,6 +8,11 @@
 //!   struct written as a literal and checked here ([`Kernel`]); the input's zero point is folded
 //!   into a bias computed here (`fold_input_offset`), the multipliers and shifts are read in
 //!   place or written out per channel.
+//! - The float32 CONV_2D, DEPTHWISE_CONV_2D (depth multiplier 1) and FULLY_CONNECTED with float32
+//!   constant weights call `memplan_kernels::tflite::float`'s kernels, which compute the
+//!   reference's bits (the same sums in the same order) with loops shaped for a Cortex-M4F;
+//!   with int8 weights of one scale (hybrid), `memplan_kernels::tflite::hybrid`'s, which quantize
+//!   the input once into scratch.
 //! - Every other `tflite.*` node calls its own function of `memplan_kernels::tflite::op` with
 //!   its attributes as a constant table beside the call, so a firmware links the kernels its
 //!   network uses and no others.
@@ -19,7 +24,7 @@
 
 use memplan_core::DType;
 use memplan_core::model_file::Layout;
-use memplan_kernels::tflite::s8;
+use memplan_kernels::tflite::{float, hybrid, s8};
 use memplan_onnx::{AttrValue, OpInput};
 
 use crate::graph::{Constant, Node};
@@ -36,6 +41,16 @@ pub(crate) enum Kernel {
     Elementwise(s8::Elementwise),
     /// `s8::pool`.
     Pool(s8::Pool),
+    /// `float::conv`.
+    FloatConv(float::Window),
+    /// `float::depthwise`.
+    FloatDepthwise(float::Window),
+    /// `float::fully_connected`.
+    FloatFullyConnected(float::FullyConnected),
+    /// `hybrid::conv`, with the filter's scale.
+    HybridConv(float::Window, f32),
+    /// `hybrid::fully_connected`, with the filter's scale.
+    HybridFullyConnected(float::FullyConnected, f32),
 }
 
 impl Kernel {
@@ -44,11 +59,16 @@ impl Kernel {
     pub(crate) fn scratch_bytes(&self, overwrites: bool) -> usize {
         match self {
             Kernel::Conv(p) => p.scratch_bytes(),
+            Kernel::HybridConv(p, _) => hybrid::conv_scratch_bytes(p),
+            Kernel::HybridFullyConnected(p, _) => hybrid::fully_connected_scratch_bytes(p),
             Kernel::Depthwise(p) if overwrites => p.in_place_scratch_bytes().unwrap_or(0),
             Kernel::Depthwise(_)
             | Kernel::FullyConnected(_)
             | Kernel::Elementwise(_)
-            | Kernel::Pool(_) => 0,
+            | Kernel::Pool(_)
+            | Kernel::FloatConv(_)
+            | Kernel::FloatDepthwise(_)
+            | Kernel::FloatFullyConnected(_) => 0,
         }
     }
 
@@ -58,7 +78,14 @@ impl Kernel {
         match self {
             Kernel::Conv(p) => p.in_place(),
             Kernel::Depthwise(p) => p.in_place_rows().is_some(),
-            Kernel::FullyConnected(_) | Kernel::Elementwise(_) | Kernel::Pool(_) => false,
+            Kernel::FullyConnected(_)
+            | Kernel::Elementwise(_)
+            | Kernel::Pool(_)
+            | Kernel::FloatConv(_)
+            | Kernel::FloatDepthwise(_)
+            | Kernel::FloatFullyConnected(_)
+            | Kernel::HybridConv(..)
+            | Kernel::HybridFullyConnected(..) => false,
         }
     }
 }
@@ -138,6 +165,8 @@ pub(crate) fn plan(node: &Node, ops: &Operands<'_>) -> Option<Kernel> {
         Kernel::FullyConnected(p) => p.check(),
         Kernel::Elementwise(p) => p.check(),
         Kernel::Pool(p) => p.check(),
+        Kernel::FloatConv(p) | Kernel::FloatDepthwise(p) | Kernel::HybridConv(p, _) => p.check(),
+        Kernel::FloatFullyConnected(_) | Kernel::HybridFullyConnected(..) => Ok(()),
     };
     checked.ok().map(|()| kernel)
 }
@@ -242,6 +271,18 @@ fn weighted(node: &Node, ops: &Operands<'_>) -> Option<Kernel> {
     let (out_dtype, out_shape) = ops.value(out)?;
     let (x_dtype, x_shape) = value(0)?;
     let (f_dtype, f_shape) = constant(1)?;
+    if (x_dtype, f_dtype, out_dtype) == (DType::F32, DType::F32, DType::F32) {
+        return float_weighted(node, x_shape, f_shape, out_shape, constant(2));
+    }
+    if (x_dtype, f_dtype, out_dtype) == (DType::F32, DType::I8, DType::F32) {
+        // Hybrid: the float kernel's parameters, an int8 filter of one scale.
+        let scale = float_of(node, "filter_scale", 1.0)?;
+        return match float_weighted(node, x_shape, f_shape, out_shape, constant(2))? {
+            Kernel::FloatConv(p) if p.dilation == [1, 1] => Some(Kernel::HybridConv(p, scale)),
+            Kernel::FloatFullyConnected(p) => Some(Kernel::HybridFullyConnected(p, scale)),
+            _ => None,
+        };
+    }
     if (x_dtype, f_dtype, out_dtype) != (DType::I8, DType::I8, DType::I8) {
         return None;
     }
@@ -340,6 +381,121 @@ fn weighted(node: &Node, ops: &Operands<'_>) -> Option<Kernel> {
     Some(kernel)
 }
 
+fn float_of(node: &Node, name: &str, default: f32) -> Option<f32> {
+    match node.attrs.iter().find(|(n, _)| n == name) {
+        Some((_, AttrValue::Float(v))) => Some(*v),
+        Some(_) => None,
+        None => Some(default),
+    }
+}
+
+/// float32 CONV_2D, DEPTHWISE_CONV_2D (multiplier 1) and FULLY_CONNECTED: a float32 value, a
+/// float32 constant filter and a float32 constant bias (or none).
+fn float_weighted(
+    node: &Node,
+    x_shape: &[u64],
+    f_shape: &[u64],
+    out_shape: &[u64],
+    bias: Option<(DType, &[u64])>,
+) -> Option<Kernel> {
+    let bias_ok = match node.inputs.get(2) {
+        None | Some(OpInput::Absent) => true,
+        Some(_) => bias.is_some_and(|(d, _)| d == DType::F32),
+    };
+    if !bias_ok {
+        return None;
+    }
+    let act = [
+        float_of(node, "act_min", f32::MIN)?,
+        float_of(node, "act_max", f32::MAX)?,
+    ];
+    let window = |input: [usize; 3], output: [usize; 3], kernel: [usize; 2], batches| {
+        Some(float::Window {
+            batches,
+            input,
+            output,
+            kernel,
+            stride: [size(node, "stride_h", 1)?, size(node, "stride_w", 1)?],
+            dilation: [size(node, "dilation_h", 1)?, size(node, "dilation_w", 1)?],
+            pad: [size(node, "pad_top", 0)?, size(node, "pad_left", 0)?],
+            act,
+        })
+    };
+    match node.op_type.as_str() {
+        "tflite.CONV_2D" => {
+            let [n, ih, iw, ic] = dims(x_shape)?;
+            let [o, kh, kw, fi] = dims(f_shape)?;
+            let [on, oh, ow, oc] = dims(out_shape)?;
+            if fi != ic || o != oc || on != n {
+                return None;
+            }
+            Some(Kernel::FloatConv(window(
+                [ih, iw, ic],
+                [oh, ow, oc],
+                [kh, kw],
+                n,
+            )?))
+        }
+        "tflite.DEPTHWISE_CONV_2D" => {
+            let [n, ih, iw, c] = dims(x_shape)?;
+            let [one, kh, kw, fc] = dims(f_shape)?;
+            let [on, oh, ow, oc] = dims(out_shape)?;
+            if one != 1 || fc != c || oc != c || on != n || size(node, "depth_multiplier", 1)? != 1
+            {
+                return None;
+            }
+            Some(Kernel::FloatDepthwise(window(
+                [ih, iw, c],
+                [oh, ow, c],
+                [kh, kw],
+                n,
+            )?))
+        }
+        "tflite.FULLY_CONNECTED" => {
+            let [units, depth] = dims(f_shape)?;
+            let total = usize::try_from(x_shape.iter().product::<u64>()).ok()?;
+            let out_total = usize::try_from(out_shape.iter().product::<u64>()).ok()?;
+            if depth == 0
+                || total % depth != 0
+                || out_total != (total / depth).checked_mul(units)?
+            {
+                return None;
+            }
+            Some(Kernel::FloatFullyConnected(float::FullyConnected {
+                batches: total / depth,
+                depth,
+                units,
+                act,
+            }))
+        }
+        _ => None,
+    }
+}
+
+/// A float32 as a Rust expression of exactly its bits.
+fn f32_literal(f: f32) -> String {
+    format!("f32::from_bits({:#010x})", f.to_bits())
+}
+
+/// The literal of a float kernel's window.
+fn window_literal(p: &float::Window) -> String {
+    let float::Window {
+        batches,
+        input,
+        output,
+        kernel,
+        stride,
+        dilation,
+        pad,
+        act,
+    } = p;
+    format!(
+        "__k::tflite::float::Window {{ batches: {batches}, input: {input:?}, output: {output:?}, kernel: {kernel:?}, stride: {stride:?}, dilation: {dilation:?}, pad: {pad:?}, act: [{}, {}] }}",
+        f32_literal(act[0]),
+        f32_literal(act[1])
+    )
+}
+
 /// The `memplan_kernels::tflite::op` function of a `tflite.*` operator: its builtin's name in
 /// lower case (`tflite.CONV_2D` -> `conv_2d`).
 pub(crate) fn tflite_function(op_type: &str) -> Option<String> {
@@ -420,6 +576,20 @@ impl Call<'_> {
                 Some(format!("&{name}"))
             }
             _ => None,
+        }
+    }
+
+    /// A float bias (input 2) read in place, or `channels` zeros as `static __BIAS`.
+    fn float_bias(&self, node: &Node, channels: usize, items: &mut String) -> Option<String> {
+        match self.bytes(node, 2) {
+            Some(bytes) if bytes.len() == 4 * channels => self.in_place(node, 2, "f32"),
+            Some(_) => None,
+            None => {
+                items.push_str(&format!(
+                    "static __BIAS: [f32; {channels}] = [0.0; {channels}];\n"
+                ));
+                Some("&__BIAS".to_owned())
+            }
         }
     }
 
@@ -563,6 +733,60 @@ impl Call<'_> {
             }
             Kernel::Pool(p) => {
                 format!("__k::tflite::s8::pool(&__k::tflite::s8::{p:?}, {x}, {out})")
+            }
+            Kernel::FloatConv(p) | Kernel::FloatDepthwise(p) => {
+                let channels = p.output[2];
+                let filter = self.in_place(node, 1, "f32")?;
+                let bias = self.float_bias(node, channels, &mut items)?;
+                let function = if matches!(kernel, Kernel::FloatConv(_)) {
+                    "conv"
+                } else {
+                    "depthwise"
+                };
+                format!(
+                    "__k::tflite::float::{function}(&{}, {x}, {filter}, {bias}, {out})",
+                    window_literal(p)
+                )
+            }
+            Kernel::HybridConv(p, scale) => {
+                let filter = self.in_place(node, 1, "i8")?;
+                let bias = self.float_bias(node, p.output[2], &mut items)?;
+                format!(
+                    "__k::tflite::hybrid::conv(&{}, {x}, {filter}, {}, {bias}, {out}, {scratch})",
+                    window_literal(p),
+                    f32_literal(*scale)
+                )
+            }
+            Kernel::HybridFullyConnected(p, scale) => {
+                let filter = self.in_place(node, 1, "i8")?;
+                let bias = self.float_bias(node, p.units, &mut items)?;
+                let float::FullyConnected {
+                    batches,
+                    depth,
+                    units,
+                    act,
+                } = p;
+                format!(
+                    "__k::tflite::hybrid::fully_connected(&__k::tflite::float::FullyConnected {{ batches: {batches}, depth: {depth}, units: {units}, act: [{}, {}] }}, {x}, {filter}, {}, {bias}, {out}, {scratch})",
+                    f32_literal(act[0]),
+                    f32_literal(act[1]),
+                    f32_literal(*scale)
+                )
+            }
+            Kernel::FloatFullyConnected(p) => {
+                let filter = self.in_place(node, 1, "f32")?;
+                let bias = self.float_bias(node, p.units, &mut items)?;
+                let float::FullyConnected {
+                    batches,
+                    depth,
+                    units,
+                    act,
+                } = p;
+                format!(
+                    "__k::tflite::float::fully_connected(&__k::tflite::float::FullyConnected {{ batches: {batches}, depth: {depth}, units: {units}, act: [{}, {}] }}, {x}, {filter}, {bias}, {out})",
+                    f32_literal(act[0]),
+                    f32_literal(act[1])
+                )
             }
         };
         Some((items, call))

@@ -285,6 +285,14 @@ fn an_int8_network_calls_its_kernels_directly() {
             "mobilenet_like.tflite",
             &["s8::conv(", "s8::depthwise("][..],
         ),
+        (
+            "mobilenet_like_f32.tflite",
+            &[
+                "float::conv(",
+                "float::depthwise(",
+                "float::fully_connected(",
+            ][..],
+        ),
     ] {
         let dir = out_dir(&format!("direct-{model}"));
         let generated = generate(
@@ -306,7 +314,7 @@ fn an_int8_network_calls_its_kernels_directly() {
             "{model}: run reads the tables:\n{run}"
         );
         // The parameters are literals: the shapes are in the code, not looked up.
-        assert!(squeeze(run).contains("input_offset:"), "{model}");
+        assert!(squeeze(run).contains("stride:["), "{model}");
     }
 }
 

@@ -27,9 +27,12 @@
 //! Float32 forms accumulate in the reference kernels' loop order, so they agree with LiteRT's
 //! reference kernels to rounding (exp and tanh come from `libm`).
 
+pub mod float;
+pub mod hybrid;
 pub mod op;
 pub mod quant;
 pub mod s8;
+mod taps;
 
 use crate::attrs::Attrs;
 use crate::error::{KernelError, bail};
@@ -102,7 +105,7 @@ fn int_range(attrs: &Attrs<'_>) -> Result<(i32, i32), KernelError> {
 /// TFLite's `ActivationFunctionWithMinMax`: `min(max(x, lo), hi)` with `std::max`/`std::min`
 /// (a NaN stays NaN).
 #[inline]
-fn clamp_f(x: f32, lo: f32, hi: f32) -> f32 {
+pub(crate) fn clamp_f(x: f32, lo: f32, hi: f32) -> f32 {
     let y = if x < lo { lo } else { x };
     if hi < y { hi } else { y }
 }
@@ -163,13 +166,13 @@ impl Window {
 /// The symmetric per-batch quantization of a hybrid operator's float input, as TFLite's
 /// `SymmetricQuantizeFloats`: scale `max|x| / 127`, values `round(x * 127 / max|x|)` clamped to
 /// +-127 (all zeros and scale 1 for an all-zero batch).
-struct Symmetric {
+pub(crate) struct Symmetric {
     inverse: f32,
-    scale: f32,
+    pub(crate) scale: f32,
 }
 
 impl Symmetric {
-    fn of(x: &[f32]) -> Self {
+    pub(crate) fn of(x: &[f32]) -> Self {
         let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
         for &v in x {
             if v < lo {
@@ -194,7 +197,7 @@ impl Symmetric {
 
     #[inline]
     #[allow(clippy::cast_possible_truncation)] // rounded and clamped to +-127
-    fn q(&self, v: f32) -> i32 {
+    pub(crate) fn q(&self, v: f32) -> i32 {
         (libm::roundf(v * self.inverse) as i32).clamp(-127, 127)
     }
 }

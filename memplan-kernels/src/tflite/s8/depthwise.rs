@@ -9,6 +9,7 @@ use super::overwrite::Overwrite;
 use super::{Requantize, activation, check_input_offset, expect_len};
 use crate::error::{KernelError, bail};
 use crate::tensor::numel;
+use crate::tflite::taps::taps;
 
 /// Channels whose accumulators a pixel keeps at once (on the stack: 256 bytes).
 const BLOCK: usize = 64;
@@ -85,28 +86,6 @@ pub fn depthwise(
     out: &mut [i8],
 ) -> Result<(), KernelError> {
     depthwise_with::<Best>(p, x, filter, bias, multiplier, shift, out)
-}
-
-/// The filter taps along one axis that fall inside the input for output position `o`:
-/// `start..end`.
-#[inline(always)]
-fn taps(
-    o: usize,
-    stride: usize,
-    dilation: usize,
-    pad: usize,
-    kernel: usize,
-    len: usize,
-) -> (usize, usize) {
-    let origin = o * stride;
-    // First tap with origin + k * dilation >= pad.
-    let start = pad.saturating_sub(origin).div_ceil(dilation).min(kernel);
-    // Taps with origin + k * dilation < pad + len.
-    let end = (pad + len)
-        .saturating_sub(origin)
-        .div_ceil(dilation)
-        .min(kernel);
-    (start, end.max(start))
 }
 
 pub(super) fn depthwise_with<M: Dot>(
