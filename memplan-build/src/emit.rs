@@ -439,10 +439,21 @@ fn run_fn(prepared: &Prepared, offsets: &[usize]) -> String {
             Some(function) => {
                 format!("__k::tflite::op::{function}(&__ATTRS, &__inputs, &mut __outputs)")
             }
-            None => format!(
-                "__k::run({:?}, &__ATTRS, &__inputs, &mut __outputs, {scratch})",
-                node.op_type
-            ),
+            // An ONNX operator: its own function (a family's takes the operator's name), so
+            // only the kernels the network uses are linked.
+            None => match memplan_kernels::op::function(&node.op_type) {
+                Some((function, false)) => {
+                    format!("__k::op::{function}(&__ATTRS, &__inputs, &mut __outputs, {scratch})")
+                }
+                Some((function, true)) => format!(
+                    "__k::op::{function}({:?}, &__ATTRS, &__inputs, &mut __outputs)",
+                    node.op_type
+                ),
+                None => format!(
+                    "__k::run({:?}, &__ATTRS, &__inputs, &mut __outputs, {scratch})",
+                    node.op_type
+                ),
+            },
         };
         let _ = writeln!(
             s,

@@ -16,7 +16,9 @@
 //! - Every other `tflite.*` node calls its own function of `memplan_kernels::tflite::op` with
 //!   its attributes as a constant table beside the call, so a firmware links the kernels its
 //!   network uses and no others.
-//! - ONNX nodes still go through `memplan_kernels::run`.
+//! - An ONNX node calls its operator's function of `memplan_kernels::op` (an elementwise,
+//!   reshape-like or reduction one its family's, with the operator's name), its attributes as a
+//!   constant table beside the call: no `memplan_kernels::run`, whose table links every kernel.
 //!
 //! [`plan`] decides, once, from the node, its operands' dtypes and shapes and its constants;
 //! the scratch planning (`prepare::finish`) and the emitter (`emit`) both ask it, so the scratch

@@ -470,3 +470,17 @@ fn the_visual_wake_words_network_fits_half_its_whole_tensor_bound() {
         whole.arena_size, fitted.arena_size
     );
 }
+
+#[test]
+fn an_onnx_network_calls_its_operators_functions() {
+    let dir = out_dir("onnx-direct");
+    let generated = generate(Network::from_onnx(default_model()).name("cnn"), &dir);
+    let source = std::fs::read_to_string(&generated.rust).unwrap();
+    let run = &source[source.find("pub fn run(").expect("a run function")..];
+    let run = squeeze(&run[..run.find("pub fn run_dyn(").unwrap_or(run.len())]);
+    assert!(run.contains("__k::op::conv("), "{run}");
+    assert!(
+        !run.contains("__k::run("),
+        "a node goes through the interpreter:\n{run}"
+    );
+}

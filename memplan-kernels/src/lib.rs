@@ -156,6 +156,7 @@ mod gemm;
 mod generate;
 mod matmul;
 mod normalization;
+pub mod op;
 #[cfg(feature = "alloc")]
 mod owned;
 pub mod pack;
@@ -245,79 +246,5 @@ fn dispatch(
     if let Some(r) = tflite::run(op, attrs, inputs, outputs) {
         return r;
     }
-    if let Some(r) = unary::run(op, attrs, inputs, outputs) {
-        return r;
-    }
-    if let Some(r) = binary::run(op, attrs, inputs, outputs) {
-        return r;
-    }
-    if let Some(r) = reshape::run(op, attrs, inputs, outputs) {
-        return r;
-    }
-    if let Some(r) = reduce::run(op, attrs, inputs, outputs) {
-        return r;
-    }
-    match op {
-        "AveragePool" => pool::pool(attrs, inputs, outputs, false),
-        "BatchNormalization" => normalization::batch_norm(attrs, inputs, outputs),
-        "Cast" => cast::cast(attrs, inputs, outputs),
-        "Concat" => concat_split::concat(attrs, inputs, outputs),
-        "ConstantOfShape" => generate::constant_of_shape(attrs, inputs, outputs),
-        "Conv" => conv::conv(attrs, inputs, outputs, scratch),
-        "ConvInteger" => qlinear::conv_integer(attrs, inputs, outputs),
-        "ConvTranspose" => conv_transpose::conv_transpose(attrs, inputs, outputs),
-        "CumSum" => cumsum::cumsum(attrs, inputs, outputs),
-        "DepthToSpace" => space_depth::space_depth(attrs, inputs, outputs, true),
-        "DequantizeLinear" => qdq::dequantize(attrs, inputs, outputs),
-        "DynamicQuantizeLinear" => qlinear::dynamic_quantize(inputs, outputs),
-        "Einsum" => einsum::einsum(attrs, inputs, outputs),
-        "Expand" => expand::expand(inputs, outputs),
-        "Gather" => gather::gather(attrs, inputs, outputs),
-        "GatherElements" => gather::gather_elements(attrs, inputs, outputs),
-        "Gemm" => matmul::gemm(attrs, inputs, outputs, scratch),
-        "GlobalAveragePool" => pool::global(inputs, outputs, false),
-        "GlobalMaxPool" => pool::global(inputs, outputs, true),
-        "Hardmax" => topk::hardmax(attrs, inputs, outputs),
-        "InstanceNormalization" => normalization::instance_norm(attrs, inputs, outputs),
-        "IsInf" => unary::classify(attrs, inputs, outputs, false),
-        "IsNaN" => unary::classify(attrs, inputs, outputs, true),
-        "LRN" => normalization::lrn(attrs, inputs, outputs),
-        "LayerNormalization" => normalization::layer_norm(attrs, inputs, outputs),
-        "LogSoftmax" => normalization::softmax(attrs, inputs, outputs, true),
-        "LpNormalization" => normalization::lp_norm(attrs, inputs, outputs),
-        "MatMul" => matmul::matmul(attrs, inputs, outputs, scratch),
-        "MatMulInteger" => qlinear::matmul_integer(inputs, outputs),
-        "MaxPool" => match inputs.first() {
-            Some(Input::Value {
-                data: Data::I8(_) | Data::U8(_),
-                ..
-            }) => qlinear::max_pool(attrs, inputs, outputs),
-            _ => pool::pool(attrs, inputs, outputs, true),
-        },
-        "OneHot" => topk::one_hot(attrs, inputs, outputs),
-        "Pad" => pad::pad(attrs, inputs, outputs),
-        "QGemm" => qlinear::qgemm(attrs, inputs, outputs),
-        "QLinearAdd" => qlinear::qlinear_binary(inputs, outputs, false),
-        "QLinearConv" => qlinear::qlinear_conv(attrs, inputs, outputs),
-        "QLinearGlobalAveragePool" => qlinear::qlinear_global_average_pool(attrs, inputs, outputs),
-        "QLinearMatMul" => qlinear::qlinear_matmul(inputs, outputs),
-        "QLinearMul" => qlinear::qlinear_binary(inputs, outputs, true),
-        "QuantizeLinear" => qdq::quantize(attrs, inputs, outputs),
-        "Range" => generate::range(inputs, outputs),
-        "Resize" => resize::resize(attrs, inputs, outputs, scratch),
-        "ScatterElements" => scatter::scatter_elements(attrs, inputs, outputs),
-        "ScatterND" => scatter::scatter_nd(attrs, inputs, outputs),
-        "Shape" => generate::shape(attrs, inputs, outputs),
-        "Size" => generate::size(inputs, outputs),
-        "Slice" => slice::slice(attrs, inputs, outputs),
-        "Softmax" => normalization::softmax(attrs, inputs, outputs, false),
-        "SpaceToDepth" => space_depth::space_depth(attrs, inputs, outputs, false),
-        "Split" => concat_split::split(attrs, inputs, outputs),
-        "Tile" => tile::tile(inputs, outputs),
-        "TopK" => topk::topk(attrs, inputs, outputs, scratch),
-        "Transpose" => transpose::transpose(attrs, inputs, outputs),
-        "Trilu" => trilu::trilu(attrs, inputs, outputs),
-        "Upsample" => resize::upsample(attrs, inputs, outputs, scratch),
-        _ => Err(KernelError::new("operator type not supported")),
-    }
+    op::kernel(op, attrs, inputs, outputs, scratch)
 }
