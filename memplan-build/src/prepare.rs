@@ -179,6 +179,7 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
     // 2. Constants.
     let mut constants = Vec::with_capacity(graph.weights.len());
     let mut files = Vec::new();
+    let mut held = fold::Held::new(path);
     for weight in &graph.weights {
         // A message with its own help (a folded value too large) keeps it; the others blame
         // the file.
@@ -195,7 +196,7 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
             files.push(path.clone());
         }
         kernel_dtype(value.dtype).map_err(|why| fail(&why))?;
-        let bytes = fold::load(value).map_err(|why| fail(&why))?;
+        let bytes = fold::load(value, &mut held).map_err(|why| fail(&why))?;
         constants.push(Constant {
             onnx: weight.source.clone(),
             dtype: value.dtype,
