@@ -64,7 +64,6 @@ use prost::Message;
 
 pub use attrs::AttrValue;
 pub use fold::{BUDGET_PER_FILE_BYTE, BUDGET_SLACK, MAX_FOLDED_INPUT_BYTES, MAX_FOLDED_NODES};
-use names::snake_case;
 pub use shapes::{MAX_VALUE_ELEMENTS, strip_value_info};
 pub use weights::{FoldedNode, TensorType, Weight, WeightData, WeightValue};
 
@@ -390,16 +389,14 @@ impl<'g> Importer<'g> {
                 memplan_core::model_file::MAX_ALIGNMENT
             ));
         }
+        // A name the generated module cannot have: not an identifier, a crate (`memplan`,
+        // `std`), or a name of the prelude or a primitive type (`Vec`, `u8`) it would hide.
         if let Some(name) = &self.options.name
-            && let Some(problem) =
-                memplan_core::model_file::identifier_problem(name).or_else(|| {
-                    (name.as_str() == "memplan")
-                        .then_some("is the name of the crate the generated code uses")
-                })
+            && let Some(problem) = memplan_core::model_file::module_name_problem(name)
         {
             return fail(format!(
-                "model name `{name}` {problem}\n  = help: pass a Rust identifier, for example `--name {}`",
-                snake_case(name, "model").replace("memplan", "my_model")
+                "{problem}\n  = help: pass another name, for example `--name {}`",
+                names::model_name(name)
             ));
         }
         Ok(())

@@ -609,7 +609,7 @@ fn bad_options_are_explained() {
                 name: Some(String::new()),
                 ..ImportOptions::default()
             },
-            "model name `` is empty",
+            "model name `` is not a valid Rust identifier: it is empty",
         ),
         (
             ImportOptions {
@@ -1235,5 +1235,43 @@ fn issue_36_shape_inference_holds_a_bounded_multiple_of_the_file() {
     assert!(elapsed.as_secs() < 10, "{elapsed:?}");
     if let Some(peak) = peak_memory() {
         assert!(peak < 1 << 30, "peak memory {} MiB", peak >> 20);
+    }
+}
+
+#[test]
+fn issue_36_model_names_the_module_cannot_have_are_suffixed_or_refused() {
+    let bytes = tiny(Ok(1)).encode_to_vec();
+    let import_as = |path: &str, name: Option<&str>| {
+        let options = ImportOptions {
+            name: name.map(str::to_owned),
+            ..ImportOptions::default()
+        };
+        import(path, "model.toml", &bytes, &options)
+    };
+    // From the file's name: a crate or a primitive type gets `_model` (it was refused, asking
+    // to rename the model, which has no name in the file to rename).
+    for (path, name) in [
+        ("models/u8.onnx", "u8_model"),
+        ("std.onnx", "std_model"),
+        ("memplan.onnx", "memplan_model"),
+        ("Vec.onnx", "vec"),
+        ("tiny.onnx", "tiny"),
+    ] {
+        assert_eq!(import_as(path, None).unwrap().model.name, name, "{path}");
+    }
+    // Given: refused, with a name that works (`Vec` was refused only by the model file's
+    // parser, with a help line that did not say `--name`).
+    for (given, why, suggested) in [
+        ("Vec", "prelude", "--name vec"),
+        ("u8", "primitive type", "--name u8_model"),
+        ("memplan", "name of a crate", "--name memplan_model"),
+    ] {
+        let error = import_as("tiny.onnx", Some(given)).unwrap_err().message;
+        assert!(
+            error.contains(&format!("`{given}`"))
+                && error.contains(why)
+                && error.contains(suggested),
+            "{error}"
+        );
     }
 }
