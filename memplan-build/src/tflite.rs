@@ -154,6 +154,11 @@ struct Lower<'g> {
     limit: u64,
 }
 
+/// The most inputs an int8 AVERAGE_POOL_2D window may read: the kernel (TFLite's too) sums `n`
+/// values in `-128..=127` in int32 and rounds with `sum -+ n / 2`, which stays within int32 while
+/// `128.5 n <= 2^31`, that is `n <= (2^32 - 1) / 257` (16,711,935, about 4088 x 4088).
+const MAX_INT8_AVERAGE_TAPS: u64 = u32::MAX as u64 / 257;
+
 /// An operator's quantization parameters, per tensor.
 #[derive(Clone, Copy)]
 struct Q {
@@ -434,6 +439,22 @@ impl Lower<'_> {
                     let (qi, qo) = (self.q(x)?, self.q(out)?);
                     if qi.scale != qo.scale || qi.zero_point != qo.zero_point {
                         return Err("an int8 pool must have the same quantization in and out (as TFLite requires)".to_owned());
+                    }
+                    // TFLite's int8 average sums a window's inputs in int32 (and so does the
+                    // kernel memplan runs): about 2^24 of them reach its limit.
+                    if op.name == "AVERAGE_POOL_2D"
+                        && let &[_, h, w, _] = self.shape(x)
+                    {
+                        let taps = (filter[0] as u64)
+                            .min(h as u64)
+                            .saturating_mul((filter[1] as u64).min(w as u64));
+                        if taps > MAX_INT8_AVERAGE_TAPS {
+                            return Err(format!(
+                                "its int8 average window reads up to {taps} inputs ({} x {} of its {h} x {w} input), which it sums in int32 as TFLite does: past {MAX_INT8_AVERAGE_TAPS} of them the sum, rounded, overflows\n  = help: LiteRT's kernel overflows on it too; use a float32 model for this pool, or a smaller window",
+                                (filter[0] as u64).min(h as u64),
+                                (filter[1] as u64).min(w as u64)
+                            ));
+                        }
                     }
                 }
                 self.activation(activation, out, &mut attrs)?;

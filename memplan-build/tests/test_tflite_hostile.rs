@@ -462,6 +462,49 @@ fn issue_36_a_pool_window_of_zero_or_far_past_its_input_is_refused() {
     );
 }
 
+#[test]
+fn issue_36_an_int8_average_past_what_an_int32_sum_holds_is_refused() {
+    // A global int8 average over `side` x `side`: the kernel's int32 sum, rounded with `-+ n / 2`,
+    // holds 4088 x 4088 inputs at -128 but not 4089 x 4089. Too large for the dry run, the
+    // latter built, and the rounded sum overflowed (a panic in a debug build of the user's crate, a
+    // wrong mean in release; LiteRT's int32 sum overflows too).
+    let average = |side: i32| {
+        let mut file = FileBuilder::new();
+        let x = file.tensor("x", I8, &[1, side, side, 1]);
+        let y = file.tensor("y", I8, &[1, 1, 1, 1]);
+        for t in [x, y] {
+            file.quantize(t, &[0.5], &[0], 0);
+        }
+        let options = schema::Pool2DOptions {
+            padding: schema::Padding::Valid,
+            stride_h: 1,
+            stride_w: 1,
+            filter_height: side,
+            filter_width: side,
+            ..schema::Pool2DOptions::default()
+        };
+        file.operator(
+            "AVERAGE_POOL_2D",
+            &[x],
+            &[y],
+            Some(BuiltinOptions::Pool2DOptions(Box::new(options))),
+        );
+        file.inputs = vec![x];
+        file.outputs = vec![y];
+        file
+    };
+    generate("average_4088", &average(4088)).unwrap();
+    refused(
+        "average_4089",
+        &average(4089),
+        &[
+            "operator 0 (AVERAGE_POOL_2D)",
+            "reads up to 16719921 inputs (4089 x 4089 of its 4089 x 4089 input)",
+            "past 16711935 of them",
+        ],
+    );
+}
+
 /// One `builtin` node reading `x` (float32, `x_shape`) and the int32 constant `ints` (when
 /// given), writing float32 `y` of `y_shape`.
 fn one_node(
