@@ -535,6 +535,14 @@ impl Lower<'_> {
                         let real2 = f64::from(q2.scale) / twice_max;
                         let real_out =
                             twice_max / f64::from((1i32 << left_shift) as f32 * qo.scale);
+                        // LiteRT's QuantizeMultiplierSmallerThanOneExp checks the output's
+                        // multiplier is below 1 (and aborts on this file).
+                        if real_out.is_nan() || real_out >= 1.0 {
+                            return Err(format!(
+                                "its output scale {:?} is too small for its input scales {:?} and {:?}: LiteRT requires 2 x the larger input scale / (2^20 x the output scale) below 1 ({real_out:.3e} here) and refuses the operator\n  = help: the file's quantization is corrupt; convert the model again",
+                                qo.scale, q1.scale, q2.scale
+                            ));
+                        }
                         let (m1, s1) = quantize_multiplier(real1);
                         let (m2, s2) = quantize_multiplier(real2);
                         let (mo, so) = quantize_multiplier(real_out);
@@ -557,6 +565,12 @@ impl Lower<'_> {
                         let (q1, q2, qo) = (self.q(a)?, self.q(b)?, self.q(out)?);
                         // mul.cc: the product of the float scales, in float.
                         let real = f64::from(q1.scale * q2.scale / qo.scale);
+                        if !real.is_finite() {
+                            return Err(format!(
+                                "the product of its input scales {:?} and {:?} over its output scale {:?} is not a finite float32 ({real}): no multiplier applies it\n  = help: the file's quantization is corrupt; convert the model again",
+                                q1.scale, q2.scale, qo.scale
+                            ));
+                        }
                         let (m, s) = quantize_multiplier(real);
                         for (name, v) in [
                             ("input1_offset", -q1.zero_point),

@@ -462,6 +462,47 @@ fn issue_36_a_pool_window_of_zero_or_far_past_its_input_is_refused() {
     );
 }
 
+/// `y = op(a, b)`, int8 `[1, 4]`, with scales `scales` (a, b, y) and zero points 0.
+fn int8_binary(op: &str, scales: [f32; 3]) -> FileBuilder {
+    let mut file = FileBuilder::new();
+    let a = file.tensor("a", I8, &[1, 4]);
+    let b = file.tensor("b", I8, &[1, 4]);
+    let y = file.tensor("y", I8, &[1, 4]);
+    for (t, scale) in [a, b, y].into_iter().zip(scales) {
+        file.quantize(t, &[scale], &[0], 0);
+    }
+    let options = if op == "MUL" {
+        BuiltinOptions::MulOptions(Box::default())
+    } else {
+        BuiltinOptions::AddOptions(Box::default())
+    };
+    file.operator(op, &[a, b], &[y], Some(options));
+    file.inputs = vec![a, b];
+    file.outputs = vec![y];
+    file
+}
+
+#[test]
+fn issue_36_int8_arithmetic_scales_litert_refuses_are_refused() {
+    // ADD: LiteRT's output multiplier 2 max(s_a, s_b) / (2^20 s_y) must be below 1 (its
+    // QuantizeMultiplierSmallerThanOneExp aborts otherwise); both built before.
+    generate("add_scales_ok", &int8_binary("ADD", [1.0, 1.0, 1.0])).unwrap();
+    refused(
+        "add_scales_far",
+        &int8_binary("ADD", [1e-30, 1e10, 1.0]),
+        &[
+            "operator 0 (ADD)",
+            "its output scale 1.0 is too small for its input scales 1e-30 and 10000000000.0",
+        ],
+    );
+    // MUL: s_a s_b / s_y past float32.
+    refused(
+        "mul_scales_inf",
+        &int8_binary("MUL", [1e30, 1e30, 1e-30]),
+        &["operator 0 (MUL)", "is not a finite float32 (inf)"],
+    );
+}
+
 #[test]
 fn issue_36_an_int8_average_past_what_an_int32_sum_holds_is_refused() {
     // A global int8 average over `side` x `side`: the kernel's int32 sum, rounded with `-+ n / 2`,
