@@ -321,6 +321,43 @@ impl Lower<'_> {
         Ok(())
     }
 
+    /// Checks the shape a RESHAPE asks for, as LiteRT's Prepare computes it: its constant shape
+    /// operand, else its options' `new_shape` (neither: nothing to check). At most one `-1`,
+    /// which stands for the rest; no other negative size; as many elements as `x`.
+    fn requested_shape(&self, op: &Operator, x: usize) -> Result<(), String> {
+        let requested: Vec<i64> = match op.inputs.get(1).copied().flatten() {
+            Some(s) if self.graph.tensors[s].data.is_some() => self.ints(s)?,
+            Some(_) => return Ok(()), // computed at run time: LiteRT checks it then
+            None => match &op.options {
+                Opts::Reshape {
+                    new_shape: Some(list),
+                } => list.iter().map(|&d| i64::from(d)).collect(),
+                _ => return Ok(()),
+            },
+        };
+        let elements = self.graph.tensors[x].elements() as u64;
+        let stretched = requested.iter().filter(|&&d| d == -1).count();
+        let known = requested
+            .iter()
+            .filter(|&&d| d != -1)
+            .try_fold(1u64, |n, &d| {
+                u64::try_from(d).ok().and_then(|d| n.checked_mul(d))
+            });
+        let fits = match (stretched, known) {
+            (0, Some(n)) => n == elements,
+            (1, Some(n)) => n > 0 && elements.is_multiple_of(n),
+            _ => false,
+        };
+        if fits {
+            return Ok(());
+        }
+        Err(format!(
+            "it asks for shape {requested:?} for the {elements} elements of `{}` {:?}: LiteRT refuses it (at most one -1, no other negative size, the same number of elements)\n  = help: the file is corrupt; convert the model again",
+            self.name(x),
+            self.shape(x)
+        ))
+    }
+
     /// The constant data of `t` as int32 or int64 integers (a shape, axes, paddings).
     fn ints(&self, t: usize) -> Result<Vec<i64>, String> {
         let info = &self.graph.tensors[t];
@@ -474,6 +511,9 @@ impl Lower<'_> {
                         self.name(out),
                         self.shape(out)
                     ));
+                }
+                if op.name == "RESHAPE" {
+                    self.requested_shape(op, x)?;
                 }
                 inputs.push(self.operand(x)?);
                 "RESHAPE"

@@ -504,6 +504,64 @@ fn issue_36_int8_arithmetic_scales_litert_refuses_are_refused() {
 }
 
 #[test]
+fn issue_36_a_reshape_litert_refuses_is_refused() {
+    // x [1, 4] -> y [2, 2], the requested shape in a constant operand or in the options.
+    let reshape = |operand: Option<&[i32]>, new_shape: Option<Vec<i32>>| {
+        let mut file = FileBuilder::new();
+        let x = file.tensor("x", F32, &[1, 4]);
+        let mut inputs = vec![x];
+        if let Some(values) = operand {
+            inputs.push(file.ints("shape", values));
+        }
+        let y = file.tensor("y", F32, &[2, 2]);
+        let options = schema::ReshapeOptions { new_shape };
+        file.operator(
+            "RESHAPE",
+            &inputs,
+            &[y],
+            Some(BuiltinOptions::ReshapeOptions(Box::new(options))),
+        );
+        file.inputs = vec![x];
+        file.outputs = vec![y];
+        file
+    };
+    generate("reshape_ok", &reshape(Some(&[2, -1]), None)).unwrap();
+    generate("reshape_options_ok", &reshape(None, Some(vec![-1, 2]))).unwrap();
+    // The operand wins over stale options, as in LiteRT.
+    generate(
+        "reshape_stale_options",
+        &reshape(Some(&[2, 2]), Some(vec![3])),
+    )
+    .unwrap();
+    // Two -1s, another element count, a size below -1 (all built before).
+    for (name, operand, new_shape, asked) in [
+        (
+            "reshape_two_stretches",
+            Some(&[-1, -1][..]),
+            None,
+            "[-1, -1]",
+        ),
+        (
+            "reshape_options_max",
+            None,
+            Some(vec![i32::MAX, -1]),
+            "[2147483647, -1]",
+        ),
+        ("reshape_negative", Some(&[-2, -2][..]), None, "[-2, -2]"),
+        ("reshape_zero_stretch", Some(&[0, -1][..]), None, "[0, -1]"),
+    ] {
+        refused(
+            name,
+            &reshape(operand, new_shape),
+            &[
+                "operator 0 (RESHAPE)",
+                &format!("it asks for shape {asked} for the 4 elements of `x` [1, 4]"),
+            ],
+        );
+    }
+}
+
+#[test]
 fn issue_36_an_int8_average_past_what_an_int32_sum_holds_is_refused() {
     // A global int8 average over `side` x `side`: the kernel's int32 sum, rounded with `-+ n / 2`,
     // holds 4088 x 4088 inputs at -128 but not 4089 x 4089. Too large for the dry run, the
