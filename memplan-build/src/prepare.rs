@@ -87,17 +87,24 @@ fn check_window(op_type: &str, attrs: &[(String, AttrValue)]) -> Result<(), Stri
     Ok(())
 }
 
-/// Operators some of whose inputs are parameters read by value (scales, sizes, a range's bounds,
-/// a ratio) even when they are float: zeros there may be refused where the real values are not.
+/// Operators some of whose inputs are parameters read by value (scales, zero points, sizes, a
+/// range's bounds, a ratio) even when they are not integers: zeros there may be refused where
+/// the real values are not (a scale computed by DynamicQuantizeLinear, a Resize's scales).
 const VALUE_PARAMETERS: &[&str] = &[
+    "DequantizeLinear",
     "Dropout",
+    "DynamicQuantizeLinear",
     "OneHot",
+    "QGemm",
+    "QLinearAdd",
+    "QLinearConv",
+    "QLinearGlobalAveragePool",
+    "QLinearMatMul",
+    "QLinearMul",
+    "QuantizeLinear",
     "Range",
     "Resize",
     "Upsample",
-    "QuantizeLinear",
-    "DequantizeLinear",
-    "DynamicQuantizeLinear",
 ];
 
 /// Whether `node`'s kernel may refuse the values of an activation it reads, not only its shapes
