@@ -9,14 +9,95 @@
 //! because its int8 inputs exist only at build time.
 //!
 //! Every folded value is bounded by [`MAX_FOLDED_BYTES`]: a `ConstantOfShape` of a huge shape is
-//! a message naming the node, not an allocation failure of the build.
+//! a message naming the node, not an allocation failure of the build. What the constants of a
+//! network take together, each use counted (every constant loaded, every folded node's inputs,
+//! outputs and scratch), is bounded by [`Held`]: a small multiple of the ONNX file and the
+//! external data it names, as the TFLite reader bounds what it holds (its
+//! `BUDGET_PER_FILE_BYTE` and `BUDGET_SLACK`), so that a file of a few kilobytes with twenty
+//! `ConstantOfShape` nodes of 256 MiB each cannot make a build script hold gigabytes.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
 use memplan_core::DType;
 use memplan_kernels::{Attr, Attrs, Input, Output, OwnedData};
-use memplan_onnx::{AttrValue, FoldedNode, WeightData, WeightValue};
+use memplan_onnx::{
+    AttrValue, BUDGET_PER_FILE_BYTE, BUDGET_SLACK, FoldedNode, WeightData, WeightValue,
+};
 
 /// The most bytes one folded value may have (256 MiB).
 pub const MAX_FOLDED_BYTES: u64 = 256 << 20;
+
+/// What the constants of one ONNX network take at build time, each use counted: every weight
+/// loaded, and every folded node's inputs, outputs and scratch. The most is
+/// `BUDGET_PER_FILE_BYTE` (16) times the bytes of the ONNX file and of the external data files
+/// its weights name, plus `BUDGET_SLACK` (16 MiB); an exporter writes each constant once, and
+/// what folding derives from them (a float32 weight from its int8 one, shape arithmetic) is a
+/// few times that.
+pub(crate) struct Held {
+    /// The ONNX file's bytes and the external data files' ...
+    files_len: u64,
+    /// ... (each counted once) ...
+    files: BTreeSet<PathBuf>,
+    /// ... and the bytes taken so far.
+    used: u64,
+}
+
+impl Held {
+    /// The budget of the network in the ONNX file at `path`.
+    pub(crate) fn new(path: &Path) -> Self {
+        Self {
+            files_len: std::fs::metadata(path).map_or(0, |m| m.len()),
+            files: BTreeSet::new(),
+            used: 0,
+        }
+    }
+
+    fn limit(&self) -> u64 {
+        self.files_len
+            .saturating_mul(BUDGET_PER_FILE_BYTE)
+            .saturating_add(BUDGET_SLACK)
+    }
+
+    /// Takes what `value` holds once loaded (its external data file, when it has one, adds to
+    /// the budget first), for `what` (`folded node `x` (Add)'s input 0`).
+    fn load(&mut self, value: &WeightValue, what: &dyn Fn() -> String) -> Result<(), String> {
+        if let WeightData::External { path, .. } = &value.data
+            && self.files.insert(path.clone())
+        {
+            let len = std::fs::metadata(path).map_or(0, |m| m.len());
+            self.files_len = self.files_len.saturating_add(len);
+        }
+        let bytes = value
+            .shape
+            .iter()
+            .try_fold(value.dtype.size(), |n, &d| n.checked_mul(d))
+            .unwrap_or(u64::MAX);
+        self.take(bytes, what)
+    }
+
+    /// Takes `bytes` for `what`; why not, when the constants would hold more than the budget.
+    fn take(&mut self, bytes: u64, what: &dyn Fn() -> String) -> Result<(), String> {
+        match self.used.checked_add(bytes) {
+            Some(used) if used <= self.limit() => {
+                self.used = used;
+                Ok(())
+            }
+            _ => Err(format!(
+                "the constants would take more than {} bytes at build time when it comes to {} \
+                 ({BUDGET_PER_FILE_BYTE} times the {} bytes of the ONNX file and its external \
+                 data, plus {} MiB; each use of a constant counted)\n  = help: an exporter \
+                 writes each constant once; this file makes its nodes read or compute far more \
+                 constant data than it holds, which is almost certainly a malformed graph. \
+                 Fold it offline (onnx-simplifier) or compute the value at run time",
+                self.limit(),
+                what(),
+                self.files_len,
+                BUDGET_SLACK >> 20
+            )),
+        }
+    }
+}
 
 /// Folded nodes may feed each other; a chain longer than this is refused.
 const MAX_DEPTH: usize = 64;
@@ -85,44 +166,35 @@ fn folded_bytes(what: &str, dtype: DType, shape: &[u64]) -> Result<u64, String> 
     })
 }
 
-/// A weight's bytes: read from the file, or computed by its folded node.
-pub(crate) fn load(value: &WeightValue) -> Result<Vec<u8>, String> {
+/// A weight's bytes: read from the file, or computed by its folded node; what it takes (and,
+/// for a folded one, what computing it takes) is taken from `held` first.
+pub(crate) fn load(value: &WeightValue, held: &mut Held) -> Result<Vec<u8>, String> {
     match &value.data {
-        WeightData::Computed(folded) => evaluate(folded, 0),
-        _ => value.load(),
+        WeightData::Computed(folded) => evaluate(folded, 0, held),
+        _ => {
+            held.load(value, &|| "its data".to_owned())?;
+            value.load()
+        }
     }
 }
 
-/// The little-endian bytes of `folded`'s output.
-fn evaluate(folded: &FoldedNode, depth: usize) -> Result<Vec<u8>, String> {
+/// The little-endian bytes of `folded`'s output, each buffer taken from `held` before it is
+/// allocated.
+fn evaluate(folded: &FoldedNode, depth: usize, held: &mut Held) -> Result<Vec<u8>, String> {
     let what = format!("folded node `{}` ({})", folded.node, folded.op_type);
     if depth > MAX_DEPTH {
         return Err(format!(
             "{what}: more than {MAX_DEPTH} folded nodes in a chain"
         ));
     }
-    // Every input's value (computed first if it is itself folded).
-    let mut inputs: Vec<Loaded> = Vec::new();
-    for input in &folded.inputs {
-        inputs.push(match input {
-            None => None,
-            Some(Err(why)) => return Err(format!("{what}: an input is unknown: {why}")),
-            Some(Ok(value)) => {
-                let bytes = match &value.data {
-                    WeightData::Computed(inner) => evaluate(inner, depth + 1)?,
-                    _ => value
-                        .load()
-                        .map_err(|why| format!("{what}: an input: {why}"))?,
-                };
-                Some((usizes(&value.shape)?, value.dtype, bytes))
-            }
-        });
-    }
+    // The outputs first: a node whose output is too large is refused before its inputs are
+    // loaded.
     let mut outputs = Vec::new();
     for output in &folded.outputs {
         match output {
             Some(Ok((dtype, shape))) => {
-                folded_bytes(&what, *dtype, shape)?;
+                let bytes = folded_bytes(&what, *dtype, shape)?;
+                held.take(bytes, &|| format!("{what}'s output"))?;
                 outputs.push((usizes(shape)?, *dtype));
             }
             Some(Err(why)) => return Err(format!("{what}: an output is unknown: {why}")),
@@ -132,6 +204,26 @@ fn evaluate(folded: &FoldedNode, depth: usize) -> Result<Vec<u8>, String> {
     let Some((out_shape, out_dtype)) = outputs.get(folded.output).cloned() else {
         return Err(format!("{what}: its output {} is unknown", folded.output));
     };
+    // Every input's value (computed first if it is itself folded).
+    let mut inputs: Vec<Loaded> = Vec::new();
+    for (k, input) in folded.inputs.iter().enumerate() {
+        inputs.push(match input {
+            None => None,
+            Some(Err(why)) => return Err(format!("{what}: an input is unknown: {why}")),
+            Some(Ok(value)) => {
+                let bytes = match &value.data {
+                    WeightData::Computed(inner) => evaluate(inner, depth + 1, held)?,
+                    _ => {
+                        held.load(value, &|| format!("{what}'s input {k}"))?;
+                        value
+                            .load()
+                            .map_err(|why| format!("{what}: an input: {why}"))?
+                    }
+                };
+                Some((usizes(&value.shape)?, value.dtype, bytes))
+            }
+        });
+    }
     if folded.op_type == "DequantizeLinear" {
         return dequantize(&what, folded, &inputs, &out_shape, out_dtype);
     }
@@ -184,6 +276,9 @@ fn evaluate(folded: &FoldedNode, depth: usize) -> Result<Vec<u8>, String> {
         let words =
             memplan_kernels::scratch_len(&folded.op_type, attrs, &input_shapes, &output_shapes)
                 .map_err(|e| format!("{what} cannot be evaluated: {e}"))?;
+        held.take((words as u64).saturating_mul(8), &|| {
+            format!("{what}'s scratch")
+        })?;
         let mut scratch = vec![0u64; words];
         let mut output_views: Vec<Output<'_>> = buffers
             .iter_mut()
@@ -336,7 +431,7 @@ mod tests {
             outputs: vec![Some(Ok((DType::F32, vec![1])))],
             output: 0,
         };
-        evaluate(&folded, 0)
+        evaluate(&folded, 0, &mut Held::new(Path::new("")))
     }
 
     #[test]

@@ -45,10 +45,12 @@
 //! shapes (all static, from the file's shape information: the importer refuses a value with no
 //! static shape, saying to run ONNX shape inference), every weight's bytes, and the plan (and
 //! its `budget`). Constant subgraphs (including `DequantizeLinear` of int8 weights) are folded
-//! into constants here. A TFLite node is also run once on zeros, its constants as they are, so
+//! into constants here. Every node is also run once on zeros, its constants as they are, so
 //! the kernel's own checks of shapes and attributes refuse at build time what every run would
 //! refuse (nodes too large to run cheaply get the lowering's checks of their windows, strides,
-//! sizes and biases only). Each failure names the node or value and says what to do.
+//! sizes and biases only, for TFLite; an ONNX node whose kernel reads an input's values, an
+//! integer activation or a run-time Resize scale, is not run on zeros). Each failure names the
+//! node or value and says what to do.
 //!
 //! ## Scratch
 //!

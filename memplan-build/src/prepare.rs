@@ -10,6 +10,7 @@ use memplan_core::model_file::Layout;
 use memplan_core::{DType, Model, Tensor, lower_bound};
 use memplan_onnx::{AttrValue, ImportOptions, OpInput, WeightValue};
 
+use crate::dry_run::{MAX_DRY_RUN_TOTAL, dry_run};
 use crate::fold;
 use crate::fuse;
 use crate::graph::{Constant, FuseReport, Node, Prepared, kernel_dtype};
@@ -86,6 +87,45 @@ fn check_window(op_type: &str, attrs: &[(String, AttrValue)]) -> Result<(), Stri
         }
     }
     Ok(())
+}
+
+/// Operators some of whose inputs are parameters read by value (scales, zero points, sizes, a
+/// range's bounds, a ratio) even when they are not integers: zeros there may be refused where
+/// the real values are not (a scale computed by DynamicQuantizeLinear, a Resize's scales).
+const VALUE_PARAMETERS: &[&str] = &[
+    "DequantizeLinear",
+    "Dropout",
+    "DynamicQuantizeLinear",
+    "OneHot",
+    "QGemm",
+    "QLinearAdd",
+    "QLinearConv",
+    "QLinearGlobalAveragePool",
+    "QLinearMatMul",
+    "QLinearMul",
+    "QuantizeLinear",
+    "Range",
+    "Resize",
+    "Upsample",
+];
+
+/// Whether `node`'s kernel may refuse the values of an activation it reads, not only its shapes
+/// and attributes: an integer activation (indices, shapes, divisors, a `k`) or a parameter of
+/// [`VALUE_PARAMETERS`] computed at run time. Such a node is not dry-run on zeros, which its
+/// real inputs need not be.
+fn reads_values(node: &Node, tensors: &[(DType, Vec<usize>)]) -> bool {
+    node.inputs
+        .iter()
+        .enumerate()
+        .any(|(k, input)| match *input {
+            OpInput::Tensor(t) => {
+                let integer = tensors
+                    .get(t)
+                    .is_none_or(|(dtype, _)| matches!(dtype, DType::I64 | DType::I32));
+                integer || (k > 0 && VALUE_PARAMETERS.contains(&node.op_type.as_str()))
+            }
+            _ => false,
+        })
 }
 
 /// Imports, checks and plans the ONNX file at `path`.
@@ -183,6 +223,7 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
     // 2. Constants.
     let mut constants = Vec::with_capacity(graph.weights.len());
     let mut files = Vec::new();
+    let mut held = fold::Held::new(path);
     for weight in &graph.weights {
         // A message with its own help (a folded value too large) keeps it; the others blame
         // the file.
@@ -199,13 +240,40 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
             files.push(path.clone());
         }
         kernel_dtype(value.dtype).map_err(|why| fail(&why))?;
-        let bytes = fold::load(value).map_err(|why| fail(&why))?;
+        let bytes = fold::load(value, &mut held).map_err(|why| fail(&why))?;
         constants.push(Constant {
             onnx: weight.source.clone(),
             dtype: value.dtype,
             shape: value.shape.clone(),
             bytes,
         });
+    }
+
+    // 2b. The kernels' own checks of shapes and attributes, on zeros, now rather than in the
+    // first run (as for TFLite: `dry_run.rs`).
+    let tensors: Vec<(DType, Vec<usize>)> = model
+        .tensors
+        .iter()
+        .zip(&graph.tensor_shapes)
+        .map(|(t, shape)| {
+            let dtype = match &t.layout {
+                Layout::Typed { dtype, .. } => *dtype,
+                _ => DType::U8,
+            };
+            (dtype, shape.iter().map(|&d| d as usize).collect())
+        })
+        .collect();
+    let mut work = MAX_DRY_RUN_TOTAL;
+    for node in &nodes {
+        if reads_values(node, &tensors) {
+            continue;
+        }
+        dry_run(node, &tensors, &constants, &mut work).map_err(|why| {
+            format!(
+                "node `{}` ({}): the kernel refuses it: {why}\n  = help: every run of the network would fail here: the node's shapes or attributes in the file do not fit each other; export the model again (and check it with `onnx.checker.check_model(model, full_check=True)`)",
+                node.label, node.op_type
+            )
+        })?;
     }
 
     // 3. Build-time work: normalizations, biases and activations fused, weights packed.

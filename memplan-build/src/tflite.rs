@@ -154,6 +154,11 @@ struct Lower<'g> {
     limit: u64,
 }
 
+/// The most inputs an int8 AVERAGE_POOL_2D window may read: the kernel (TFLite's too) sums `n`
+/// values in `-128..=127` in int32 and rounds with `sum -+ n / 2`, which stays within int32 while
+/// `128.5 n <= 2^31`, that is `n <= (2^32 - 1) / 257` (16,711,935, about 4088 x 4088).
+const MAX_INT8_AVERAGE_TAPS: u64 = u32::MAX as u64 / 257;
+
 /// An operator's quantization parameters, per tensor.
 #[derive(Clone, Copy)]
 struct Q {
@@ -316,6 +321,43 @@ impl Lower<'_> {
         Ok(())
     }
 
+    /// Checks the shape a RESHAPE asks for, as LiteRT's Prepare computes it: its constant shape
+    /// operand, else its options' `new_shape` (neither: nothing to check). At most one `-1`,
+    /// which stands for the rest; no other negative size; as many elements as `x`.
+    fn requested_shape(&self, op: &Operator, x: usize) -> Result<(), String> {
+        let requested: Vec<i64> = match op.inputs.get(1).copied().flatten() {
+            Some(s) if self.graph.tensors[s].data.is_some() => self.ints(s)?,
+            Some(_) => return Ok(()), // computed at run time: LiteRT checks it then
+            None => match &op.options {
+                Opts::Reshape {
+                    new_shape: Some(list),
+                } => list.iter().map(|&d| i64::from(d)).collect(),
+                _ => return Ok(()),
+            },
+        };
+        let elements = self.graph.tensors[x].elements() as u64;
+        let stretched = requested.iter().filter(|&&d| d == -1).count();
+        let known = requested
+            .iter()
+            .filter(|&&d| d != -1)
+            .try_fold(1u64, |n, &d| {
+                u64::try_from(d).ok().and_then(|d| n.checked_mul(d))
+            });
+        let fits = match (stretched, known) {
+            (0, Some(n)) => n == elements,
+            (1, Some(n)) => n > 0 && elements.is_multiple_of(n),
+            _ => false,
+        };
+        if fits {
+            return Ok(());
+        }
+        Err(format!(
+            "it asks for shape {requested:?} for the {elements} elements of `{}` {:?}: LiteRT refuses it (at most one -1, no other negative size, the same number of elements)\n  = help: the file is corrupt; convert the model again",
+            self.name(x),
+            self.shape(x)
+        ))
+    }
+
     /// The constant data of `t` as int32 or int64 integers (a shape, axes, paddings).
     fn ints(&self, t: usize) -> Result<Vec<i64>, String> {
         let info = &self.graph.tensors[t];
@@ -435,6 +477,22 @@ impl Lower<'_> {
                     if qi.scale != qo.scale || qi.zero_point != qo.zero_point {
                         return Err("an int8 pool must have the same quantization in and out (as TFLite requires)".to_owned());
                     }
+                    // TFLite's int8 average sums a window's inputs in int32 (and so does the
+                    // kernel memplan runs): about 2^24 of them reach its limit.
+                    if op.name == "AVERAGE_POOL_2D"
+                        && let &[_, h, w, _] = self.shape(x)
+                    {
+                        let taps = (filter[0] as u64)
+                            .min(h as u64)
+                            .saturating_mul((filter[1] as u64).min(w as u64));
+                        if taps > MAX_INT8_AVERAGE_TAPS {
+                            return Err(format!(
+                                "its int8 average window reads up to {taps} inputs ({} x {} of its {h} x {w} input), which it sums in int32 as TFLite does: past {MAX_INT8_AVERAGE_TAPS} of them the sum, rounded, overflows\n  = help: LiteRT's kernel overflows on it too; use a float32 model for this pool, or a smaller window",
+                                (filter[0] as u64).min(h as u64),
+                                (filter[1] as u64).min(w as u64)
+                            ));
+                        }
+                    }
                 }
                 self.activation(activation, out, &mut attrs)?;
                 inputs.push(self.operand(x)?);
@@ -453,6 +511,9 @@ impl Lower<'_> {
                         self.name(out),
                         self.shape(out)
                     ));
+                }
+                if op.name == "RESHAPE" {
+                    self.requested_shape(op, x)?;
                 }
                 inputs.push(self.operand(x)?);
                 "RESHAPE"
@@ -514,6 +575,14 @@ impl Lower<'_> {
                         let real2 = f64::from(q2.scale) / twice_max;
                         let real_out =
                             twice_max / f64::from((1i32 << left_shift) as f32 * qo.scale);
+                        // LiteRT's QuantizeMultiplierSmallerThanOneExp checks the output's
+                        // multiplier is below 1 (and aborts on this file).
+                        if real_out.is_nan() || real_out >= 1.0 {
+                            return Err(format!(
+                                "its output scale {:?} is too small for its input scales {:?} and {:?}: LiteRT requires 2 x the larger input scale / (2^20 x the output scale) below 1 ({real_out:.3e} here) and refuses the operator\n  = help: the file's quantization is corrupt; convert the model again",
+                                qo.scale, q1.scale, q2.scale
+                            ));
+                        }
                         let (m1, s1) = quantize_multiplier(real1);
                         let (m2, s2) = quantize_multiplier(real2);
                         let (mo, so) = quantize_multiplier(real_out);
@@ -536,6 +605,12 @@ impl Lower<'_> {
                         let (q1, q2, qo) = (self.q(a)?, self.q(b)?, self.q(out)?);
                         // mul.cc: the product of the float scales, in float.
                         let real = f64::from(q1.scale * q2.scale / qo.scale);
+                        if !real.is_finite() {
+                            return Err(format!(
+                                "the product of its input scales {:?} and {:?} over its output scale {:?} is not a finite float32 ({real}): no multiplier applies it\n  = help: the file's quantization is corrupt; convert the model again",
+                                q1.scale, q2.scale, qo.scale
+                            ));
+                        }
                         let (m, s) = quantize_multiplier(real);
                         for (name, v) in [
                             ("input1_offset", -q1.zero_point),

@@ -3,7 +3,8 @@
 //! made by `tests/fixtures/make_fold_bombs.py`.
 //!
 //! The tests of this file run one after the other (one `#[test]`), so the process's peak memory
-//! is theirs alone: it stays far below the 1 GiB that the smallest of these constants has.
+//! is theirs alone: it stays far below the 1 GiB that the smallest of these constants has (and
+//! the 768 MiB of the three that are each within the bound of one folded value).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -65,6 +66,22 @@ fn huge_folded_constants_are_refused_by_node_without_allocating_them() {
     let (message, elapsed) = error("doubling.onnx");
     assert!(message.contains("/double/Add_"), "{message}");
     assert!(message.contains("folded nodes"), "{message}");
+    assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
+
+    // Three `ConstantOfShape([2^26])`, 256 MiB each (each within a folded value's bound), from
+    // a file of 619 bytes: the build held 768 MiB of them (1.6 GB peak, 16.8 s in a debug
+    // build; twenty of them, 10.5 GB and 133 s). What the constants take together is bounded
+    // by 16 times the file plus 16 MiB (issue 36).
+    let (message, elapsed) = error("constants_past_the_budget.onnx");
+    let limit = 619 * memplan_onnx::BUDGET_PER_FILE_BYTE + memplan_onnx::BUDGET_SLACK;
+    assert!(
+        message.contains(&format!(
+            "weight `c0`: the constants would take more than {limit} bytes at build time when it \
+             comes to folded node `/bomb/ConstantOfShape_0` (ConstantOfShape)'s output (16 times \
+             the 619 bytes of the ONNX file and its external data"
+        )),
+        "{message}"
+    );
     assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
 
     if let Some(peak) = peak_memory() {

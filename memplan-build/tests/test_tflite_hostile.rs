@@ -462,6 +462,148 @@ fn issue_36_a_pool_window_of_zero_or_far_past_its_input_is_refused() {
     );
 }
 
+/// `y = op(a, b)`, int8 `[1, 4]`, with scales `scales` (a, b, y) and zero points 0.
+fn int8_binary(op: &str, scales: [f32; 3]) -> FileBuilder {
+    let mut file = FileBuilder::new();
+    let a = file.tensor("a", I8, &[1, 4]);
+    let b = file.tensor("b", I8, &[1, 4]);
+    let y = file.tensor("y", I8, &[1, 4]);
+    for (t, scale) in [a, b, y].into_iter().zip(scales) {
+        file.quantize(t, &[scale], &[0], 0);
+    }
+    let options = if op == "MUL" {
+        BuiltinOptions::MulOptions(Box::default())
+    } else {
+        BuiltinOptions::AddOptions(Box::default())
+    };
+    file.operator(op, &[a, b], &[y], Some(options));
+    file.inputs = vec![a, b];
+    file.outputs = vec![y];
+    file
+}
+
+#[test]
+fn issue_36_int8_arithmetic_scales_litert_refuses_are_refused() {
+    // ADD: LiteRT's output multiplier 2 max(s_a, s_b) / (2^20 s_y) must be below 1 (its
+    // QuantizeMultiplierSmallerThanOneExp aborts otherwise); both built before.
+    generate("add_scales_ok", &int8_binary("ADD", [1.0, 1.0, 1.0])).unwrap();
+    refused(
+        "add_scales_far",
+        &int8_binary("ADD", [1e-30, 1e10, 1.0]),
+        &[
+            "operator 0 (ADD)",
+            "its output scale 1.0 is too small for its input scales 1e-30 and 10000000000.0",
+        ],
+    );
+    // MUL: s_a s_b / s_y past float32.
+    refused(
+        "mul_scales_inf",
+        &int8_binary("MUL", [1e30, 1e30, 1e-30]),
+        &["operator 0 (MUL)", "is not a finite float32 (inf)"],
+    );
+}
+
+#[test]
+fn issue_36_a_reshape_litert_refuses_is_refused() {
+    // x [1, 4] -> y [2, 2], the requested shape in a constant operand or in the options.
+    let reshape = |operand: Option<&[i32]>, new_shape: Option<Vec<i32>>| {
+        let mut file = FileBuilder::new();
+        let x = file.tensor("x", F32, &[1, 4]);
+        let mut inputs = vec![x];
+        if let Some(values) = operand {
+            inputs.push(file.ints("shape", values));
+        }
+        let y = file.tensor("y", F32, &[2, 2]);
+        let options = schema::ReshapeOptions { new_shape };
+        file.operator(
+            "RESHAPE",
+            &inputs,
+            &[y],
+            Some(BuiltinOptions::ReshapeOptions(Box::new(options))),
+        );
+        file.inputs = vec![x];
+        file.outputs = vec![y];
+        file
+    };
+    generate("reshape_ok", &reshape(Some(&[2, -1]), None)).unwrap();
+    generate("reshape_options_ok", &reshape(None, Some(vec![-1, 2]))).unwrap();
+    // The operand wins over stale options, as in LiteRT.
+    generate(
+        "reshape_stale_options",
+        &reshape(Some(&[2, 2]), Some(vec![3])),
+    )
+    .unwrap();
+    // Two -1s, another element count, a size below -1 (all built before).
+    for (name, operand, new_shape, asked) in [
+        (
+            "reshape_two_stretches",
+            Some(&[-1, -1][..]),
+            None,
+            "[-1, -1]",
+        ),
+        (
+            "reshape_options_max",
+            None,
+            Some(vec![i32::MAX, -1]),
+            "[2147483647, -1]",
+        ),
+        ("reshape_negative", Some(&[-2, -2][..]), None, "[-2, -2]"),
+        ("reshape_zero_stretch", Some(&[0, -1][..]), None, "[0, -1]"),
+    ] {
+        refused(
+            name,
+            &reshape(operand, new_shape),
+            &[
+                "operator 0 (RESHAPE)",
+                &format!("it asks for shape {asked} for the 4 elements of `x` [1, 4]"),
+            ],
+        );
+    }
+}
+
+#[test]
+fn issue_36_an_int8_average_past_what_an_int32_sum_holds_is_refused() {
+    // A global int8 average over `side` x `side`: the kernel's int32 sum, rounded with `-+ n / 2`,
+    // holds 4088 x 4088 inputs at -128 but not 4089 x 4089. Too large for the dry run, the
+    // latter built, and the rounded sum overflowed (a panic in a debug build of the user's crate, a
+    // wrong mean in release; LiteRT's int32 sum overflows too).
+    let average = |side: i32| {
+        let mut file = FileBuilder::new();
+        let x = file.tensor("x", I8, &[1, side, side, 1]);
+        let y = file.tensor("y", I8, &[1, 1, 1, 1]);
+        for t in [x, y] {
+            file.quantize(t, &[0.5], &[0], 0);
+        }
+        let options = schema::Pool2DOptions {
+            padding: schema::Padding::Valid,
+            stride_h: 1,
+            stride_w: 1,
+            filter_height: side,
+            filter_width: side,
+            ..schema::Pool2DOptions::default()
+        };
+        file.operator(
+            "AVERAGE_POOL_2D",
+            &[x],
+            &[y],
+            Some(BuiltinOptions::Pool2DOptions(Box::new(options))),
+        );
+        file.inputs = vec![x];
+        file.outputs = vec![y];
+        file
+    };
+    generate("average_4088", &average(4088)).unwrap();
+    refused(
+        "average_4089",
+        &average(4089),
+        &[
+            "operator 0 (AVERAGE_POOL_2D)",
+            "reads up to 16719921 inputs (4089 x 4089 of its 4089 x 4089 input)",
+            "past 16711935 of them",
+        ],
+    );
+}
+
 /// One `builtin` node reading `x` (float32, `x_shape`) and the int32 constant `ints` (when
 /// given), writing float32 `y` of `y_shape`.
 fn one_node(

@@ -215,7 +215,10 @@ fn bad_import_flags_fail_with_an_explanation() {
             &["--alignment", "3"][..],
             "alignment 3 is not a power of two",
         ),
-        (&["--name", ""][..], "model name `` is empty"),
+        (
+            &["--name", ""][..],
+            "model name `` is not a valid Rust identifier: it is empty",
+        ),
         (&["--name", "my model"][..], "--name my_model"),
     ] {
         let tiny = fixture("tiny.onnx");

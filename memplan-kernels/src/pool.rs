@@ -108,28 +108,6 @@ pub(crate) fn pool(
     Ok(())
 }
 
-/// The taps `t` of dimension `i` whose source for output `o` is inside the input (a range: the
-/// sources grow with `t`).
-fn valid_taps(win: &Window, i: usize, o: usize) -> core::ops::Range<usize> {
-    let (start, d, pad, n) = (
-        o * win.strides[i],
-        win.dilations[i],
-        win.pad_begin[i],
-        win.input[i],
-    );
-    let lo = if start >= pad {
-        0
-    } else {
-        (pad - start).div_ceil(d)
-    };
-    let hi = if n + pad > start {
-        (n + pad - start).div_ceil(d).min(win.kernel[i])
-    } else {
-        0
-    };
-    lo..hi.max(lo)
-}
-
 /// A 1-D or 2-D max pool of one plane: each output the max of its window's taps inside the input
 /// in row-major tap order, starting from the lowest finite float32, a tap taken when greater (a
 /// select, not a branch: the comparisons are unpredictable).
@@ -146,7 +124,7 @@ fn max_2d(win: &Window, src: &[f32], dst: &mut [f32]) {
     for yo in 0..oh {
         let out = &mut dst[yo * ow..][..ow];
         out.fill(f32::MIN);
-        for th in valid_taps(win, 1, yo) {
+        for th in win.valid_taps(1, yo) {
             let yi = yo * sh + th * dh - ph;
             let row = &src[yi * iw..][..iw];
             for tw in 0..win.kernel[2] {
@@ -192,16 +170,18 @@ fn max_into<const S: usize>(out: &mut [f32], taps: &[f32]) {
     }
 }
 
-/// The number of taps of output `o`'s window inside the input plus its explicit padding.
+/// The number of taps of output `o`'s window inside the input plus its explicit padding: the
+/// taps `t < k` with `o s + t d < b + n + e`, counted without visiting them.
 fn padded_window_size(win: &Window, o: [usize; 3]) -> usize {
     (0..3)
         .map(|i| {
-            (0..win.kernel[i])
-                .filter(|&t| {
-                    let pos = o[i] * win.strides[i] + t * win.dilations[i];
-                    pos < win.pad_begin[i] + win.input[i] + win.pad_end[i]
-                })
-                .count()
+            let end = win.pad_begin[i] + win.input[i] + win.pad_end[i];
+            let start = o[i] * win.strides[i];
+            if end > start {
+                (end - start).div_ceil(win.dilations[i]).min(win.kernel[i])
+            } else {
+                0
+            }
         })
         .product()
 }

@@ -105,23 +105,51 @@ fn expand(literal: &syn::LitStr) -> proc_macro2::TokenStream {
              message above); please report this with the model file"
         );
         let compile_error = syn::Error::new(literal.span(), message).into_compile_error();
-        let placeholder = std::panic::catch_unwind(|| {
-            memplan_core::codegen::placeholder(&text, compile_error.clone())
-        })
-        .unwrap_or(compile_error);
+        let placeholder = std::panic::catch_unwind(|| stand_in(&text, compile_error.clone()))
+            .unwrap_or(compile_error);
         return quote! { #placeholder #track };
     };
     match expanded {
         Ok(items) => quote! { #items #track },
         Err(error) => {
             // `message\n --> src/model.toml:LINE:COL\n  = help: ...`
-            // The stand-in holds the error, so it is the only one (see `placeholder`).
+            // The stand-in holds the error, so it is the only one (see `stand_in`).
             let compile_error =
                 syn::Error::new(literal.span(), error.to_string()).into_compile_error();
-            let placeholder = memplan_core::codegen::placeholder(&text, compile_error);
+            let placeholder = stand_in(&text, compile_error);
             quote! { #placeholder #track }
         }
     }
+}
+
+/// What a model with an error expands to: `compile_error` inside the stand-in module of
+/// `memplan_core::codegen::placeholder` (which has every name the caller may use, so the model's
+/// error is the only one), unless that module would have a name memplan refuses
+/// ([`memplan_core::model_file::module_name_problem`]): a stand-in `pub mod Vec` (or `std`,
+/// `u8`, ...) would hide the prelude's `Vec` from the code around the call, and rustc would add
+/// errors at the user's own `Vec::new()`. A refused name gets no stand-in: `compile_error` alone.
+fn stand_in(text: &str, compile_error: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
+    let placeholder = memplan_core::codegen::placeholder(text, compile_error.clone());
+    match declared_module(&placeholder) {
+        Some(name) if memplan_core::model_file::module_name_problem(&name).is_some() => {
+            compile_error
+        }
+        _ => placeholder,
+    }
+}
+
+/// The name of the module `tokens` declare at their top level (`.. mod <name> { .. }`), if any.
+fn declared_module(tokens: &proc_macro2::TokenStream) -> Option<String> {
+    let mut trees = tokens.clone().into_iter();
+    while let Some(tree) = trees.next() {
+        if let proc_macro2::TokenTree::Ident(keyword) = &tree
+            && keyword == "mod"
+            && let Some(proc_macro2::TokenTree::Ident(name)) = trees.next()
+        {
+            return Some(name.to_string());
+        }
+    }
+    None
 }
 
 /// Reads the model file as the CLI does ([`memplan_core::model_file::read_model_file`]): only
@@ -239,6 +267,25 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
+    }
+
+    #[test]
+    fn issue_36_a_refused_model_name_gets_no_stand_in_module() {
+        let error = quote! { ::core::compile_error! { "the model's error" } };
+        let stand_in_of = |name: &str| {
+            let text = format!("[model]\nname = \"{name}\"\n[tensors]\nx = {{ bytes = 1 }}\n");
+            stand_in(&text, error.clone())
+        };
+        // A name memplan accepts: the module, with every name the caller may use.
+        let accepted = stand_in_of("net");
+        assert_eq!(declared_module(&accepted).as_deref(), Some("net"));
+        // Names that would hide the prelude's `Vec`, a primitive type, or a crate: the error
+        // alone.
+        for refused in ["Vec", "Option", "u8", "std", "memplan"] {
+            let tokens = stand_in_of(refused);
+            assert_eq!(declared_module(&tokens), None, "{refused}: {tokens}");
+            assert_eq!(tokens.to_string(), error.to_string(), "{refused}");
+        }
     }
 
     #[test]

@@ -63,8 +63,7 @@ use memplan_core::{DType, Model};
 use prost::Message;
 
 pub use attrs::AttrValue;
-pub use fold::{MAX_FOLDED_INPUT_BYTES, MAX_FOLDED_NODES};
-use names::snake_case;
+pub use fold::{BUDGET_PER_FILE_BYTE, BUDGET_SLACK, MAX_FOLDED_INPUT_BYTES, MAX_FOLDED_NODES};
 pub use shapes::{MAX_VALUE_ELEMENTS, strip_value_info};
 pub use weights::{FoldedNode, TensorType, Weight, WeightData, WeightValue};
 
@@ -216,7 +215,7 @@ pub fn import(
         .iter()
         .find(|o| o.domain.is_empty() || o.domain == "ai.onnx")
         .map_or(21, |o| o.version);
-    let importer = Importer::new(file_name, graph, options, opset);
+    let importer = Importer::new(file_name, bytes.len() as u64, graph, options, opset);
     importer.check_external_data()?;
     importer.run(toml_name)
 }
@@ -312,6 +311,10 @@ struct Importer<'g> {
     /// Type information by value name: graph inputs first, then outputs, then `value_info`.
     types: BTreeMap<&'g str, &'g proto::ValueInfoProto>,
     initializers: BTreeSet<&'g str>,
+    /// Each initializer by name (the first of a name).
+    initializer_of: BTreeMap<&'g str, &'g proto::TensorProto>,
+    /// What the folded values hold together (`fold.rs`).
+    held: fold::HeldBudget,
     /// The `--dim` names that some dimension used.
     used_dims: std::cell::RefCell<BTreeSet<String>>,
     /// The inferred type of every value a node makes (`shapes/`).
@@ -327,6 +330,7 @@ enum NodeFate {
 impl<'g> Importer<'g> {
     fn new(
         file: &'g str,
+        file_len: u64,
         graph: &'g proto::GraphProto,
         options: &'g ImportOptions,
         opset: i64,
@@ -340,8 +344,11 @@ impl<'g> Importer<'g> {
         {
             types.entry(info.name.as_str()).or_insert(info);
         }
-        let mut initializers: BTreeSet<&str> =
-            graph.initializer.iter().map(|t| t.name.as_str()).collect();
+        let mut initializer_of = BTreeMap::new();
+        for tensor in &graph.initializer {
+            initializer_of.entry(tensor.name.as_str()).or_insert(tensor);
+        }
+        let mut initializers: BTreeSet<&str> = initializer_of.keys().copied().collect();
         initializers.extend(
             graph
                 .sparse_initializer
@@ -356,7 +363,8 @@ impl<'g> Importer<'g> {
         });
         // External data is read only for small initializers, and only inside the model's
         // folder (`weights::from_tensor` refuses any other location).
-        let shapes = shapes::infer(graph, &types, &options.dims, opset, &base_dir);
+        let held = fold::HeldBudget::new(file_len);
+        let shapes = shapes::infer(graph, &types, &options.dims, opset, &base_dir, held.limit());
         Self {
             file,
             base_dir,
@@ -364,6 +372,8 @@ impl<'g> Importer<'g> {
             options,
             types,
             initializers,
+            initializer_of,
+            held,
             used_dims: std::cell::RefCell::default(),
             shapes,
         }
@@ -379,16 +389,14 @@ impl<'g> Importer<'g> {
                 memplan_core::model_file::MAX_ALIGNMENT
             ));
         }
+        // A name the generated module cannot have: not an identifier, a crate (`memplan`,
+        // `std`), or a name of the prelude or a primitive type (`Vec`, `u8`) it would hide.
         if let Some(name) = &self.options.name
-            && let Some(problem) =
-                memplan_core::model_file::identifier_problem(name).or_else(|| {
-                    (name.as_str() == "memplan")
-                        .then_some("is the name of the crate the generated code uses")
-                })
+            && let Some(problem) = memplan_core::model_file::module_name_problem(name)
         {
             return fail(format!(
-                "model name `{name}` {problem}\n  = help: pass a Rust identifier, for example `--name {}`",
-                snake_case(name, "model").replace("memplan", "my_model")
+                "{problem}\n  = help: pass another name, for example `--name {}`",
+                names::model_name(name)
             ));
         }
         Ok(())
@@ -451,6 +459,11 @@ impl<'g> Importer<'g> {
             }
         }
         Ok(())
+    }
+
+    /// The initializer named `name` (the first, if several are), in logarithmic time.
+    fn initializer(&self, name: &str) -> Option<&'g proto::TensorProto> {
+        self.initializer_of.get(name).copied()
     }
 
     /// Whether `name` has a fully static shape (after `--dim`).

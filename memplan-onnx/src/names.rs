@@ -40,6 +40,19 @@ pub(crate) fn snake_case(name: &str, fallback: &str) -> String {
     out
 }
 
+/// The model's name from `name` (a file's stem, or a name the user gave): in snake_case, and
+/// with `_model` appended when memplan refuses the module name that gives (`std.onnx`, `u8.tflite`:
+/// a crate or a primitive type the generated module would hide; see
+/// [`memplan_core::model_file::module_name_problem`]).
+pub(crate) fn model_name(name: &str) -> String {
+    let name = snake_case(name, "model");
+    if memplan_core::model_file::module_name_problem(&name).is_some() {
+        format!("{name}_model")
+    } else {
+        name
+    }
+}
+
 /// Hands out unique identifiers: the first `base` as is, then `base_2`, `base_3`, ...
 ///
 /// # Runtime

@@ -609,7 +609,7 @@ fn bad_options_are_explained() {
                 name: Some(String::new()),
                 ..ImportOptions::default()
             },
-            "model name `` is empty",
+            "model name `` is not a valid Rust identifier: it is empty",
         ),
         (
             ImportOptions {
@@ -1108,4 +1108,170 @@ fn issue_36_an_if_with_a_constant_condition_is_not_folded() {
             .all(|w| w.source != "branch_out"),
         "the If's output became a weight"
     );
+}
+
+/// The process's peak resident memory in bytes (Linux: `VmHWM`), if known.
+fn peak_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// `n` folded nodes `op(inputs)` -> `w{k}`, each read by `Gather(w{k}, idx)` -> `y{k}` (one
+/// element), with the initializer `c`.
+fn folded_then_gathered(
+    c: TensorProto,
+    n: usize,
+    op: &str,
+    inputs: &[&str],
+    attribute: Vec<AttributeProto>,
+) -> ModelProto {
+    let (f32, i64) = (1, 7);
+    let mut nodes = Vec::new();
+    let mut outputs = Vec::new();
+    for k in 0..n {
+        let (w, y) = (format!("w{k}"), format!("y{k}"));
+        nodes.push(NodeProto {
+            attribute: attribute.clone(),
+            ..node(&format!("/fold/{op}_{k}"), op, inputs, &[&w])
+        });
+        nodes.push(node(
+            &format!("/g/Gather_{k}"),
+            "Gather",
+            &[&w, "idx"],
+            &[&y],
+        ));
+        outputs.push(value(&y, f32, &[Ok(1)]));
+    }
+    ModelProto {
+        ir_version: 8,
+        opset_import: vec![OperatorSetIdProto {
+            domain: String::new(),
+            version: 17,
+        }],
+        producer_name: "test".into(),
+        graph: Some(GraphProto {
+            node: nodes,
+            name: "held".into(),
+            initializer: vec![c],
+            input: vec![value("idx", i64, &[Ok(1)])],
+            output: outputs,
+            ..GraphProto::default()
+        }),
+    }
+}
+
+#[test]
+fn issue_36_the_folded_values_of_a_file_hold_a_bounded_multiple_of_it() {
+    // Four `Concat`s of 16,384 uses of one 64 KiB initializer: a 262 KB file whose folded
+    // values copied each use (1 GiB each): `memplan import` held 8.4 GB for 61 s.
+    let c = TensorProto {
+        dims: vec![1 << 14],
+        data_type: 1,
+        name: "c".into(),
+        raw_data: vec![0; 4 << 14],
+        ..TensorProto::default()
+    };
+    let axis = AttributeProto {
+        name: "axis".into(),
+        r#type: 2,
+        i: 0,
+        ..AttributeProto::default()
+    };
+    let uses = vec!["c"; 1 << 14];
+    let bytes =
+        folded_then_gathered(c.clone(), 4, "Concat", &uses, vec![axis.clone()]).encode_to_vec();
+    let limit = bytes.len() as u64 * BUDGET_PER_FILE_BYTE + BUDGET_SLACK;
+    let start = std::time::Instant::now();
+    let imported = import_bytes(&bytes, &ImportOptions::default()).unwrap();
+    let elapsed = start.elapsed();
+    for weight in &imported.graph.weights {
+        let error = weight.value.as_ref().unwrap_err();
+        assert!(
+            error.contains(&format!(
+                "it is computed by folded node `/fold/{}`",
+                weight.source.replace('w', "Concat_")
+            )) && error.contains(&format!(
+                "past {limit} bytes together ({BUDGET_PER_FILE_BYTE} times its {} bytes",
+                bytes.len()
+            )) && error.contains("= help:"),
+            "{error}"
+        );
+    }
+    assert!(elapsed.as_secs() < 10, "{elapsed:?}");
+    if let Some(peak) = peak_memory() {
+        assert!(peak < 1 << 30, "peak memory {} MiB", peak >> 20);
+    }
+    // A few uses are fine: 16 of them, 1 MiB.
+    let bytes = folded_then_gathered(c, 4, "Concat", &uses[..16], vec![axis]).encode_to_vec();
+    let imported = import_bytes(&bytes, &ImportOptions::default()).unwrap();
+    assert!(imported.graph.weights.iter().all(|w| w.value.is_ok()));
+}
+
+#[test]
+fn issue_36_shape_inference_holds_a_bounded_multiple_of_the_file() {
+    // 5,000 `Neg`s of one int64 initializer of 65,536 elements (the most whose values inference
+    // computes): a 677 KB file for which inference kept 5,000 copies of the values, 2.6 GB
+    // (12.7 s in a debug `memplan import`).
+    let c = TensorProto {
+        dims: vec![1 << 16],
+        data_type: 7,
+        name: "c".into(),
+        raw_data: vec![0; 8 << 16],
+        ..TensorProto::default()
+    };
+    let mut model = folded_then_gathered(c, 1, "Neg", &["c"], Vec::new());
+    let graph = model.graph.as_mut().unwrap();
+    graph.output[0] = value("y0", 7, &[Ok(1)]);
+    for k in 1..5000 {
+        let (name, out) = (format!("/fold/Neg_{k}"), format!("n{k}"));
+        graph.node.push(node(&name, "Neg", &["c"], &[&out]));
+    }
+    let start = std::time::Instant::now();
+    let imported = import_bytes(&model.encode_to_vec(), &ImportOptions::default()).unwrap();
+    let elapsed = start.elapsed();
+    assert_eq!(imported.folded, 5000);
+    assert!(elapsed.as_secs() < 10, "{elapsed:?}");
+    if let Some(peak) = peak_memory() {
+        assert!(peak < 1 << 30, "peak memory {} MiB", peak >> 20);
+    }
+}
+
+#[test]
+fn issue_36_model_names_the_module_cannot_have_are_suffixed_or_refused() {
+    let bytes = tiny(Ok(1)).encode_to_vec();
+    let import_as = |path: &str, name: Option<&str>| {
+        let options = ImportOptions {
+            name: name.map(str::to_owned),
+            ..ImportOptions::default()
+        };
+        import(path, "model.toml", &bytes, &options)
+    };
+    // From the file's name: a crate or a primitive type gets `_model` (it was refused, asking
+    // to rename the model, which has no name in the file to rename).
+    for (path, name) in [
+        ("models/u8.onnx", "u8_model"),
+        ("std.onnx", "std_model"),
+        ("memplan.onnx", "memplan_model"),
+        ("Vec.onnx", "vec"),
+        ("tiny.onnx", "tiny"),
+    ] {
+        assert_eq!(import_as(path, None).unwrap().model.name, name, "{path}");
+    }
+    // Given: refused, with a name that works (`Vec` was refused only by the model file's
+    // parser, with a help line that did not say `--name`).
+    for (given, why, suggested) in [
+        ("Vec", "prelude", "--name vec"),
+        ("u8", "primitive type", "--name u8_model"),
+        ("memplan", "name of a crate", "--name memplan_model"),
+    ] {
+        let error = import_as("tiny.onnx", Some(given)).unwrap_err().message;
+        assert!(
+            error.contains(&format!("`{given}`"))
+                && error.contains(why)
+                && error.contains(suggested),
+            "{error}"
+        );
+    }
 }

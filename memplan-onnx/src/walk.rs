@@ -284,7 +284,7 @@ impl<'g> Importer<'g> {
             .unwrap_or("model");
         let name = match &self.options.name {
             Some(name) => name.clone(),
-            None => snake_case(stem, "model"),
+            None => crate::names::model_name(stem),
         };
         let model = Model {
             file: toml_name.to_string(),

@@ -1172,17 +1172,19 @@ pub fn import(
         .split('.')
         .next()
         .unwrap_or("model");
+    // A name the generated module cannot have: not an identifier, a crate (`memplan`, `std`),
+    // or a name of the prelude or a primitive type (`Vec`, `u8`) it would hide.
     let name = match &options.name {
         Some(name) => {
-            if let Some(problem) = memplan_core::model_file::identifier_problem(name) {
+            if let Some(problem) = memplan_core::model_file::module_name_problem(name) {
                 return fail(format!(
-                    "model name `{name}` {problem}\n  = help: pass a Rust identifier, for example `--name {}`",
-                    snake_case(name, "model")
+                    "{problem}\n  = help: pass another name, for example `--name {}`",
+                    names::model_name(name)
                 ));
             }
             name.clone()
         }
-        None => snake_case(stem, "model"),
+        None => names::model_name(stem),
     };
     let model = Model {
         file: toml_name.to_owned(),

@@ -40,6 +40,19 @@ pub(crate) fn snake_case(name: &str, fallback: &str) -> String {
     out
 }
 
+/// The model's name from `name` (a file's stem, or a name the user gave): in snake_case, and
+/// with `_model` appended when memplan refuses the module name that gives (`std.onnx`, `u8.tflite`:
+/// a crate or a primitive type the generated module would hide; see
+/// [`memplan_core::model_file::module_name_problem`]).
+pub(crate) fn model_name(name: &str) -> String {
+    let name = snake_case(name, "model");
+    if memplan_core::model_file::module_name_problem(&name).is_some() {
+        format!("{name}_model")
+    } else {
+        name
+    }
+}
+
 /// Hands out unique identifiers: the first `base` as is, then `base_2`, `base_3`, ...
 ///
 /// # Runtime
@@ -200,5 +213,50 @@ mod tests {
             .collect();
         assert_eq!(names, ["views_2", "rest_2"]);
         assert_eq!(imported.model.tensors[0].source.as_deref(), Some("views"));
+    }
+
+    #[test]
+    fn issue_36_model_names_the_module_cannot_have_are_suffixed_or_refused() {
+        use crate::fixture::FileBuilder;
+        use crate::fixture::schema::TensorType;
+        let mut file = FileBuilder::new();
+        let x = file.tensor("x", TensorType::Float32, &[4]);
+        let y = file.tensor("y", TensorType::Float32, &[4]);
+        file.operator("RELU", &[x], &[y], None);
+        file.inputs = vec![x];
+        file.outputs = vec![y];
+        let bytes = file.bytes();
+        let import = |path: &str, name: Option<&str>| {
+            let options = crate::ImportOptions {
+                name: name.map(str::to_owned),
+                ..crate::ImportOptions::default()
+            };
+            crate::import(path, "model.toml", &bytes, &options)
+        };
+        // From the file's name: a crate or a primitive type gets `_model` (it was refused,
+        // asking to rename the model).
+        for (path, name) in [
+            ("models/u8.tflite", "u8_model"),
+            ("std.tflite", "std_model"),
+            ("memplan.tflite", "memplan_model"),
+            ("Vec.tflite", "vec"),
+            ("kws.tflite", "kws"),
+        ] {
+            assert_eq!(import(path, None).unwrap().model.name, name, "{path}");
+        }
+        // Given: refused, with a name that works.
+        for (given, why, suggested) in [
+            ("Vec", "prelude", "--name vec"),
+            ("u8", "primitive type", "--name u8_model"),
+            ("core", "name of a crate", "--name core_model"),
+        ] {
+            let error = import("kws.tflite", Some(given)).unwrap_err().message;
+            assert!(
+                error.contains(&format!("`{given}`"))
+                    && error.contains(why)
+                    && error.contains(suggested),
+                "{error}"
+            );
+        }
     }
 }

@@ -51,6 +51,30 @@ pub fn sanitize_identifier(name: &str) -> String {
     out
 }
 
+/// Why `name` cannot name the module a model generates, as [`crate::parse_model`] says it of
+/// `[model] name` ("model name `Vec` ..."), or `None` when it can: it must be an identifier, not
+/// a crate the generated code and its caller use (`memplan`, `core`, `std`, ...), and not a name
+/// of Rust's prelude or a primitive type, which the module would hide from the code around it
+/// (`Vec`, `Option`, `u8`).
+///
+/// For code that declares the module itself: the `memplan!` macro's stand-in for a model with an
+/// error declares none when this is `Some` (a stand-in `pub mod Vec` would break the caller's
+/// `Vec::new()`), and an importer can check a name it is given.
+///
+/// # Runtime
+/// A parse of a one-op model with that name: the rules are `parse_model`'s by construction.
+pub fn module_name_problem(name: &str) -> Option<String> {
+    let probe = format!(
+        "[model]\nname = {}\ninputs = [\"x\"]\noutputs = [\"y\"]\n\n[tensors]\n\
+         x = {{ dtype = \"f32\", shape = [1] }}\ny = {{ dtype = \"f32\", shape = [1] }}\n\n\
+         [[ops]]\nname = \"op\"\ninputs = [\"x\"]\noutputs = [\"y\"]\n",
+        super::write::quote(name)
+    );
+    crate::parse_model("model name", &probe)
+        .err()
+        .map(|error| error.message)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -62,6 +86,41 @@ mod tests {
         }
         for bad in ["", "1x", "conv-1", "type", "_", "self", "héllo", "a b"] {
             assert!(identifier_problem(bad).is_some(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn issue_36_module_names_follow_parse_model() {
+        for good in [
+            "net",
+            "kws",
+            "Net",
+            "vec",
+            "option",
+            "memplan_model",
+            "x",
+            "op",
+        ] {
+            assert_eq!(module_name_problem(good), None, "{good}");
+        }
+        for (bad, why) in [
+            ("Vec", "prelude"),
+            ("Option", "prelude"),
+            ("Some", "prelude"),
+            ("u8", "primitive type"),
+            ("str", "primitive type"),
+            ("memplan", "name of a crate"),
+            ("std", "name of a crate"),
+            ("core", "name of a crate"),
+            ("my-net", "not a valid Rust identifier"),
+            ("type", "keyword"),
+            ("a\"b", "not a valid Rust identifier"),
+        ] {
+            let problem = module_name_problem(bad).unwrap_or_default();
+            assert!(
+                problem.contains(&format!("`{bad}`")) && problem.contains(why),
+                "{bad}: {problem}"
+            );
         }
     }
 

@@ -33,7 +33,7 @@ pub(crate) mod source;
 mod write;
 
 pub use dtype::{DType, UnknownDType};
-pub use ident::{identifier_problem, sanitize_identifier};
+pub use ident::{identifier_problem, module_name_problem, sanitize_identifier};
 pub use inplace::{INPLACE_KINDS, allows_inplace};
 pub use parse::{MAX_TENSOR_BYTES, parse_model};
 pub use read::{MAX_MODEL_FILE_BYTES, read_model_file};

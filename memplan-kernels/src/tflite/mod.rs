@@ -155,7 +155,28 @@ impl Window {
         Ok(w)
     }
 
-    /// The input row (or column) of output `o` and filter tap `k` on axis `a`, if inside `len`.
+    /// Refuses a window whose farthest position, `(out - 1) stride + (taps - 1) dilation` on
+    /// either axis, is past `usize`: [`Self::at`] computes positions unchecked.
+    fn check_reach(&self, out: [usize; 2], taps: [usize; 2]) -> Result<(), KernelError> {
+        for a in 0..2 {
+            let reach = out[a]
+                .saturating_sub(1)
+                .checked_mul(self.stride[a])
+                .zip(taps[a].saturating_sub(1).checked_mul(self.dilation[a]))
+                .and_then(|(o, k)| o.checked_add(k));
+            if reach.is_none() {
+                bail!(
+                    "the window reaches past the largest index (strides {:?}, dilations {:?})",
+                    self.stride,
+                    self.dilation
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The input row (or column) of output `o` and filter tap `k` on axis `a`, if inside `len`
+    /// (within the reach [`Self::check_reach`] checked).
     #[inline]
     fn at(&self, a: usize, o: usize, k: usize, len: usize) -> Option<usize> {
         let p = o * self.stride[a] + k * self.dilation[a];
@@ -221,12 +242,12 @@ fn conv(
     // Output channel `o` reads input channels `first(o)..first(o) + per` through filter row.
     let (per, groups_of) = if depthwise {
         let m = size(attrs, "depth_multiplier", 1)?.max(1);
-        if fo != 1 || fi != oc || ic * m != oc {
+        if fo != 1 || fi != oc || ic.checked_mul(m) != Some(oc) {
             bail!("depthwise filter {fs:?} does not fit input {xs:?} and output {os:?}");
         }
         (1, m)
     } else {
-        if fo != oc || fi == 0 || ic % fi != 0 || oc % (ic / fi) != 0 {
+        if fo != oc || fi == 0 || ic % fi != 0 || ic < fi || oc % (ic / fi) != 0 {
             bail!("filter {fs:?} does not fit input {xs:?} and output {os:?}");
         }
         (fi, oc / (ic / fi))
@@ -234,6 +255,7 @@ fn conv(
     if on != n {
         bail!("output batch {on} differs from the input's {n}");
     }
+    win.check_reach([oh, ow], [kh, kw])?;
     // The input channel where output channel `o` starts, and where its filter taps are.
     let first = |o: usize| {
         if depthwise {
@@ -368,7 +390,7 @@ fn conv(
                                     };
                                     let base = ((b * ih + iy) * iw + ix) * ic + first(o);
                                     for c in 0..per {
-                                        let xv = i32::from(x[base + c]) + input_offset;
+                                        let xv = i32::from(x[base + c]).wrapping_add(input_offset);
                                         acc = acc.wrapping_add(
                                             i32::from(f[tap(o, y, xk, c)]).wrapping_mul(xv),
                                         );
@@ -414,7 +436,7 @@ fn fully_connected(
     }
     let batches = total / depth;
     let out_len = outputs.first().map_or(0, |o| o.data.len());
-    if out_len != batches * units {
+    if batches.checked_mul(units) != Some(out_len) {
         bail!("the output has {out_len} elements, expected {batches} x {units}");
     }
     let bias = opt_value(inputs, 2)?;
@@ -489,8 +511,8 @@ fn fully_connected(
                     let mut acc = 0i32;
                     for d in 0..depth {
                         acc = acc.wrapping_add(
-                            (i32::from(w[d]) + filter_offset)
-                                .wrapping_mul(i32::from(row[d]) + input_offset),
+                            (i32::from(w[d]).wrapping_add(filter_offset))
+                                .wrapping_mul(i32::from(row[d]).wrapping_add(input_offset)),
                         );
                     }
                     if let Some(bias) = bias {
@@ -534,6 +556,7 @@ fn pool(
     }
     let win = Window::of(attrs)?;
     let (fh, fw) = (size(attrs, "filter_h", 1)?, size(attrs, "filter_w", 1)?);
+    win.check_reach([oh, ow], [fh, fw])?;
     // Visits the taps of one output element: `each(input index)`; returns how many.
     let taps = |b: usize, oy: usize, ox: usize, ch: usize, each: &mut dyn FnMut(usize)| {
         let mut count = 0usize;
@@ -591,9 +614,11 @@ fn pool(
                 for oy in 0..oh {
                     for ox in 0..ow {
                         for ch in 0..c {
-                            let mut acc: i32 = if max { -128 } else { 0 };
+                            // In int64: a window of 2^24 taps or more would overflow LiteRT's
+                            // int32 sum (the same result below that).
+                            let mut acc: i64 = if max { -128 } else { 0 };
                             let count = taps(b, oy, ox, ch, &mut |i| {
-                                let v = i32::from(x[i]);
+                                let v = i64::from(x[i]);
                                 if max {
                                     acc = acc.max(v);
                                 } else {
@@ -606,13 +631,15 @@ fn pool(
                             let v = if max {
                                 acc
                             } else {
-                                let count = i32::try_from(count).unwrap_or(i32::MAX);
+                                let count = i64::try_from(count).unwrap_or(i64::MAX);
                                 if acc > 0 {
                                     (acc + count / 2) / count
                                 } else {
                                     (acc - count / 2) / count
                                 }
                             };
+                            #[allow(clippy::cast_possible_truncation)] // an int8 max or mean
+                            let v = v.clamp(-128, 127) as i32;
                             out[k] = to_i8(v, lo, hi);
                             k += 1;
                         }
@@ -754,8 +781,12 @@ fn binary(
                     );
                     let sub = matches!(op, Binary::Sub);
                     crate::broadcast::for_each(&out_shape, &strides, |i, at| {
-                        let x = (i32::from(a[at[0]]) + off1).wrapping_shl(left as u32);
-                        let y = (i32::from(b[at[1]]) + off2).wrapping_shl(left as u32);
+                        let x = i32::from(a[at[0]])
+                            .wrapping_add(off1)
+                            .wrapping_shl(left as u32);
+                        let y = i32::from(b[at[1]])
+                            .wrapping_add(off2)
+                            .wrapping_shl(left as u32);
                         let (x, y) = (mbqm(x, m1, s1), mbqm(y, m2, s2));
                         let raw = if sub {
                             x.wrapping_sub(y)
@@ -767,9 +798,9 @@ fn binary(
                     })
                 }
                 Binary::Mul => crate::broadcast::for_each(&out_shape, &strides, |i, at| {
-                    let x = i32::from(a[at[0]]) + off1;
-                    let y = i32::from(b[at[1]]) + off2;
-                    let v = mbqm(x * y, out_mult, out_shift).saturating_add(out_off);
+                    let x = i32::from(a[at[0]]).wrapping_add(off1);
+                    let y = i32::from(b[at[1]]).wrapping_add(off2);
+                    let v = mbqm(x.wrapping_mul(y), out_mult, out_shift).saturating_add(out_off);
                     out[i] = to_i8(v, lo, hi);
                 }),
             }
@@ -844,7 +875,7 @@ fn quantize(
             let input_zero_point = int(attrs, "input_zero_point")?;
             let (m, s) = (int(attrs, "multiplier")?, int(attrs, "shift")?);
             for (o, &v) in out.iter_mut().zip(x) {
-                let q = mbqm(i32::from(v) - input_zero_point, m, s);
+                let q = mbqm(i32::from(v).wrapping_sub(input_zero_point), m, s);
                 *o = to_i8(q.saturating_add(zero_point), -128, 127);
             }
             Ok(())
@@ -869,7 +900,7 @@ fn dequantize(
     let (_, out) = output::<f32>(outputs, 0)?;
     for (o, &v) in out.iter_mut().zip(x) {
         #[allow(clippy::cast_possible_truncation)] // f64 to f32, as TFLite's static_cast
-        let r = (scale * f64::from(i32::from(v) - zero_point)) as f32;
+        let r = (scale * (f64::from(v) - f64::from(zero_point))) as f32;
         *o = r;
     }
     Ok(())
@@ -918,7 +949,10 @@ fn pad(
         let (Ok(b), Ok(a)) = (usize::try_from(b), usize::try_from(a)) else {
             bail!("negative pads are not supported");
         };
-        if os.get(d) != Some(&(n + b + a)) {
+        let Some(padded) = n.checked_add(b).and_then(|m| m.checked_add(a)) else {
+            bail!("axis {d}: {n} + {b} + {a} is past the largest size");
+        };
+        if os.get(d) != Some(&padded) {
             bail!("output {os:?} does not fit input {xs:?} padded by {pads:?}");
         }
         crate::tensor::push(&mut before, b)?;
@@ -1029,7 +1063,7 @@ fn mean(
                     let t = target(idx);
                     if (first..last).contains(&t) {
                         let v = i32::from(x[i]);
-                        sums[t - first] = sums[t - first].wrapping_add(v - zp_in);
+                        sums[t - first] = sums[t - first].wrapping_add(v.wrapping_sub(zp_in));
                     }
                 })?;
                 for (o, &sum) in out[first..last].iter_mut().zip(&sums) {
@@ -1074,7 +1108,7 @@ fn relu(
                 bail!("input {xs:?} and output {ys:?} differ in size");
             }
             for (o, &v) in y.iter_mut().zip(x) {
-                let v = zp_out.saturating_add(mbqm(i32::from(v) - zp_in, m, sh));
+                let v = zp_out.saturating_add(mbqm(i32::from(v).wrapping_sub(zp_in), m, sh));
                 *o = to_i8(v, lo, hi);
             }
             Ok(())
@@ -1121,9 +1155,12 @@ fn strided_slice(
             if shape[d] == 0 {
                 continue;
             }
-            let last = begin[d] + strides[d] * (shape[d] as i64 - 1);
             let n = xs[d] as i64;
-            if !(0..n).contains(&begin[d]) || !(0..n).contains(&last) {
+            let last = i64::try_from(shape[d] - 1)
+                .ok()
+                .and_then(|steps| strides[d].checked_mul(steps))
+                .and_then(|span| begin[d].checked_add(span));
+            if !(0..n).contains(&begin[d]) || !last.is_some_and(|last| (0..n).contains(&last)) {
                 bail!("the slice leaves axis {d} of size {n}");
             }
         }
@@ -1177,11 +1214,11 @@ fn batch_matmul(
     let bx = crate::broadcast::broadcast_strides(&xs[..xr - 2], &batch)?;
     let bw = crate::broadcast::broadcast_strides(&ws[..wr - 2], &batch)?;
     let out_len = outputs.first().map_or(0, |o| o.data.len());
-    if numel(&batch)? * m * n != out_len {
-        bail!(
-            "the output has {out_len} elements, the product {}",
-            numel(&batch)? * m * n
-        );
+    let product = numel(&batch)?.checked_mul(m).and_then(|p| p.checked_mul(n));
+    match product {
+        Some(p) if p == out_len => {}
+        Some(p) => bail!("the output has {out_len} elements, the product {p}"),
+        None => bail!("the product of {xs:?} and {ws:?} has more elements than fit in memory"),
     }
     // Element (i, p) of x and (p, j) of y within one matrix.
     let xi = move |i: usize, p: usize| if adj_x { p * m + i } else { i * k + p };
@@ -1216,7 +1253,9 @@ fn batch_matmul(
                         let mut acc = 0i32;
                         for p in 0..k {
                             acc = acc.wrapping_add(
-                                (i32::from(x[xi(i, p)]) + x_off) * (i32::from(w[wi(p, j)]) + w_off),
+                                i32::from(x[xi(i, p)])
+                                    .wrapping_add(x_off)
+                                    .wrapping_mul(i32::from(w[wi(p, j)]).wrapping_add(w_off)),
                             );
                         }
                         let v = mbqm(acc, mult, sh).saturating_add(out_off);
@@ -1231,5 +1270,294 @@ fn batch_matmul(
             w.dtype().name(),
             o.name()
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::string::ToString;
+    use std::vec;
+    use std::vec::Vec;
+
+    use super::*;
+    use crate::attrs::Attr;
+    use crate::tensor::DataMut;
+
+    /// `op` on float32 `inputs`, its output of `shape`: the output, or the kernel's error.
+    fn run_f32(
+        op: &str,
+        attrs: &[(&str, Attr<'_>)],
+        inputs: &[(&[usize], &[f32])],
+        shape: &[usize],
+    ) -> Result<Vec<f32>, KernelError> {
+        let mut out = vec![0.0; shape.iter().product()];
+        let inputs: Vec<Input<'_>> = inputs
+            .iter()
+            .map(|&(shape, data)| Input::Value {
+                shape,
+                data: Data::F32(data),
+            })
+            .collect();
+        let mut outputs = [Output {
+            shape,
+            data: DataMut::F32(&mut out),
+        }];
+        run(op, &Attrs::new(attrs), &inputs, &mut outputs).expect("a tflite operator")?;
+        Ok(out)
+    }
+
+    /// `op` on `inputs`, its int8 output of `shape`.
+    fn run_i8(
+        op: &str,
+        attrs: &[(&str, Attr<'_>)],
+        inputs: &[Input<'_>],
+        shape: &[usize],
+    ) -> Result<Vec<i8>, KernelError> {
+        let mut out = vec![0; shape.iter().product()];
+        let mut outputs = [Output {
+            shape,
+            data: DataMut::I8(&mut out),
+        }];
+        run(op, &Attrs::new(attrs), inputs, &mut outputs).expect("a tflite operator")?;
+        Ok(out)
+    }
+
+    fn int8<'a>(shape: &'a [usize], data: &'a [i8]) -> Input<'a> {
+        Input::Value {
+            shape,
+            data: Data::I8(data),
+        }
+    }
+
+    fn int32<'a>(shape: &'a [usize], data: &'a [i32]) -> Input<'a> {
+        Input::Value {
+            shape,
+            data: Data::I32(data),
+        }
+    }
+
+    #[test]
+    fn issue_36_pad_sizes_past_usize_are_an_error_not_a_panic() {
+        let x = [1.0, 2.0];
+        let pad = |pads: &[i64], out: &[usize]| {
+            run_f32(
+                "tflite.PAD",
+                &[("pads", Attr::Ints(pads))],
+                &[(&[2], &x)],
+                out,
+            )
+        };
+        assert_eq!(pad(&[1, 2], &[5]).unwrap(), [0.0, 1.0, 2.0, 0.0, 0.0]);
+        // 2 + (2^63 - 1) + (2^63 - 1) is past `usize` (it panicked with overflow).
+        let error = pad(&[i64::MAX, i64::MAX], &[1]).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "axis 0: 2 + 9223372036854775807 + 9223372036854775807 is past the largest size"
+        );
+        let error = pad(&[-1, 0], &[1]).unwrap_err();
+        assert!(error.to_string().contains("negative pads"), "{error}");
+    }
+
+    #[test]
+    fn issue_36_windows_reaching_past_usize_are_an_error_not_a_panic() {
+        let x = [0.0f32; 9];
+        let f = [0.0f32; 4];
+        let conv = |attrs: &[(&str, Attr<'_>)]| {
+            run_f32(
+                "tflite.CONV_2D",
+                attrs,
+                &[(&[1, 3, 3, 1], &x), (&[1, 2, 2, 1], &f)],
+                &[1, 3, 3, 1],
+            )
+        };
+        assert!(conv(&[("pad_top", Attr::Int(1)), ("pad_left", Attr::Int(1))]).is_ok());
+        // Output row 2, tap row 1: 2 (2^63 - 1) + (2^63 - 1) is past `usize` (it panicked with
+        // overflow); either alone is not.
+        let error = conv(&[
+            ("stride_h", Attr::Int(i64::MAX)),
+            ("dilation_h", Attr::Int(i64::MAX)),
+        ])
+        .unwrap_err();
+        assert!(
+            error.to_string().contains("reaches past the largest index"),
+            "{error}"
+        );
+        assert!(conv(&[("dilation_w", Attr::Int(i64::MAX))]).is_ok());
+        // Output column 3: 3 (2^63 - 1).
+        let pool = run_f32(
+            "tflite.MAX_POOL_2D",
+            &[
+                ("filter_h", Attr::Int(1)),
+                ("filter_w", Attr::Int(1)),
+                ("stride_w", Attr::Int(i64::MAX)),
+            ],
+            &[(&[1, 1, 4, 1], &x[..4])],
+            &[1, 1, 4, 1],
+        );
+        let error = pool.unwrap_err();
+        assert!(
+            error.to_string().contains("reaches past the largest index"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn issue_36_convolution_channels_past_usize_or_zero_are_an_error_not_a_panic() {
+        // A depth multiplier of 2^63 - 1 times 2 input channels (it panicked with overflow).
+        let x = [0.0f32; 2];
+        let f = [0.0f32; 2];
+        let error = run_f32(
+            "tflite.DEPTHWISE_CONV_2D",
+            &[("depth_multiplier", Attr::Int(i64::MAX))],
+            &[(&[1, 1, 1, 2], &x), (&[1, 1, 1, 2], &f)],
+            &[1, 1, 1, 2],
+        )
+        .unwrap_err();
+        assert!(error.to_string().contains("does not fit"), "{error}");
+        // No input channels: `ic / fi` was a division by zero.
+        let error = run_f32(
+            "tflite.CONV_2D",
+            &[],
+            &[(&[1, 1, 1, 0], &[]), (&[1, 1, 1, 1], &[0.0])],
+            &[1, 1, 1, 1],
+        )
+        .unwrap_err();
+        assert!(error.to_string().contains("does not fit"), "{error}");
+    }
+
+    #[test]
+    fn issue_36_offsets_and_zero_points_far_from_int8_never_panic() {
+        // LiteRT's offsets are minus an 8-bit zero point; these are int32's ends (each of these
+        // ran `i8 + offset` or `i8 - zero_point` with overflow checks).
+        let (s, x) = ([1usize, 1, 1, 1], [1i8]);
+        let one = [1i32];
+        let mult = [1 << 30];
+        let (zero, s1) = ([0i32], [1usize]);
+        for offset in [i64::from(i32::MAX), i64::from(i32::MIN)] {
+            let conv = run_i8(
+                "tflite.CONV_2D",
+                &[("input_offset", Attr::Int(offset))],
+                &[
+                    int8(&s, &x),
+                    int8(&s, &x),
+                    Input::Absent,
+                    int32(&s1, &mult),
+                    int32(&s1, &zero),
+                ],
+                &s,
+            );
+            assert!(conv.is_ok(), "{conv:?}");
+            for name in ["input_offset", "filter_offset"] {
+                let fc = run_i8(
+                    "tflite.FULLY_CONNECTED",
+                    &[(name, Attr::Int(offset))],
+                    &[
+                        int8(&s1, &x),
+                        int8(&[1, 1], &x),
+                        Input::Absent,
+                        int32(&s1, &mult),
+                        int32(&s1, &zero),
+                    ],
+                    &[1, 1],
+                );
+                assert!(fc.is_ok(), "{fc:?}");
+                let matmul = run_i8(
+                    "tflite.BATCH_MATMUL",
+                    &[
+                        (name, Attr::Int(offset)),
+                        ("multiplier", Attr::Int(1 << 30)),
+                    ],
+                    &[int8(&[1, 1], &x), int8(&[1, 1], &x)],
+                    &[1, 1],
+                );
+                assert!(matmul.is_ok(), "{matmul:?}");
+            }
+            for op in ["tflite.ADD", "tflite.SUB", "tflite.MUL"] {
+                let binary = run_i8(
+                    op,
+                    &[
+                        ("input1_offset", Attr::Int(offset)),
+                        ("input2_offset", Attr::Int(offset)),
+                    ],
+                    &[int8(&s1, &x), int8(&s1, &x)],
+                    &s1,
+                );
+                assert!(binary.is_ok(), "{op}: {binary:?}");
+            }
+            for op in ["tflite.RELU", "tflite.MEAN", "tflite.QUANTIZE"] {
+                let unary = run_i8(
+                    op,
+                    &[
+                        ("input_zero_point", Attr::Int(offset)),
+                        ("multiplier", Attr::Int(1 << 30)),
+                    ],
+                    &[int8(&s1, &x)],
+                    &s1,
+                );
+                assert!(unary.is_ok(), "{op}: {unary:?}");
+            }
+            let mut out = [0.0f32];
+            let mut outputs = [Output {
+                shape: &s1,
+                data: DataMut::F32(&mut out),
+            }];
+            let attrs = [("zero_point", Attr::Int(offset))];
+            run(
+                "tflite.DEQUANTIZE",
+                &Attrs::new(&attrs),
+                &[int8(&s1, &x)],
+                &mut outputs,
+            )
+            .unwrap()
+            .unwrap();
+            assert_eq!(out[0], (1.0 - offset as f64) as f32);
+        }
+        let _ = one;
+    }
+
+    #[test]
+    fn issue_36_an_int8_average_past_int32_is_exact() {
+        // 4113 x 4113 taps of 127: a sum of 2,148,429,663, past int32 (it panicked with
+        // overflow; LiteRT's int32 sum would wrap). The mean is 127.
+        let side = 4113usize;
+        let x = vec![127i8; side * side];
+        let shape = [1, side, side, 1];
+        let side = i64::try_from(side).unwrap();
+        let out = run_i8(
+            "tflite.AVERAGE_POOL_2D",
+            &[("filter_h", Attr::Int(side)), ("filter_w", Attr::Int(side))],
+            &[int8(&shape, &x)],
+            &[1, 1, 1, 1],
+        );
+        assert_eq!(out.unwrap(), [127]);
+    }
+
+    #[test]
+    fn issue_36_strided_slice_spans_past_int64_are_an_error_not_a_panic() {
+        let x = [1.0f32, 2.0, 3.0];
+        let slice = |begin: i64, stride: i64, len: i64, out: usize| {
+            run_f32(
+                "tflite.STRIDED_SLICE",
+                &[
+                    ("begin", Attr::Ints(&[begin])),
+                    ("strides", Attr::Ints(&[stride])),
+                    ("out_shape", Attr::Ints(&[len])),
+                ],
+                &[(&[3], &x)],
+                &[out],
+            )
+        };
+        assert_eq!(slice(2, -1, 3, 3).unwrap(), [3.0, 2.0, 1.0]);
+        // 2 + i64::MAX: past int64 (it panicked with overflow).
+        let error = slice(2, i64::MAX, 2, 2).unwrap_err();
+        assert!(
+            error.to_string().contains("leaves axis 0 of size 3"),
+            "{error}"
+        );
+        let error = slice(0, i64::MIN, 3, 3).unwrap_err();
+        assert!(
+            error.to_string().contains("leaves axis 0 of size 3"),
+            "{error}"
+        );
     }
 }

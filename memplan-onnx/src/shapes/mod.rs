@@ -111,17 +111,48 @@ pub(crate) fn declared(
     Some((tensor.elem_type, out))
 }
 
+/// The values inference keeps, each at most [`MAX_VALUE_ELEMENTS`] elements, within `limit`
+/// bytes together (8 a value): each node that passes a value on (`Identity`, `Neg`, `Reshape`)
+/// keeps a copy, so a file of thousands of such nodes on one 64 Ki-element initializer would
+/// otherwise hold gigabytes. Past the limit, values are dropped: a shape operand that needed
+/// one is then unknown, and says so.
+struct KeptValues {
+    limit: u64,
+    held: u64,
+}
+
+impl KeptValues {
+    /// Whether a value of [`MAX_VALUE_ELEMENTS`] would not fit.
+    fn is_full(&self) -> bool {
+        self.held.saturating_add(MAX_VALUE_ELEMENTS * 8) > self.limit
+    }
+
+    fn keep(&mut self, mut info: Info) -> Info {
+        if let Some(value) = &info.value {
+            let bytes = value.len() as u64 * 8;
+            match self.held.checked_add(bytes) {
+                Some(held) if held <= self.limit => self.held = held,
+                _ => info.value = None,
+            }
+        }
+        info
+    }
+}
+
 /// Infers the type of every value of `graph` that nodes make. `types` are the declared types
 /// (graph inputs, outputs and `value_info`), `dims` the values of symbolic dimensions, `opset`
 /// the default domain's version, `base_dir` where external data is (small initializers are read
-/// for their values).
+/// for their values), `limit` the bytes the values it computes may hold together (see
+/// [`KeptValues`]).
 pub(crate) fn infer(
     graph: &proto::GraphProto,
     types: &BTreeMap<&str, &proto::ValueInfoProto>,
     dims: &BTreeMap<String, u64>,
     opset: i64,
     base_dir: &Path,
+    limit: u64,
 ) -> Shapes {
+    let mut kept = KeptValues { limit, held: 0 };
     let mut known: BTreeMap<&str, Result<Info, String>> = BTreeMap::new();
     for input in &graph.input {
         let info = match declared(input, dims) {
@@ -135,7 +166,7 @@ pub(crate) fn infer(
         known.insert(&input.name, info);
     }
     for tensor in &graph.initializer {
-        known.insert(&tensor.name, Ok(initializer(tensor, base_dir)));
+        known.insert(&tensor.name, Ok(kept.keep(initializer(tensor, base_dir))));
     }
     for sparse in &graph.sparse_initializer {
         if let Some(values) = &sparse.values {
@@ -165,6 +196,18 @@ pub(crate) fn infer(
             // An input whose type is unknown: so are the outputs, for the same reason.
             Err(why) => vec![Err(why); node.output.len()],
             Ok(ins) => {
+                // Too little budget left for another value: the node gets its inputs without
+                // theirs, so it computes none (each could take 64 Ki elements of work).
+                let stripped: Vec<Option<Info>>;
+                let ins = if kept.is_full() {
+                    stripped = ins
+                        .iter()
+                        .map(|i| i.map(|i| Info::new(i.elem_type, i.dims.clone())))
+                        .collect();
+                    stripped.iter().map(Option::as_ref).collect()
+                } else {
+                    ins
+                };
                 let context = Node {
                     node,
                     ins: &ins,
@@ -212,7 +255,7 @@ pub(crate) fn infer(
                 }
                 None => result,
             };
-            known.insert(name, effective);
+            known.insert(name, effective.map(|info| kept.keep(info)));
         }
     }
     shapes

@@ -32,8 +32,10 @@ impl Node<'_> {
                 .checked_add(info.dims[axis])
                 .ok_or("the concatenation is too large")?;
         }
-        // Values: only of 1-D operands (shape vectors).
-        let value = if dims.len() == 1 && ins.iter().all(|i| i.value.is_some()) {
+        // Values: only of 1-D operands (shape vectors), and only small ones (16,384 uses of one
+        // initializer would otherwise be gigabytes).
+        let value = if dims.len() == 1 && dims_small(&dims) && ins.iter().all(|i| i.value.is_some())
+        {
             if ins.iter().all(|i| matches!(i.value, Some(Values::Int(_)))) {
                 Some(Values::Int(
                     ins.iter().flat_map(|i| i.ints().expect("ints")).collect(),

@@ -10,7 +10,7 @@ use memplan_core::codegen::plan_model;
 use prost::Message;
 use serde_json::Value;
 
-use super::node::broadcast;
+use super::node::{FLOAT, broadcast};
 use super::*;
 use crate::proto::*;
 use crate::{ImportOptions, import};
@@ -362,6 +362,63 @@ fn attribute(op: &str, a: &Value) -> AttributeProto {
 /// Every case of `memplan-kernels/tests/kernel_cases/cases.json` (one node over constant inputs,
 /// with the output shapes and types ONNX Runtime computed) inferred without running it.
 #[test]
+fn issue_36_values_past_the_limit_are_dropped_and_their_use_says_so() {
+    // x [2, 3] -> Reshape(x, Identity(shape = [3, 2])): the shape operand's value is needed.
+    let shape = TensorProto {
+        dims: vec![2],
+        data_type: INT64,
+        name: "shape".into(),
+        int64_data: vec![3, 2],
+        ..TensorProto::default()
+    };
+    let input = ValueInfoProto {
+        name: "x".into(),
+        r#type: Some(TypeProto {
+            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+                elem_type: FLOAT,
+                shape: Some(TensorShapeProto {
+                    dim: [2, 3]
+                        .map(|d| Dimension {
+                            value: Some(DimensionValue::DimValue(d)),
+                        })
+                        .to_vec(),
+                }),
+            })),
+        }),
+    };
+    let named = |op: &str, inputs: &[&str], output: &str| NodeProto {
+        input: inputs.iter().map(|&i| i.to_owned()).collect(),
+        output: vec![output.into()],
+        name: format!("/{op}"),
+        op_type: op.into(),
+        ..NodeProto::default()
+    };
+    let graph = GraphProto {
+        node: vec![
+            named("Identity", &["shape"], "s"),
+            named("Reshape", &["x", "s"], "y"),
+        ],
+        initializer: vec![shape],
+        input: vec![input],
+        ..GraphProto::default()
+    };
+    let infer_within = |limit: u64| {
+        let types = BTreeMap::new();
+        infer(&graph, &types, &BTreeMap::new(), 17, Path::new("."), limit)
+            .get("y")
+            .cloned()
+    };
+    assert_eq!(infer_within(u64::MAX), Some(Ok((FLOAT, vec![3, 2]))));
+    // No room for the values (the smallest budget of a file is 16 MiB; here, none): the
+    // Reshape's shape is unknown, and its message says which operand.
+    let error = infer_within(0).unwrap().unwrap_err();
+    assert!(
+        error.contains("/Reshape") && error.contains("shape"),
+        "{error}"
+    );
+}
+
+#[test]
 fn kernel_cases_infer_onnx_runtime_s_shapes() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../memplan-kernels/tests/kernel_cases/cases.json");
@@ -430,6 +487,7 @@ fn kernel_cases_infer_onnx_runtime_s_shapes() {
             &BTreeMap::new(),
             opset,
             Path::new("."),
+            u64::MAX,
         );
         for (k, want) in outputs.iter().enumerate() {
             let want: (i32, Vec<u64>) = (

@@ -3,6 +3,10 @@
 //! `<name>: match | max abs diff D | arena A bytes | lower bound L bytes`. Exits non-zero on a
 //! mismatch. Each network is called through its typed `run`, as an application would.
 
+// The generated networks compile without a warning too (issue 36: one whose nodes have no
+// attributes, such as `awkward_names`, warned of an unused import).
+#![deny(warnings)]
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
