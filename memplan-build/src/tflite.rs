@@ -157,7 +157,7 @@ struct Lower<'g> {
 /// The most inputs an int8 AVERAGE_POOL_2D window may read: the kernel (TFLite's too) sums `n`
 /// values in `-128..=127` in int32 and rounds with `sum -+ n / 2`, which stays within int32 while
 /// `128.5 n <= 2^31`, that is `n <= (2^32 - 1) / 257` (16,711,935, about 4088 x 4088).
-const MAX_INT8_AVERAGE_TAPS: u64 = u32::MAX as u64 / 257;
+const MAX_INT8_AVERAGE_TAPS: u64 = memplan_kernels::tflite::s8::MAX_AVERAGE_TAPS as u64;
 
 /// An operator's quantization parameters, per tensor.
 #[derive(Clone, Copy)]

@@ -45,7 +45,7 @@ pub use conv::{Conv, conv, conv_in_place};
 pub use depthwise::{Depthwise, depthwise, depthwise_in_place};
 pub use elementwise::{Elementwise, Operator, elementwise};
 pub use fully_connected::{FullyConnected, fully_connected};
-pub use pool::{Pool, pool};
+pub use pool::{MAX_AVERAGE_TAPS, Pool, pool};
 
 use crate::error::{KernelError, bail};
 

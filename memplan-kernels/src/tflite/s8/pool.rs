@@ -72,9 +72,20 @@ impl Pool {
                 }
             }
         }
+        // An average sums a window of int8 values in int32 and rounds with half its count.
+        let taps = self.filter[0].min(self.input[0]) * self.filter[1].min(self.input[1]);
+        if !self.max && taps > MAX_AVERAGE_TAPS {
+            bail!(
+                "an average window of {taps} inputs is past what an int32 sum of int8 values holds ({MAX_AVERAGE_TAPS})"
+            );
+        }
         Ok(())
     }
 }
+
+/// The most inputs an average window may read: `(2^32 - 1) / 257`, so that a sum of int8 values
+/// and half the count stay within int32.
+pub const MAX_AVERAGE_TAPS: usize = 16_711_935;
 
 /// The input positions `start..end` under output position `o`'s window along one axis.
 #[inline(always)]

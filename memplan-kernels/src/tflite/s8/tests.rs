@@ -434,6 +434,29 @@ fn bad_parameters_and_lengths_are_errors() {
     fold_input_offset(&[1, 2, 3], Some(&[7]), 5, &mut folded).unwrap();
     assert_eq!(folded, [37]);
     assert!(fold_input_offset(&[1, 2, 3], None, 5, &mut [0; 2]).is_err());
+    // An average window past what an int32 sum holds (a max one is fine).
+    let wide = Pool {
+        max: false,
+        batches: 1,
+        input: [4089, 4089],
+        output: [1, 1],
+        channels: 1,
+        filter: [4089, 4089],
+        stride: [1, 1],
+        pad: [0, 0],
+        act: [-128, 127],
+    };
+    assert!(wide.check().is_err());
+    assert!(Pool { max: true, ..wide }.check().is_ok());
+    assert!(
+        Pool {
+            input: [4088, 4088],
+            filter: [4088, 4088],
+            ..wide
+        }
+        .check()
+        .is_ok()
+    );
 }
 
 proptest! {
