@@ -183,13 +183,15 @@ impl Network {
 
     /// The most bytes the arena may take, which the build meets by choosing how the network
     /// runs (without it nothing changes). When the plan of whole tensors is larger, the build
-    /// has int8 convolutions write their output over their own input where the kernels can
-    /// (a pointwise convolution with no more output than input channels, in place pixel by
-    /// pixel; a depthwise convolution whose output is no larger than its input, through a ring
-    /// of a few output rows planned in the arena), the same bytes for no extra arithmetic, and
-    /// keeps only those it needs. `ARENA_SIZE` is then at most `bytes` (graph inputs and
+    /// has int8 kernels write their output over their own input where they can (a pointwise
+    /// convolution pixel by pixel; a depthwise convolution through a ring of a few output rows
+    /// planned in the arena; ADD, SUB and MUL of one shape element by element), the same bytes
+    /// for no extra arithmetic; then, if that is not enough, runs a chain of two to six int8
+    /// convolutions band by band, each tensor between them held as the few rows the next one
+    /// still reads (every row computed once); and keeps only what it needs. `ARENA_SIZE` is then at most `bytes` (graph inputs and
     /// outputs are the caller's buffers, outside it), or the build fails saying the least arena
-    /// it can reach. The generated module's `network::WRITTEN_IN_PLACE` lists the nodes.
+    /// it can reach. The generated module's `network::WRITTEN_IN_PLACE` and `BAND_BY_BAND` list
+    /// what was chosen.
     #[must_use]
     pub fn ram_budget(mut self, bytes: u64) -> Self {
         self.options.ram_budget = Some(bytes);

@@ -1,4 +1,5 @@
-//! Meeting a RAM budget below the whole-tensor plan: outputs written over their own inputs.
+//! Meeting a RAM budget below the whole-tensor plan: outputs written over their own inputs, then
+//! a chain of convolutions run band by band ([`crate::patches`]).
 //!
 //! Planned over whole tensors, a network's arena cannot go below the most bytes live at one
 //! step, and a convolution's input and output are live together. Some kernels need neither
@@ -6,13 +7,14 @@
 //! before writing the pixel's outputs, which land on pixels already read; a depthwise
 //! convolution whose output is no larger than its input holds back a few output rows in a
 //! ring (`s8::Depthwise::in_place_scratch_bytes`) until no later row reads the input under
-//! them. Written so, the output shares its input's memory (an in-place pair the planner packs
-//! as one rectangle), for the same bytes and no extra arithmetic (the depthwise ring adds a
-//! copy of its output).
+//! them; an int8 ADD, SUB or MUL of one shape reads each element before writing it. Written so,
+//! the output shares its input's memory (an in-place pair the planner packs as one rectangle),
+//! for the same bytes and no extra arithmetic (the depthwise ring adds a copy of its output).
 //!
 //! [`Network::ram_budget`](crate::Network::ram_budget) asks for it: when the whole-tensor plan is
-//! over the budget, [`meet`] plans with every [`candidates`] node in place, then gives back each
-//! one the budget does not need (depthwise convolutions first, as their ring costs a copy).
+//! over the budget, [`meet`] plans with every [`candidates`] node in place, then, if that is not
+//! enough, with a run of a chain band by band, and gives back each in-place node the budget does
+//! not need (depthwise convolutions first, as their ring costs a copy).
 
 use std::collections::BTreeSet;
 use std::ops::Range;

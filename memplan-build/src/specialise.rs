@@ -80,8 +80,8 @@ impl Kernel {
         match self {
             Kernel::Conv(p) => p.in_place(),
             Kernel::Depthwise(p) => p.in_place_rows().is_some(),
+            Kernel::Elementwise(_) => true,
             Kernel::FullyConnected(_)
-            | Kernel::Elementwise(_)
             | Kernel::Pool(_)
             | Kernel::FloatConv(_)
             | Kernel::FloatDepthwise(_)
@@ -728,10 +728,17 @@ impl Call<'_> {
                     output_offset,
                     act,
                 } = p;
-                format!(
-                    "__k::tflite::s8::elementwise(&__k::tflite::s8::Elementwise {{ op: __k::tflite::s8::Operator::{op:?}, len: {len}, input1_offset: {input1_offset}, input2_offset: {input2_offset}, left_shift: {left_shift}, input1: {input1:?}, input2: {input2:?}, output: {output:?}, output_offset: {output_offset}, act: {act:?} }}, {x}, {}, {out})",
-                    operand(1)?
-                )
+                if node.overwrites {
+                    format!(
+                        "__k::tflite::s8::elementwise_in_place(&__k::tflite::s8::Elementwise {{ op: __k::tflite::s8::Operator::{op:?}, len: {len}, input1_offset: {input1_offset}, input2_offset: {input2_offset}, left_shift: {left_shift}, input1: {input1:?}, input2: {input2:?}, output: {output:?}, output_offset: {output_offset}, act: {act:?} }}, {out}, {})",
+                        operand(1)?
+                    )
+                } else {
+                    format!(
+                        "__k::tflite::s8::elementwise(&__k::tflite::s8::Elementwise {{ op: __k::tflite::s8::Operator::{op:?}, len: {len}, input1_offset: {input1_offset}, input2_offset: {input2_offset}, left_shift: {left_shift}, input1: {input1:?}, input2: {input2:?}, output: {output:?}, output_offset: {output_offset}, act: {act:?} }}, {x}, {}, {out})",
+                        operand(1)?
+                    )
+                }
             }
             Kernel::Pool(p) => {
                 format!("__k::tflite::s8::pool(&__k::tflite::s8::{p:?}, {x}, {out})")

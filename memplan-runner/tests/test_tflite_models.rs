@@ -138,6 +138,8 @@ fn mobilenet_like_int8_networks_run_band_by_band_equal_litert_byte_for_byte() {
         ("mobilenet_like", 9_000u64),
         ("mobilenet_like", 7_000),
         ("vww_like", 27_664),
+        // A residual network: its first block band by band, the ADD written over its input.
+        ("resnet8_like", 35_000),
     ] {
         let litert = std::fs::read(fixture(&format!("{name}.output.bin"))).unwrap();
         runner

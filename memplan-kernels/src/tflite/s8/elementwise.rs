@@ -80,6 +80,46 @@ pub fn elementwise(p: &Elementwise, a: &[i8], b: &[i8], out: &mut [i8]) -> Resul
             p.len
         );
     }
+    apply(
+        p,
+        a.iter()
+            .zip(b)
+            .zip(out.iter_mut())
+            .map(|((&x, &y), o)| (x, y, o)),
+    )
+}
+
+/// Runs the operator with its output written over its first operand: `data` holds `a` and,
+/// when it returns, the output (each element is read before it is written, so the bytes are
+/// [`elementwise`]'s).
+///
+/// # Errors
+/// Parameters [`Elementwise::check`] refuses, or slices of other lengths.
+pub fn elementwise_in_place(p: &Elementwise, data: &mut [i8], b: &[i8]) -> Result<(), KernelError> {
+    p.check()?;
+    if data.len() != p.len || b.len() != p.len {
+        bail!(
+            "operands of {} and {} elements, the node's parameters say {}",
+            data.len(),
+            b.len(),
+            p.len
+        );
+    }
+    apply(
+        p,
+        data.iter_mut().zip(b).map(|(d, &y)| {
+            let x = *d;
+            (x, y, d)
+        }),
+    )
+}
+
+/// The operator on each `(x, y, out)`.
+#[inline(always)]
+fn apply<'o>(
+    p: &Elementwise,
+    pairs: impl Iterator<Item = (i8, i8, &'o mut i8)>,
+) -> Result<(), KernelError> {
     let (lo, hi) = activation(p.act)?;
     let finish = |raw: i32| -> i8 {
         let v = requantise(raw, p.output[0], p.output[1]).saturating_add(p.output_offset);
@@ -88,11 +128,10 @@ pub fn elementwise(p: &Elementwise, a: &[i8], b: &[i8], out: &mut [i8]) -> Resul
         let v = v.max(lo).min(hi) as i8;
         v
     };
-    let pairs = a.iter().zip(b).zip(out.iter_mut());
     match p.op {
         Operator::Add | Operator::Sub => {
             let left = p.left_shift.cast_unsigned();
-            for ((&x, &y), o) in pairs {
+            for (x, y, o) in pairs {
                 let x = (i32::from(x) + p.input1_offset) << left;
                 let y = (i32::from(y) + p.input2_offset) << left;
                 let (x, y) = (
@@ -107,7 +146,7 @@ pub fn elementwise(p: &Elementwise, a: &[i8], b: &[i8], out: &mut [i8]) -> Resul
             }
         }
         Operator::Mul => {
-            for ((&x, &y), o) in pairs {
+            for (x, y, o) in pairs {
                 let (x, y) = (
                     i32::from(x) + p.input1_offset,
                     i32::from(y) + p.input2_offset,

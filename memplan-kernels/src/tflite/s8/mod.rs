@@ -43,7 +43,7 @@ mod tests;
 
 pub use conv::{Conv, conv, conv_in_place};
 pub use depthwise::{Depthwise, depthwise, depthwise_in_place};
-pub use elementwise::{Elementwise, Operator, elementwise};
+pub use elementwise::{Elementwise, Operator, elementwise, elementwise_in_place};
 pub use fully_connected::{FullyConnected, fully_connected};
 pub use pool::{MAX_AVERAGE_TAPS, Pool, pool};
 

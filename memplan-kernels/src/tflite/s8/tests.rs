@@ -591,6 +591,10 @@ proptest! {
         };
         let mut got = vec![0i8; a.len()];
         elementwise(&p, &a, &b, &mut got).unwrap();
-        prop_assert_eq!(got, want);
+        prop_assert_eq!(&got, &want);
+        // Written over its first operand.
+        let mut data = a.clone();
+        elementwise_in_place(&p, &mut data, &b).unwrap();
+        prop_assert_eq!(data, want);
     }
 }
