@@ -83,6 +83,8 @@ def reference(model: Path):
 def matches(output: bytes, want, float_output: bool) -> str:
     if want is None:
         return "no reference"
+    if output == want:
+        return "equal"
     if not float_output:
         differ = sum(a != b for a, b in zip(output, want)) + abs(len(output) - len(want))
         return "equal" if differ == 0 else f"{differ} bytes differ"
@@ -118,7 +120,9 @@ def measure(model: Path, level: str, plugin_path: Path, budget: str = "none") ->
     flash = sum(size.get(s, 0) for s in (".vector_table", ".text", ".rodata", ".data"))
     ram = sum(size.get(s, 0) for s in (".data", ".bss", ".uninit")) + int(fields["stack_peak"])
     output = bytes.fromhex(fields["output"])
-    float_output = model.stem.endswith(("_f32", "_float32"))
+    # A .tflite file's output is float32 when its name says so; an ONNX network's, unless int8.
+    float_output = model.stem.endswith(("_f32", "_float32")) or (
+        model.suffix == ".onnx" and not model.stem.endswith(("_int8", "_qdq")))
     return {
         "instructions": int(fields["systick_ticks"]) * 40 // (1 << ICOUNT_SHIFT),
         "flash": flash,
