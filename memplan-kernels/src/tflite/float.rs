@@ -273,32 +273,59 @@ pub fn fully_connected(
         return Ok(());
     }
     for (row, ys) in x.chunks_exact(depth).zip(out.chunks_exact_mut(units)) {
-        let mut fours = filter.chunks_exact(4 * depth);
-        let mut u = 0;
-        for four in fours.by_ref() {
-            let (f0, rest) = four.split_at(depth);
-            let (f1, rest) = rest.split_at(depth);
-            let (f2, f3) = rest.split_at(depth);
-            let mut acc = [0.0f32; 4];
-            for (&v, (((&w0, &w1), &w2), &w3)) in row.iter().zip(f0.iter().zip(f1).zip(f2).zip(f3))
-            {
-                acc[0] += v * w0;
-                acc[1] += v * w1;
-                acc[2] += v * w2;
-                acc[3] += v * w3;
-            }
-            for (j, a) in acc.into_iter().enumerate() {
-                ys[u + j] = clamp_f(a + bias[u + j], lo, hi);
-            }
-            u += 4;
-        }
-        for f in fours.remainder().chunks_exact(depth) {
-            let acc = row.iter().zip(f).fold(0.0f32, |acc, (&v, &w)| acc + v * w);
-            ys[u] = clamp_f(acc + bias[u], lo, hi);
-            u += 1;
-        }
+        units_by_four(
+            row,
+            filter,
+            ys,
+            |x, [f0, f1, f2, f3]| {
+                let mut acc = [0.0f32; 4];
+                for (&v, (((&w0, &w1), &w2), &w3)) in
+                    x.iter().zip(f0.iter().zip(f1).zip(f2).zip(f3))
+                {
+                    acc[0] += v * w0;
+                    acc[1] += v * w1;
+                    acc[2] += v * w2;
+                    acc[3] += v * w3;
+                }
+                acc
+            },
+            |u, acc| clamp_f(acc + bias[u], lo, hi),
+        );
     }
     Ok(())
+}
+
+/// One row's outputs of a fully connected layer (`filter` holds `ys.len()` rows of `row.len()`):
+/// four filter rows at a time through `dot4` (the row read once for the four), the last ones
+/// through it too with the missing rows' sums dropped; each sum `finish`ed by its unit. Shared by
+/// the float and the hybrid kernels.
+#[inline(always)]
+pub(super) fn units_by_four<T: Copy, S: Copy>(
+    row: &[T],
+    filter: &[T],
+    ys: &mut [f32],
+    dot4: impl Fn(&[T], [&[T]; 4]) -> [S; 4],
+    finish: impl Fn(usize, S) -> f32,
+) {
+    let depth = row.len();
+    if depth == 0 {
+        return;
+    }
+    let mut fours = filter.chunks_exact(4 * depth);
+    let mut u = 0;
+    for four in fours.by_ref() {
+        let f = |j: usize| &four[j * depth..(j + 1) * depth];
+        let sums = dot4(row, [f(0), f(1), f(2), f(3)]);
+        for (j, sum) in sums.into_iter().enumerate() {
+            ys[u + j] = finish(u + j, sum);
+        }
+        u += 4;
+    }
+    for f in fours.remainder().chunks_exact(depth) {
+        let sums = dot4(row, [f, f, f, f]);
+        ys[u] = finish(u, sums[0]);
+        u += 1;
+    }
 }
 
 #[cfg(test)]

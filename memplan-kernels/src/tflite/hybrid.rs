@@ -7,7 +7,7 @@
 //! scaled and biased in float32 exactly as the reference does. Four output channels (units)
 //! share each quantized input read.
 
-use super::float::{FullyConnected, Window};
+use super::float::{FullyConnected, Window, units_by_four};
 use super::{Symmetric, clamp_f};
 use crate::error::{KernelError, bail};
 
@@ -204,24 +204,17 @@ pub fn fully_connected(
     for (row, ys) in x.chunks_exact(depth).zip(out.chunks_exact_mut(units)) {
         let (q, scale) = quantize(row, scratch)?;
         let scale = scale * filter_scale;
-        let mut fours = filter.chunks_exact(4 * depth);
-        let mut u = 0;
-        for four in fours.by_ref() {
-            let mut acc = [0i32; 4];
-            let f = |j: usize| &four[j * depth..(j + 1) * depth];
-            dot4(q, [f(0), f(1), f(2), f(3)], &mut acc);
-            for (j, a) in acc.into_iter().enumerate() {
-                ys[u + j] = output(a, scale, bias[u + j], p.act);
-            }
-            u += 4;
-        }
-        for f in fours.remainder().chunks_exact(depth) {
-            let acc = q.iter().zip(f).fold(0i32, |acc, (&v, &w)| {
-                acc.wrapping_add(i32::from(v) * i32::from(w))
-            });
-            ys[u] = output(acc, scale, bias[u], p.act);
-            u += 1;
-        }
+        units_by_four(
+            q,
+            filter,
+            ys,
+            |x, f| {
+                let mut acc = [0i32; 4];
+                dot4(x, f, &mut acc);
+                acc
+            },
+            |u, acc| output(acc, scale, bias[u], p.act),
+        );
     }
     Ok(())
 }
