@@ -11,8 +11,8 @@
 //! per four products); a depthwise convolution keeps four channels' sums over the window; the
 //! taps in the padding are worked out once per row and column, never tested in the loops.
 
-use super::clamp_f;
-use super::taps::taps;
+use super::taps::{check_reach, taps};
+use super::{clamp_f, expect_len};
 use crate::error::{KernelError, bail};
 use crate::tensor::numel;
 
@@ -51,22 +51,16 @@ impl Window {
         numel(&[self.batches, ih, iw, ic])?;
         numel(&[self.batches, oh, ow, oc])?;
         numel(&[oc, self.kernel[0], self.kernel[1], ic])?;
-        for a in 0..2 {
-            let reach = numel(&[self.output[a], self.stride[a]])?
-                .checked_add(numel(&[self.kernel[a], self.dilation[a]])?);
-            if reach.is_none() || self.pad[a].checked_add(self.input[a]).is_none() {
-                bail!("the window's reach along axis {a} overflows");
-            }
-        }
+        check_reach(
+            [ih, iw],
+            [oh, ow],
+            self.kernel,
+            self.stride,
+            self.dilation,
+            self.pad,
+        )?;
         Ok(())
     }
-}
-
-fn expect_len(what: &str, len: usize, want: usize) -> Result<(), KernelError> {
-    if len != want {
-        bail!("{what} has {len} values, the node's parameters say {want}");
-    }
-    Ok(())
 }
 
 /// Runs CONV_2D: `x` NHWC, `filter` `[out_channels, kernel_h, kernel_w, in_channels]`, `bias`
@@ -329,7 +323,7 @@ pub(super) fn units_by_four<T: Copy, S: Copy>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::vec;
     use std::vec::Vec;
 
@@ -339,12 +333,13 @@ mod tests {
     use crate::attrs::{Attr, Attrs};
     use crate::tensor::{Data, DataMut, Input, Output};
 
-    /// The reference kernel `op` on `x`, `filter` and `bias` (none when empty), its output.
-    fn reference(
+    /// The reference kernel `op` on float `x`, `filter` (float32, or int8 for a hybrid one) and
+    /// `bias` (none when empty), its output.
+    pub(in crate::tflite) fn reference(
         op: &str,
         attrs: &[(&str, Attr<'_>)],
         (xs, x): (&[usize], &[f32]),
-        (fs, filter): (&[usize], &[f32]),
+        (fs, filter): (&[usize], Data<'_>),
         bias: &[f32],
         os: &[usize],
     ) -> Vec<f32> {
@@ -357,7 +352,7 @@ mod tests {
             },
             Input::Value {
                 shape: fs,
-                data: Data::F32(filter),
+                data: filter,
             },
             if bias.is_empty() {
                 Input::Absent
@@ -382,7 +377,7 @@ mod tests {
         proptest::collection::vec(-4.0f32..4.0, len)
     }
 
-    fn bits(v: &[f32]) -> Vec<u32> {
+    pub(in crate::tflite) fn bits(v: &[f32]) -> Vec<u32> {
         v.iter().map(|f| f.to_bits()).collect()
     }
 
@@ -465,7 +460,7 @@ mod tests {
             act in activation(),
         ) {
             let [n, ih, iw, ic, oh, ow, oc, kh, kw, ..] = g;
-            let want = reference("tflite.CONV_2D", &attrs(&g, act), (&[n, ih, iw, ic], &x), (&[oc, kh, kw, ic], &filter), &bias, &[n, oh, ow, oc]);
+            let want = reference("tflite.CONV_2D", &attrs(&g, act), (&[n, ih, iw, ic], &x), (&[oc, kh, kw, ic], Data::F32(&filter)), &bias, &[n, oh, ow, oc]);
             let bias = if bias.is_empty() { vec![0.0; oc] } else { bias };
             let mut got = vec![0.0f32; want.len()];
             conv(&window(&g, oc, act), &x, &filter, &bias, &mut got).unwrap();
@@ -482,7 +477,7 @@ mod tests {
             let [n, ih, iw, c, oh, ow, _, kh, kw, ..] = g;
             let mut a = attrs(&g, act);
             a.push(("depth_multiplier", Attr::Int(1)));
-            let want = reference("tflite.DEPTHWISE_CONV_2D", &a, (&[n, ih, iw, c], &x), (&[1, kh, kw, c], &filter), &bias, &[n, oh, ow, c]);
+            let want = reference("tflite.DEPTHWISE_CONV_2D", &a, (&[n, ih, iw, c], &x), (&[1, kh, kw, c], Data::F32(&filter)), &bias, &[n, oh, ow, c]);
             let bias = if bias.is_empty() { vec![0.0; c] } else { bias };
             let mut got = vec![0.0f32; want.len()];
             depthwise(&window(&g, c, act), &x, &filter, &bias, &mut got).unwrap();
@@ -497,7 +492,7 @@ mod tests {
             act in activation(),
         ) {
             let a = [("act_min", Attr::Float(act[0])), ("act_max", Attr::Float(act[1]))];
-            let want = reference("tflite.FULLY_CONNECTED", &a, (&[batches, depth], &x), (&[units, depth], &filter), &bias, &[batches, units]);
+            let want = reference("tflite.FULLY_CONNECTED", &a, (&[batches, depth], &x), (&[units, depth], Data::F32(&filter)), &bias, &[batches, units]);
             let bias = if bias.is_empty() { vec![0.0; units] } else { bias };
             let mut got = vec![0.0f32; want.len()];
             fully_connected(&FullyConnected { batches, depth, units, act }, &x, &filter, &bias, &mut got).unwrap();

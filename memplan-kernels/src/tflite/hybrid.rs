@@ -8,15 +8,8 @@
 //! share each quantized input read.
 
 use super::float::{FullyConnected, Window, units_by_four};
-use super::{Symmetric, clamp_f};
+use super::{Symmetric, clamp_f, expect_len};
 use crate::error::{KernelError, bail};
-
-fn expect_len(what: &str, len: usize, want: usize) -> Result<(), KernelError> {
-    if len != want {
-        bail!("{what} has {len} values, the node's parameters say {want}");
-    }
-    Ok(())
-}
 
 /// `x` quantized into the first `x.len()` bytes of `scratch`; its scale.
 fn quantize<'s>(x: &[f32], scratch: &'s mut [u64]) -> Result<(&'s [i8], f32), KernelError> {
@@ -227,50 +220,9 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::attrs::{Attr, Attrs};
-    use crate::tensor::{Data, DataMut, Input, Output};
-
-    fn reference(
-        op: &str,
-        attrs: &[(&str, Attr<'_>)],
-        (xs, x): (&[usize], &[f32]),
-        (fs, filter): (&[usize], &[i8]),
-        bias: &[f32],
-        os: &[usize],
-    ) -> Vec<f32> {
-        let mut out = vec![0.0f32; os.iter().product()];
-        let bs = [bias.len()];
-        let inputs = [
-            Input::Value {
-                shape: xs,
-                data: Data::F32(x),
-            },
-            Input::Value {
-                shape: fs,
-                data: Data::I8(filter),
-            },
-            if bias.is_empty() {
-                Input::Absent
-            } else {
-                Input::Value {
-                    shape: &bs,
-                    data: Data::F32(bias),
-                }
-            },
-        ];
-        let mut outputs = [Output {
-            shape: os,
-            data: DataMut::F32(&mut out),
-        }];
-        crate::tflite::run(op, &Attrs::new(attrs), &inputs, &mut outputs)
-            .expect("a tflite operator")
-            .expect("the reference runs");
-        out
-    }
-
-    fn bits(v: &[f32]) -> Vec<u32> {
-        v.iter().map(|f| f.to_bits()).collect()
-    }
+    use crate::attrs::Attr;
+    use crate::tensor::Data;
+    use crate::tflite::float::tests::{bits, reference};
 
     fn floats(len: usize) -> impl Strategy<Value = Vec<f32>> {
         proptest::collection::vec(prop_oneof![Just(0.0f32), -4.0f32..4.0], len)
@@ -303,7 +255,7 @@ mod tests {
                 ("act_min", Attr::Float(act[0])), ("act_max", Attr::Float(act[1])),
                 ("filter_scale", Attr::Float(scale)),
             ];
-            let want = reference("tflite.CONV_2D", &attrs, (&[n, ih, iw, ic], &x), (&[oc, kh, kw, ic], &filter), &bias, &[n, oh, ow, oc]);
+            let want = reference("tflite.CONV_2D", &attrs, (&[n, ih, iw, ic], &x), (&[oc, kh, kw, ic], Data::I8(&filter)), &bias, &[n, oh, ow, oc]);
             let p = Window { batches: n, input: [ih, iw, ic], output: [oh, ow, oc], kernel: [kh, kw], stride: [sh, sw], dilation: [1, 1], pad: [pt, pl], act };
             let bias = if bias.is_empty() { vec![0.0; oc] } else { bias };
             let mut scratch = vec![0u64; conv_scratch_bytes(&p).div_ceil(8)];
@@ -321,7 +273,7 @@ mod tests {
         ) {
             let act = [f32::MIN, f32::MAX];
             let a = [("act_min", Attr::Float(act[0])), ("act_max", Attr::Float(act[1])), ("filter_scale", Attr::Float(scale))];
-            let want = reference("tflite.FULLY_CONNECTED", &a, (&[batches, depth], &x), (&[units, depth], &filter), &bias, &[batches, units]);
+            let want = reference("tflite.FULLY_CONNECTED", &a, (&[batches, depth], &x), (&[units, depth], Data::I8(&filter)), &bias, &[batches, units]);
             let bias = if bias.is_empty() { vec![0.0; units] } else { bias };
             let p = FullyConnected { batches, depth, units, act };
             let mut scratch = vec![0u64; fully_connected_scratch_bytes(&p).div_ceil(8)];

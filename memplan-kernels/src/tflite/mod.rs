@@ -105,6 +105,14 @@ fn int_range(attrs: &Attrs<'_>) -> Result<(i32, i32), KernelError> {
 /// TFLite's `ActivationFunctionWithMinMax`: `min(max(x, lo), hi)` with `std::max`/`std::min`
 /// (a NaN stays NaN).
 #[inline]
+/// `what` must hold `want` values (the specialised kernels' check of each slice they are given).
+pub(crate) fn expect_len(what: &str, len: usize, want: usize) -> Result<(), KernelError> {
+    if len != want {
+        bail!("{what} has {len} values, the node's parameters say {want}");
+    }
+    Ok(())
+}
+
 pub(crate) fn clamp_f(x: f32, lo: f32, hi: f32) -> f32 {
     let y = if x < lo { lo } else { x };
     if hi < y { hi } else { y }

@@ -9,7 +9,7 @@ use super::overwrite::Overwrite;
 use super::{Requantize, activation, check_input_offset, expect_len};
 use crate::error::{KernelError, bail};
 use crate::tensor::numel;
-use crate::tflite::taps::taps;
+use crate::tflite::taps::{check_reach, taps};
 
 /// Channels whose accumulators a pixel keeps at once (on the stack: 256 bytes).
 const BLOCK: usize = 64;
@@ -59,13 +59,14 @@ impl Depthwise {
         numel(&[self.batches, oh, ow, self.channels])?;
         numel(&[self.kernel[0], self.kernel[1], self.channels])?;
         // The index arithmetic along each axis cannot overflow.
-        for a in 0..2 {
-            let reach = numel(&[self.output[a], self.stride[a]])?
-                .checked_add(numel(&[self.kernel[a], self.dilation[a]])?);
-            if reach.is_none() || self.pad[a].checked_add(self.input[a]).is_none() {
-                bail!("the window's reach along axis {a} overflows");
-            }
-        }
+        check_reach(
+            self.input,
+            self.output,
+            self.kernel,
+            self.stride,
+            self.dilation,
+            self.pad,
+        )?;
         Ok(())
     }
 }

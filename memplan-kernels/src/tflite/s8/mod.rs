@@ -47,6 +47,7 @@ pub use elementwise::{Elementwise, Operator, elementwise, elementwise_in_place};
 pub use fully_connected::{FullyConnected, fully_connected};
 pub use pool::{MAX_AVERAGE_TAPS, Pool, pool};
 
+use super::expect_len;
 use crate::error::{KernelError, bail};
 
 /// The range of input offsets (minus the input's zero point) the kernels take: the zero point
@@ -178,14 +179,6 @@ fn activation(act: [i32; 2]) -> Result<(i32, i32), KernelError> {
         bail!("the activation range {act:?} is empty");
     }
     Ok((lo, hi))
-}
-
-/// `what` must hold `want` values.
-fn expect_len(what: &str, len: usize, want: usize) -> Result<(), KernelError> {
-    if len != want {
-        bail!("{what} has {len} values, the node's parameters say {want}");
-    }
-    Ok(())
 }
 
 /// The input offset must be one of [`INPUT_OFFSETS`].
