@@ -292,7 +292,7 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
 pub(crate) struct Planned {
     pub(crate) model: Model,
     pub(crate) plan: ModelPlan,
-    pub(crate) toml: String,
+    toml: String,
     shapes: Vec<Vec<u64>>,
     values: usize,
     pub(crate) nodes: Vec<Node>,
