@@ -535,6 +535,9 @@ fn stage_body(
         let literal = match &kernel {
             specialise::Kernel::Conv(p) => format!("__k::tflite::s8::{p:?}"),
             specialise::Kernel::Depthwise(p) => format!("__k::tflite::s8::{p:?}"),
+            specialise::Kernel::FloatConv(p) | specialise::Kernel::FloatDepthwise(p) => {
+                specialise::window_literal(p)
+            }
             _ => return None,
         };
         let source = match i {

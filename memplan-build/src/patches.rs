@@ -1,13 +1,13 @@
 //! Patch-by-patch execution of a chain of convolutions: below the whole-tensor bound.
 //!
-//! A chain of int8 convolutions (each the only reader of the one before it: CONV_2D and
-//! DEPTHWISE_CONV_2D, as MobileNet and DS-CNN stack them) needs its intermediate tensors only a
+//! A chain of int8 or float32 convolutions (each the only reader of the one before it: CONV_2D
+//! and DEPTHWISE_CONV_2D, as MobileNet and DS-CNN stack them) needs its intermediate tensors only a
 //! few rows at a time: output rows `r0..r1` of a layer read the input rows under their windows.
 //! So the chain runs band by band of its last output's rows, and each intermediate tensor lives
 //! as a *band buffer* of the rows still to be read (a line buffer): when a layer needs rows its
 //! buffer does not hold, the layer before it computes just those (recursively, up the chain),
 //! after the buffer drops the rows no later band reads. Every row of every layer is computed
-//! once, by the same kernel with the same arithmetic (`s8`'s band form: the input rows under
+//! once, by the same kernel with the same arithmetic (the kernels' band form: the input rows under
 //! the band, the padding above them), so the bytes are the whole-tensor run's and the extra
 //! work is only the calls and the moves of kept rows.
 //!
@@ -88,12 +88,17 @@ pub(crate) fn rows(kernel: &Kernel) -> Option<Rows> {
             output: p.output[0],
             window: [p.kernel[0], p.stride[0], p.dilation[0], p.pad[0]],
         }),
+        Kernel::FloatConv(p) | Kernel::FloatDepthwise(p) if p.batches == 1 => Some(Rows {
+            input: p.input[0],
+            output: p.output[0],
+            window: [p.kernel[0], p.stride[0], p.dilation[0], p.pad[0]],
+        }),
         _ => None,
     }
 }
 
-/// The maximal chains of two or more consecutive nodes that can run band by band: int8
-/// convolutions of one image with a specialised kernel, each reading (as its input 0) the one
+/// The maximal chains of two or more consecutive nodes that can run band by band: int8 or
+/// float32 convolutions of one image with a specialised kernel, each reading (as its input 0) the one
 /// before it, whose output only it reads, in the arena and no graph output.
 pub(crate) fn chains(
     model: &Model,
@@ -160,7 +165,7 @@ pub(crate) fn simulate(layers: &[Rows], band: usize) -> Option<(Vec<Step>, Vec<u
     let mut r0 = 0;
     while r0 < last.output {
         let r1 = (r0 + band).min(last.output);
-        let (under, above) = s8_band(r0..r1, last)?;
+        let (under, above) = band_rows(r0..r1, last)?;
         run.ensure(n - 2, under.clone())?;
         run.steps.push(Step {
             node: n - 1,
@@ -177,8 +182,8 @@ pub(crate) fn simulate(layers: &[Rows], band: usize) -> Option<(Vec<Step>, Vec<u
 }
 
 /// The input rows output rows `out` of `layer` read, and the padding above them.
-fn s8_band(out: Range<usize>, layer: &Rows) -> Option<(Range<usize>, usize)> {
-    memplan_kernels::tflite::s8::band_input_rows(out, layer.window, layer.input)
+fn band_rows(out: Range<usize>, layer: &Rows) -> Option<(Range<usize>, usize)> {
+    memplan_kernels::tflite::band_input_rows(out, layer.window, layer.input)
 }
 
 /// The simulation's state: the rows each band buffer holds.
@@ -201,7 +206,7 @@ impl Run<'_> {
             return Some(());
         }
         let first = held.end.max(need.start);
-        let (under, above) = s8_band(first..need.end, &self.layers[i])?;
+        let (under, above) = band_rows(first..need.end, &self.layers[i])?;
         let from = if i > 0 {
             self.ensure(i - 1, under.clone())?;
             under.start - self.held[i - 1].start

@@ -627,11 +627,15 @@ fn merge_stage(
             return Err(internal());
         };
         let tensor = &mut model.tensors[t];
+        let Layout::Typed { dtype, .. } = tensor.layout else {
+            return Err(internal());
+        };
+        let elements = n * rows as u64 * w * c;
         tensor.layout = Layout::Typed {
-            dtype: DType::I8,
+            dtype,
             shape: vec![n, rows as u64, w, c],
         };
-        tensor.size = n * rows as u64 * w * c;
+        tensor.size = elements * dtype.size();
     }
     let (first, last) = (&sub[0], &sub[sub.len() - 1]);
     let Some(&OpInput::Tensor(input)) = first.inputs.first() else {

@@ -4,9 +4,10 @@
 //! Planned over whole tensors, a network's arena cannot go below the most bytes live at one
 //! step, and a convolution's input and output are live together. Some kernels need neither
 //! copy whole: a pointwise convolution with no more output than input channels reads each pixel
-//! before writing the pixel's outputs, which land on pixels already read; a depthwise
-//! convolution whose output is no larger than its input holds back a few output rows in a
-//! ring (`s8::Depthwise::in_place_scratch_bytes`) until no later row reads the input under
+//! before writing the pixel's outputs, which land on pixels already read (int8, float32 and
+//! hybrid); a depthwise convolution whose output is no larger than its input holds back a few
+//! output rows in a ring (`s8::Depthwise::in_place_scratch_bytes`,
+//! `float::Window::depthwise_in_place_scratch_bytes`) until no later row reads the input under
 //! them; an int8 ADD, SUB or MUL of one shape reads each element before writing it. Written so,
 //! the output shares its input's memory (an in-place pair the planner packs as one rectangle),
 //! for the same bytes and no extra arithmetic (the depthwise ring adds a copy of its output).

@@ -61,9 +61,16 @@ impl Kernel {
     pub(crate) fn scratch_bytes(&self, overwrites: bool) -> usize {
         match self {
             Kernel::Conv(p) => p.scratch_bytes(),
+            Kernel::HybridConv(p, _) if overwrites => {
+                hybrid::conv_in_place_scratch_bytes(p).unwrap_or(0)
+            }
             Kernel::HybridConv(p, _) => hybrid::conv_scratch_bytes(p),
             Kernel::HybridFullyConnected(p, _) => hybrid::fully_connected_scratch_bytes(p),
             Kernel::Depthwise(p) if overwrites => p.in_place_scratch_bytes().unwrap_or(0),
+            Kernel::FloatDepthwise(p) if overwrites => {
+                p.depthwise_in_place_scratch_bytes().unwrap_or(0)
+            }
+            Kernel::FloatConv(p) if overwrites => p.conv_in_place_scratch_bytes().unwrap_or(0),
             Kernel::Depthwise(_)
             | Kernel::FullyConnected(_)
             | Kernel::Elementwise(_)
@@ -75,18 +82,18 @@ impl Kernel {
     }
 
     /// Whether the kernel can write its output over its input 0 (`s8::conv_in_place`,
-    /// `s8::depthwise_in_place`).
+    /// `s8::depthwise_in_place`, `float::conv_in_place`, ...).
     pub(crate) fn can_overwrite(&self) -> bool {
         match self {
             Kernel::Conv(p) => p.in_place(),
             Kernel::Depthwise(p) => p.in_place_rows().is_some(),
             Kernel::Elementwise(_) => true,
+            Kernel::FloatConv(p) => p.conv_in_place_scratch_bytes().is_some(),
+            Kernel::FloatDepthwise(p) => p.depthwise_in_place_scratch_bytes().is_some(),
+            Kernel::HybridConv(p, _) => hybrid::conv_in_place_scratch_bytes(p).is_some(),
             Kernel::FullyConnected(_)
             | Kernel::Pool(_)
-            | Kernel::FloatConv(_)
-            | Kernel::FloatDepthwise(_)
             | Kernel::FloatFullyConnected(_)
-            | Kernel::HybridConv(..)
             | Kernel::HybridFullyConnected(..) => false,
         }
     }
@@ -480,7 +487,7 @@ fn f32_literal(f: f32) -> String {
 }
 
 /// The literal of a float kernel's window.
-fn window_literal(p: &float::Window) -> String {
+pub(crate) fn window_literal(p: &float::Window) -> String {
     let float::Window {
         batches,
         input,
@@ -752,19 +759,28 @@ impl Call<'_> {
                 } else {
                     "depthwise"
                 };
-                format!(
-                    "__k::tflite::float::{function}(&{}, {x}, {filter}, {bias}, {out})",
-                    window_literal(p)
-                )
+                let p = params.map_or_else(|| window_literal(p), |e| e.to_owned());
+                if node.overwrites {
+                    format!(
+                        "__k::tflite::float::{function}_in_place(&{p}, {out}, {filter}, {bias}, {scratch})"
+                    )
+                } else {
+                    format!("__k::tflite::float::{function}(&{p}, {x}, {filter}, {bias}, {out})")
+                }
             }
             Kernel::HybridConv(p, scale) => {
                 let filter = self.in_place(node, 1, "i8")?;
                 let bias = self.float_bias(node, p.output[2], &mut items)?;
-                format!(
-                    "__k::tflite::hybrid::conv(&{}, {x}, {filter}, {}, {bias}, {out}, {scratch})",
-                    window_literal(p),
-                    f32_literal(*scale)
-                )
+                let (p, scale) = (window_literal(p), f32_literal(*scale));
+                if node.overwrites {
+                    format!(
+                        "__k::tflite::hybrid::conv_in_place(&{p}, {out}, {filter}, {scale}, {bias}, {scratch})"
+                    )
+                } else {
+                    format!(
+                        "__k::tflite::hybrid::conv(&{p}, {x}, {filter}, {scale}, {bias}, {out}, {scratch})"
+                    )
+                }
             }
             Kernel::HybridFullyConnected(p, scale) => {
                 let filter = self.in_place(node, 1, "i8")?;

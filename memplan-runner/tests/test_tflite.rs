@@ -131,6 +131,35 @@ fn the_float_keyword_spotter_matches_litert() {
     println!("kws float32 (hybrid): max abs diff {worst:.2e} from LiteRT\n{summary}");
 }
 
+/// The float keyword spotter below its whole-tensor bound (64,064 bytes): the float depthwise
+/// and the hybrid pointwise convolutions write over their inputs (34,560); the output the same
+/// bits as the whole-tensor run's (the same kernels compute every element the same way).
+#[test]
+fn the_float_keyword_spotter_under_a_ram_budget_computes_the_same_bits() {
+    let Some(dir) = tinyml() else {
+        return;
+    };
+    let model = dir.join("kws_ref_model_float32.tflite");
+    let input = dir.join("kws_ref_model_float32.input.bin");
+    let runner = common::Runner::lock();
+    runner.build_with_budget(&model, true, None).unwrap();
+    let scratch = common::scratch("tflite-kws-float-budget");
+    let (whole, summary) = runner.run_both("kws float32", &input, &scratch);
+    assert!(summary.contains("arena 64064 bytes"), "{summary}");
+    runner
+        .build_with_budget(&model, true, Some(40_000))
+        .unwrap_or_else(|e| panic!("kws float32 under 40,000 bytes: the build failed:\n{e}"));
+    let (ours, summary) = runner.run_both("kws float32 under 40,000 bytes", &input, &scratch);
+    assert_same_bytes(
+        "kws float32 under 40,000 bytes",
+        &ours,
+        &whole,
+        "the whole-tensor run",
+    );
+    assert!(summary.contains("arena 34560 bytes"), "{summary}");
+    println!("kws float32 under a RAM budget of 40,000 bytes: the same bits\n{summary}");
+}
+
 /// The same network as ONNX Runtime runs tf2onnx's QDQ conversion of it (float operators between
 /// QuantizeLinear and DequantizeLinear, evaluated in float32 and rounded at each
 /// QuantizeLinear): memplan's int8 output equals ONNX Runtime's byte for byte, and is 2 quanta

@@ -76,15 +76,36 @@ fn mlperf_tiny_like_float_networks_match_litert() {
 /// values) the same bytes as without a budget, and the arena within the budget.
 #[test]
 fn an_int8_network_under_a_ram_budget_computes_the_same_bytes() {
-    let dir = common::scratch("tflite-models-ram-budget");
-    let model = dir.join("separable.tflite");
     let file = memplan_tflite::fixture::separable_cnn_int8(20, 10, [3, 24, 12], 11);
-    std::fs::write(&model, file.bytes()).unwrap();
     let input: Vec<u8> = (0..20 * 10 * 3u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
         .collect();
-    let input_path = dir.join("separable.input.bin");
-    std::fs::write(&input_path, &input).unwrap();
+    under_budgets("separable", &file.bytes(), &input);
+}
+
+/// The same network in float32 (`separable_cnn_f32`): the float depthwise and pointwise
+/// convolutions written over their inputs and run band by band; the output the same bits.
+#[test]
+fn a_float_network_under_a_ram_budget_computes_the_same_bits() {
+    let file = memplan_tflite::fixture::separable_cnn_f32(20, 10, [3, 24, 12], 11);
+    let input: Vec<u8> = (0..20 * 10 * 3u32)
+        .flat_map(|i| {
+            let r = (i.wrapping_mul(2_654_435_761) >> 22) as f32 / 1024.0 - 0.5;
+            r.to_le_bytes()
+        })
+        .collect();
+    under_budgets("separable_f32", &file.bytes(), &input);
+}
+
+/// Builds `model` without a budget, then under one just below its arena, about half of it and
+/// the least any schedule reaches (from the build's refusal of 64 bytes): each output the
+/// whole-tensor run's bytes, each arena within its budget.
+fn under_budgets(name: &str, model: &[u8], input: &[u8]) {
+    let dir = common::scratch(&format!("tflite-models-ram-budget-{name}"));
+    let model_path = dir.join(format!("{name}.tflite"));
+    std::fs::write(&model_path, model).unwrap();
+    let input_path = dir.join(format!("{name}.input.bin"));
+    std::fs::write(&input_path, input).unwrap();
     let arena = |summary: &str| -> u64 {
         summary
             .split("arena ")
@@ -94,13 +115,13 @@ fn an_int8_network_under_a_ram_budget_computes_the_same_bytes() {
             .unwrap_or_else(|| panic!("no arena in {summary}"))
     };
     let runner = common::Runner::lock();
-    runner.build_with_budget(&model, true, None).unwrap();
+    runner.build_with_budget(&model_path, true, None).unwrap();
     let (whole, summary) = runner.run_both("whole tensors", &input_path, &dir);
     let whole_arena = arena(&summary);
     // The least arena any schedule reaches, from the refusal of a budget below it: the
     // convolutions band by band.
     let refusal = runner
-        .build_with_budget(&model, true, Some(64))
+        .build_with_budget(&model_path, true, Some(64))
         .expect_err("64 bytes is below every schedule");
     let least: u64 = refusal
         .split("the least arena this network can run in is ")
@@ -108,21 +129,16 @@ fn an_int8_network_under_a_ram_budget_computes_the_same_bytes() {
         .and_then(|rest| rest.split(' ').next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no least arena in {refusal}"));
+    assert!(least < whole_arena / 2, "{name}: {refusal}");
     for budget in [whole_arena - 1, whole_arena / 2 + 512, least] {
         runner
-            .build_with_budget(&model, true, Some(budget))
-            .unwrap_or_else(|e| panic!("under {budget} bytes: {e}"));
-        let (ours, summary) = runner.run_both(&format!("under {budget} bytes"), &input_path, &dir);
-        assert_same_bytes(
-            &format!("under {budget} bytes"),
-            &ours,
-            &whole,
-            "the whole-tensor run",
-        );
+            .build_with_budget(&model_path, true, Some(budget))
+            .unwrap_or_else(|e| panic!("{name} under {budget} bytes: {e}"));
+        let what = format!("{name} under {budget} bytes");
+        let (ours, summary) = runner.run_both(&what, &input_path, &dir);
+        assert_same_bytes(&what, &ours, &whole, "the whole-tensor run");
         assert!(arena(&summary) <= budget, "{summary}");
-        println!(
-            "separable int8 under {budget} bytes (whole: {whole_arena}): same bytes\n{summary}"
-        );
+        println!("{what} (whole: {whole_arena}): same bytes\n{summary}");
     }
 }
 

@@ -207,7 +207,28 @@ struct Layer {
 /// last pointwise to `channels[2]`), RELU fused, per-channel weights from `seed`. The graph's
 /// output is the last convolution's. For tests of the int8 convolutions end to end.
 pub fn separable_cnn_int8(height: i32, width: i32, channels: [i32; 3], seed: u64) -> FileBuilder {
-    use schema::{ActivationFunctionType, BuiltinOptions, Padding, TensorType::Int8};
+    separable_cnn(height, width, channels, seed, false)
+}
+
+/// [`separable_cnn_int8`]'s network in float32: the same layers, float weights and biases from
+/// `seed`. For tests of the float convolutions end to end.
+pub fn separable_cnn_f32(height: i32, width: i32, channels: [i32; 3], seed: u64) -> FileBuilder {
+    separable_cnn(height, width, channels, seed, true)
+}
+
+fn separable_cnn(
+    height: i32,
+    width: i32,
+    channels: [i32; 3],
+    seed: u64,
+    float: bool,
+) -> FileBuilder {
+    use schema::{ActivationFunctionType, BuiltinOptions, Padding, TensorType};
+    let element = if float {
+        TensorType::Float32
+    } else {
+        TensorType::Int8
+    };
     let mut state = seed | 1;
     let mut random = move || {
         // xorshift64*
@@ -251,8 +272,10 @@ pub fn separable_cnn_int8(height: i32, width: i32, channels: [i32; 3], seed: u64
         },
     ];
     let mut shape = [1, height, width, input_channels];
-    let x = file.tensor("input", Int8, &shape);
-    file.quantize(x, &[0.05], &[-3], 0);
+    let x = file.tensor("input", element, &shape);
+    if !float {
+        file.quantize(x, &[0.05], &[-3], 0);
+    }
     file.inputs.push(x);
     let mut current = x;
     for (l, layer) in layers.iter().enumerate() {
@@ -266,22 +289,50 @@ pub fn separable_cnn_int8(height: i32, width: i32, channels: [i32; 3], seed: u64
             [out_c, layer.kernel, layer.kernel, depth]
         };
         let count: i32 = filter_shape.iter().product();
-        let filter_bytes: Vec<u8> = (0..count).map(|_| random() as u8).collect();
-        let filter = file.constant(&format!("filter_{l}"), Int8, &filter_shape, &filter_bytes);
-        let scales: Vec<f32> = (0..out_c)
-            .map(|_| 0.002 + (random() % 64) as f32 * 1e-4)
-            .collect();
-        let axis = if layer.depthwise { 3 } else { 0 };
-        file.quantize(filter, &scales, &vec![0; scales.len()], axis);
-        let bias: Vec<i32> = (0..out_c)
-            .map(|_| (random() % 2001) as i32 - 1000)
-            .collect();
-        let bias = file.ints(&format!("bias_{l}"), &bias);
-        let bias_scales: Vec<f32> = scales.iter().map(|s| s * 0.05).collect();
-        file.quantize(bias, &bias_scales, &vec![0; bias_scales.len()], 0);
-        shape = [1, out_h, out_w, out_c];
-        let y = file.tensor(&format!("layer_{l}"), Int8, &shape);
-        file.quantize(y, &[0.05], &[-3], 0);
+        let y = if float {
+            // Weights in [-0.5, 0.5), biases in [-0.1, 0.1].
+            let unit = |r: u64| (r % 1024) as f32 / 1024.0 - 0.5;
+            let filter_bytes: Vec<u8> = (0..count)
+                .flat_map(|_| unit(random()).to_le_bytes())
+                .collect();
+            let filter = file.constant(
+                &format!("filter_{l}"),
+                element,
+                &filter_shape,
+                &filter_bytes,
+            );
+            let bias_bytes: Vec<u8> = (0..out_c)
+                .flat_map(|_| (unit(random()) * 0.2).to_le_bytes())
+                .collect();
+            let bias = file.constant(&format!("bias_{l}"), element, &[out_c], &bias_bytes);
+            shape = [1, out_h, out_w, out_c];
+            let y = file.tensor(&format!("layer_{l}"), element, &shape);
+            (y, filter, bias)
+        } else {
+            let filter_bytes: Vec<u8> = (0..count).map(|_| random() as u8).collect();
+            let filter = file.constant(
+                &format!("filter_{l}"),
+                element,
+                &filter_shape,
+                &filter_bytes,
+            );
+            let scales: Vec<f32> = (0..out_c)
+                .map(|_| 0.002 + (random() % 64) as f32 * 1e-4)
+                .collect();
+            let axis = if layer.depthwise { 3 } else { 0 };
+            file.quantize(filter, &scales, &vec![0; scales.len()], axis);
+            let bias: Vec<i32> = (0..out_c)
+                .map(|_| (random() % 2001) as i32 - 1000)
+                .collect();
+            let bias = file.ints(&format!("bias_{l}"), &bias);
+            let bias_scales: Vec<f32> = scales.iter().map(|s| s * 0.05).collect();
+            file.quantize(bias, &bias_scales, &vec![0; bias_scales.len()], 0);
+            shape = [1, out_h, out_w, out_c];
+            let y = file.tensor(&format!("layer_{l}"), element, &shape);
+            file.quantize(y, &[0.05], &[-3], 0);
+            (y, filter, bias)
+        };
+        let (y, filter, bias) = y;
         let options = if layer.depthwise {
             BuiltinOptions::DepthwiseConv2DOptions(Box::new(schema::DepthwiseConv2DOptions {
                 padding: Padding::Same,

@@ -124,26 +124,105 @@ pub fn conv(
                         tap.fill(0);
                     }
                 }
-                let column = &*column;
-                let mut rows = filter.chunks_exact(4 * row);
-                let mut o = 0;
-                for four in rows.by_ref() {
-                    let mut acc = [0i32; 4];
-                    let f = |j: usize| &four[j * row..(j + 1) * row];
-                    dot4(column, [f(0), f(1), f(2), f(3)], &mut acc);
-                    for (j, a) in acc.into_iter().enumerate() {
-                        pixel[o + j] = output(a, scale, bias[o + j], p.act);
-                    }
-                    o += 4;
-                }
-                for f in rows.remainder().chunks_exact(row) {
-                    let acc = column.iter().zip(f).fold(0i32, |acc, (&v, &w)| {
-                        acc.wrapping_add(i32::from(v) * i32::from(w))
-                    });
-                    pixel[o] = output(acc, scale, bias[o], p.act);
-                    o += 1;
+                outputs(column, filter, scale, bias, p.act, pixel);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One output pixel of a hybrid convolution: the int32 dot products of the quantized `column`
+/// with each filter row (four rows a read of the column), scaled and biased.
+#[inline(always)]
+fn outputs(
+    column: &[i8],
+    filter: &[i8],
+    scale: f32,
+    bias: &[f32],
+    act: [f32; 2],
+    pixel: &mut [f32],
+) {
+    let row = column.len();
+    let mut rows = filter.chunks_exact(4 * row);
+    let mut o = 0;
+    for four in rows.by_ref() {
+        let mut acc = [0i32; 4];
+        let f = |j: usize| &four[j * row..(j + 1) * row];
+        dot4(column, [f(0), f(1), f(2), f(3)], &mut acc);
+        for (j, a) in acc.into_iter().enumerate() {
+            pixel[o + j] = output(a, scale, bias[o + j], act);
+        }
+        o += 4;
+    }
+    for f in rows.remainder().chunks_exact(row) {
+        let acc = column.iter().zip(f).fold(0i32, |acc, (&v, &w)| {
+            acc.wrapping_add(i32::from(v) * i32::from(w))
+        });
+        pixel[o] = output(acc, scale, bias[o], act);
+        o += 1;
+    }
+}
+
+/// Bytes of scratch [`conv_in_place`] needs (one pixel's quantized inputs), or `None` unless
+/// the convolution is [`Window::pointwise`] with no more output than input channels.
+#[must_use]
+pub const fn conv_in_place_scratch_bytes(p: &Window) -> Option<usize> {
+    if p.pointwise() && p.output[2] <= p.input[2] {
+        Some(p.input[2])
+    } else {
+        None
+    }
+}
+
+/// Runs a pointwise hybrid CONV_2D as [`conv`] does, with its output written over its own
+/// input: `data` holds the input (NHWC) and, when the kernel returns, the output from its start.
+/// The batch's scale is taken over the whole input first; then each pixel is quantized into
+/// `scratch` before its outputs (no more than its inputs) go where it was.
+///
+/// # Errors
+/// Parameters [`Window::check`] refuses, a convolution that cannot go over its input
+/// ([`conv_in_place_scratch_bytes`]), or slices whose lengths do not fit them.
+pub fn conv_in_place(
+    p: &Window,
+    data: &mut [f32],
+    filter: &[i8],
+    filter_scale: f32,
+    bias: &[f32],
+    scratch: &mut [u64],
+) -> Result<(), KernelError> {
+    p.check()?;
+    if conv_in_place_scratch_bytes(p).is_none() {
+        bail!("only a pointwise convolution with no more output than input channels runs in place");
+    }
+    let [ih, iw, ic] = p.input;
+    let oc = p.output[2];
+    let pixels = ih * iw;
+    expect_len("the tensor", data.len(), p.batches * pixels * ic)?;
+    expect_len("the filter", filter.len(), oc * ic)?;
+    expect_len("the bias", bias.len(), oc)?;
+    let bytes: &mut [i8] = bytemuck::cast_slice_mut(scratch);
+    let available = bytes.len();
+    let Some(column) = bytes.get_mut(..ic) else {
+        bail!("the scratch has {available} bytes, a pixel needs {ic}");
+    };
+    if oc == 0 || ic == 0 {
+        return Ok(());
+    }
+    for b in 0..p.batches {
+        // Batch `b`'s outputs end where its inputs do at the latest: its input is whole here.
+        let (input, output) = (b * pixels * ic, b * pixels * oc);
+        let q = Symmetric::of(&data[input..input + pixels * ic]);
+        let scale = q.scale * filter_scale;
+        for pixel in 0..pixels {
+            let at = input + pixel * ic;
+            for (d, &v) in column.iter_mut().zip(&data[at..at + ic]) {
+                #[allow(clippy::cast_possible_truncation)] // within +-127
+                {
+                    *d = q.q(v) as i8;
                 }
             }
+            let out = &mut data[output + pixel * oc..output + (pixel + 1) * oc];
+            outputs(column, filter, scale, bias, p.act, out);
         }
     }
     Ok(())
@@ -280,6 +359,25 @@ mod tests {
             let mut got = vec![0.0f32; want.len()];
             fully_connected(&p, &x, &filter, scale, &bias, &mut got, &mut scratch).unwrap();
             prop_assert_eq!(bits(&got), bits(&want));
+        }
+
+        #[test]
+        fn hybrid_pointwise_conv_in_place_equals_conv_bit_for_bit(
+            ((n, h, w, ic, oc), x, filter, bias) in (1usize..=3, 1usize..=5, 1usize..=5, 1usize..=12, 1usize..=12)
+                .prop_filter("no more output than input channels", |g| g.4 <= g.3)
+                .prop_flat_map(|(n, h, w, ic, oc)| {
+                    (Just((n, h, w, ic, oc)), floats(n * h * w * ic), bytes(oc * ic), floats(oc))
+                }),
+            scale in 0.001f32..0.1,
+        ) {
+            let p = Window { batches: n, input: [h, w, ic], output: [h, w, oc], kernel: [1, 1], stride: [1, 1], dilation: [1, 1], pad: [0, 0], act: [0.0, 6.0] };
+            let mut want = vec![0.0f32; n * h * w * oc];
+            let mut scratch = vec![0u64; conv_scratch_bytes(&p).div_ceil(8)];
+            conv(&p, &x, &filter, scale, &bias, &mut want, &mut scratch).unwrap();
+            let mut data = x.clone();
+            let mut scratch = vec![0u64; conv_in_place_scratch_bytes(&p).unwrap().div_ceil(8)];
+            conv_in_place(&p, &mut data, &filter, scale, &bias, &mut scratch).unwrap();
+            prop_assert_eq!(bits(&data[..want.len()]), bits(&want));
         }
     }
 }

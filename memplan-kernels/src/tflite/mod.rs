@@ -27,9 +27,12 @@
 //! Float32 forms accumulate in the reference kernels' loop order, so they agree with LiteRT's
 //! reference kernels to rounding (exp and tanh come from `libm`).
 
+mod band;
+pub use band::input_rows as band_input_rows;
 pub mod float;
 pub mod hybrid;
 pub mod op;
+mod overwrite;
 pub mod quant;
 pub mod s8;
 mod taps;

@@ -3,12 +3,12 @@
 //! nothing), each over a block of up to [`BLOCK`] channels at once, four a word of the NHWC
 //! input and of the `[1, H, W, C]` filter, into accumulators on the stack.
 
-use super::band;
 use super::dot::{Best, Dot};
-use super::overwrite::Overwrite;
 use super::{Requantize, activation, check_input_offset, expect_len};
 use crate::error::{KernelError, bail};
 use crate::tensor::numel;
+use crate::tflite::band;
+use crate::tflite::overwrite::Overwrite;
 use crate::tflite::taps::{check_reach, taps};
 
 /// Channels whose accumulators a pixel keeps at once (on the stack: 256 bytes).

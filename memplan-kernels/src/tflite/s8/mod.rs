@@ -28,15 +28,12 @@
 //! comparisons a node) and returns an error rather than panic; the build rules out every other
 //! failure.
 
-mod band;
-pub use band::input_rows as band_input_rows;
 mod conv;
 mod depthwise;
 mod dot;
 mod dsp;
 mod elementwise;
 mod fully_connected;
-mod overwrite;
 mod pool;
 #[cfg(test)]
 mod tests;

@@ -17,7 +17,7 @@
 /// The rows of one image as the overwrite sees them: `[rows, bytes a row]` of input and output,
 /// the vertical stride and the padding above.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Overwrite {
+pub(crate) struct Overwrite {
     input: [usize; 2],
     output: [usize; 2],
     stride: usize,
@@ -28,7 +28,7 @@ impl Overwrite {
     /// The overwrite of an image of `input` `[rows, bytes a row]` by one of `output`, or `None`
     /// when the output is larger (its bytes would run ahead of the input's) or the sizes
     /// overflow.
-    pub(super) fn new(
+    pub(crate) fn new(
         input: [usize; 2],
         output: [usize; 2],
         stride: usize,
@@ -48,7 +48,7 @@ impl Overwrite {
 
     /// After output row `done` is computed and rows `..flushed` are written, the next row that
     /// may be written over the input, if any: one no later output row reads the bytes of.
-    pub(super) fn flushable(&self, done: usize, flushed: usize) -> Option<usize> {
+    pub(crate) fn flushable(&self, done: usize, flushed: usize) -> Option<usize> {
         if flushed > done {
             return None;
         }
@@ -65,7 +65,7 @@ impl Overwrite {
     }
 
     /// The most output rows held at once: computed and not yet written over the input.
-    pub(super) fn held_rows(&self) -> usize {
+    pub(crate) fn held_rows(&self) -> usize {
         let mut held = 0;
         let mut flushed = 0;
         for done in 0..self.output[0] {

@@ -6,7 +6,7 @@
 //! its padding above becomes the part of the window that still lies above the first row read,
 //! and the rows below the band count as padding (they are either real padding or rows no output
 //! of the band reads). So a convolution can be run band by band: over its own input
-//! ([`super::depthwise_in_place`]) or on rows that were never whole (patch by patch).
+//! ([`super::s8::depthwise_in_place`], [`super::float::depthwise_in_place`]) or on rows that were never whole (patch by patch).
 
 use core::ops::Range;
 

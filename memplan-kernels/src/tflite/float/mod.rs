@@ -11,6 +11,9 @@
 //! per four products); a depthwise convolution keeps four channels' sums over the window; the
 //! taps in the padding are worked out once per row and column, never tested in the loops.
 
+mod in_place;
+pub use in_place::{conv_in_place, depthwise_in_place};
+
 use super::taps::{check_reach, taps};
 use super::{clamp_f, expect_len};
 use crate::error::{KernelError, bail};
