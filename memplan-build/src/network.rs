@@ -314,12 +314,7 @@ impl Network {
             .map_err(|message| Error::new(&self.source, message))?;
         let (blob, _) = emit::blob(&prepared);
         let io = |path: &Path, bytes: &[u8]| {
-            crate::output::write(path, bytes).map_err(|e| {
-                Error::new(
-                    &self.source,
-                    format!("cannot write `{}`: {e}", path.display()),
-                )
-            })
+            crate::output::write(path, bytes).map_err(|e| Error::new(&self.source, e.to_string()))
         };
         io(&weights, &blob)?;
         io(&model, prepared.toml.as_bytes())?;

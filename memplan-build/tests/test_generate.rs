@@ -484,3 +484,26 @@ fn an_onnx_network_calls_its_operators_functions() {
         "a node goes through the interpreter:\n{run}"
     );
 }
+
+/// The generated files are written through `memplan_output`: a link planted where a
+/// predictable temporary (`net.rs.tmp`) would go is never followed, so the file it points to
+/// keeps its bytes, and the network's files are whole regular files.
+#[cfg(unix)]
+#[test]
+fn a_link_planted_beside_the_output_is_not_followed() {
+    let dir = out_dir("planted-link");
+    let victim = dir.join("victim.txt");
+    std::fs::write(&victim, b"keep me").unwrap();
+    for file in ["cnn.rs", "cnn.toml", "cnn.weights.bin"] {
+        std::os::unix::fs::symlink(&victim, dir.join(format!("{file}.tmp"))).unwrap();
+    }
+    let generated = generate(Network::from_onnx(default_model()).name("cnn"), &dir);
+    assert!(
+        std::fs::read(&victim).unwrap() == b"keep me",
+        "the file behind the planted link was written over"
+    );
+    for path in [&generated.rust, &generated.weights] {
+        let meta = std::fs::symlink_metadata(path).unwrap();
+        assert!(meta.is_file() && meta.len() > 0, "{}", path.display());
+    }
+}
