@@ -46,7 +46,7 @@ fn golden(name: &str, model: &Path) {
                 .lines()
                 .zip(want.lines())
                 .position(|(g, w)| g != w)
-                .map_or_else(|| got.lines().count().min(want.lines().count()), |l| l);
+                .unwrap_or_else(|| got.lines().count().min(want.lines().count()));
             panic!(
                 "{file} differs from {} from line {}:\n  generated: {:?}\n  golden:    {:?}\nif the change is meant, run with MEMPLAN_BLESS=1 and commit the files",
                 path.display(),
