@@ -394,7 +394,7 @@ fn dequantize(
                 zero_points[c]
             ));
         };
-        #[allow(clippy::cast_precision_loss)] // as ONNX Runtime: int32 difference to float
+        // as ONNX Runtime: int32 difference to float
         let y = difference as f32 * scales[c];
         out.extend_from_slice(&y.to_le_bytes());
     }

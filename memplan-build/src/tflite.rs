@@ -654,11 +654,8 @@ impl Lower<'_> {
                         for val in -128i32..=127 {
                             let dequantized = qi.scale * (val - qi.zero_point) as f32;
                             let rescaled = (f(dequantized) * inverse_scale).round();
-                            #[allow(clippy::cast_possible_truncation)]
                             let q = (rescaled + qo.zero_point as f32) as i32;
-                            #[allow(clippy::cast_possible_truncation)]
                             let byte = q.clamp(-128, 127) as i8;
-                            #[allow(clippy::cast_possible_truncation)]
                             let index = (val as i8).cast_unsigned();
                             table[usize::from(index)] = byte.cast_unsigned();
                         }
@@ -878,7 +875,6 @@ impl Lower<'_> {
                         let shift = (63 - (count as u64).leading_zeros() as i32)
                             .min(32)
                             .min(31 + sh);
-                        #[allow(clippy::cast_possible_truncation)]
                         let (m, sh) = (((i64::from(m) << shift) / count) as i32, sh - shift);
                         attr_int(&mut attrs, "input_zero_point", i64::from(qi.zero_point));
                         attr_int(&mut attrs, "output_zero_point", i64::from(qo.zero_point));
@@ -912,7 +908,6 @@ impl Lower<'_> {
                         // activations.cc: ReluPrepare's multiplier (the float ratio) and
                         // QuantizedReluX's range.
                         let (m, sh) = quantize_multiplier(f64::from(qi.scale / qo.scale));
-                        #[allow(clippy::cast_possible_truncation)]
                         let q =
                             |f: f32| qo.zero_point.saturating_add((f / qo.scale).round() as i32);
                         let act_min = (-128).max(q(lo));
@@ -1119,7 +1114,6 @@ impl Lower<'_> {
             }
             ElementType::I8 => {
                 let q = self.q(out)?;
-                #[allow(clippy::cast_possible_truncation)]
                 let quantize = |f: f32| q.zero_point.saturating_add((f / q.scale).round() as i32);
                 let (lo, hi) = match a {
                     Activation::None => (-128, 127),

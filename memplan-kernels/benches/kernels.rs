@@ -19,7 +19,6 @@ fn values(n: usize, seed: u32) -> Vec<f32> {
             s ^= s << 13;
             s ^= s >> 17;
             s ^= s << 5;
-            #[allow(clippy::cast_precision_loss)]
             let v = (s >> 8) as f32 / (1u32 << 23) as f32;
             v * 2.0 - 1.0
         })

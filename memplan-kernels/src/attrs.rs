@@ -94,7 +94,7 @@ impl<'a> Attrs<'a> {
         match self.get(name) {
             None => Ok(None),
             Some(Attr::Float(v)) => Ok(Some(*v)),
-            #[allow(clippy::cast_precision_loss)] // an int attribute read as a float
+            // an int attribute read as a float
             Some(Attr::Int(v)) => Ok(Some(*v as f32)),
             Some(a) => Err(Self::wrong(name, "a float", a)),
         }

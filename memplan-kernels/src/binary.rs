@@ -351,7 +351,7 @@ pub(crate) fn run(
 
 /// Mean: the sum (in input order) divided by the number of inputs; f32 only.
 fn mean(inputs: &[Input<'_>], outputs: &mut [Output<'_>]) -> Result<(), KernelError> {
-    #[allow(clippy::cast_precision_loss)] // a handful of inputs
+    // a handful of inputs
     let n = inputs.len() as f32;
     fold::<f32>(inputs, outputs, |a, b| Some(a + b), |x| x / n)
 }
@@ -390,7 +390,7 @@ fn pow(inputs: &[Input<'_>], outputs: &mut [Output<'_>]) -> Result<(), KernelErr
     let (sb, base) = operand::<f32>(inputs, 0, 0)?;
     let (out_shape, out) = output::<f32>(outputs, 0)?;
     expect_shape(0, out_shape, &broadcast_shapes(&[sb, se])?)?;
-    #[allow(clippy::cast_precision_loss)] // small integer exponents
+    // small integer exponents
     let scalar = match exponent {
         Exponent::F32(Operand::Slice([b])) => Some(*b),
         Exponent::I64([b]) => Some(*b as f32),
@@ -409,7 +409,7 @@ fn pow(inputs: &[Input<'_>], outputs: &mut [Output<'_>]) -> Result<(), KernelErr
     ];
     for_each(out_shape, &strides, |i, o| {
         let a = read(base, o[0], out, i);
-        #[allow(clippy::cast_precision_loss)] // small integer exponents
+        // small integer exponents
         let b = match exponent {
             Exponent::F32(src) => read(src, o[1], out, i),
             Exponent::I64(d) => d[o[1]] as f32,

@@ -31,7 +31,7 @@ macro_rules! convert {
 }
 
 /// Cast.
-#[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)] // the cast semantics
+// the cast semantics
 pub(crate) fn cast(
     attrs: &Attrs,
     inputs: &[Input<'_>],

@@ -145,7 +145,7 @@ fn polynomial<const N: usize>(c: &[f32; N], v: f32) -> f32 {
 /// [`exp`], whose result is NaN anyway) the bits are garbage, without overflow checks.
 #[inline(always)]
 fn power_of_two(k: i32) -> f32 {
-    #[allow(clippy::cast_sign_loss)] // k + 127 is a biased exponent in 1..=254
+    // k + 127 is a biased exponent in 1..=254
     let bits = (k.wrapping_add(127) << 23) as u32;
     f32::from_bits(bits)
 }
@@ -161,7 +161,7 @@ pub(crate) fn exp(x: f32) -> f32 {
     let r = (x - n * LN2_HI) - n * LN2_LO;
     let e_r = 1.0 + (r + r * r * polynomial(&EXP_Q, r));
     // Both are in [2^23, 2^24), where the ulp is 1: the bit difference is n (-150..=129).
-    #[allow(clippy::cast_possible_wrap)] // two's complement: a negative n wraps to its i32
+    // two's complement: a negative n wraps to its i32
     let n_bits = shifted.to_bits().wrapping_sub(ROUNDING_MAGIC.to_bits()) as i32;
     let half = n_bits >> 1;
     e_r * power_of_two(half) * power_of_two(n_bits.wrapping_sub(half))
@@ -246,7 +246,6 @@ mod tests {
     /// The distance from `got` to the exact `want`, in ulps of `want` rounded to f32 (for a
     /// subnormal, 2^-149).
     fn ulps(got: f32, want: f64) -> f64 {
-        #[allow(clippy::cast_possible_truncation)]
         let rounded = (want as f32).abs();
         let ulp = f64::from(f32::from_bits(rounded.to_bits() + 1) - rounded);
         (f64::from(got) - want).abs() / ulp
@@ -353,7 +352,6 @@ mod tests {
         let mut near_switches = Vec::new();
         for n in -150..=127 {
             let x = (f64::from(n) + 0.5) * core::f64::consts::LN_2;
-            #[allow(clippy::cast_possible_truncation)]
             let x = x as f32;
             let b = x.to_bits();
             near_switches.extend((b - 64..b + 64).map(f32::from_bits));
@@ -422,7 +420,6 @@ mod tests {
         // 12 significant bits: the low 11 of the 23 stored mantissa bits are 0.
         assert_eq!(LN2_HI.to_bits() & 0x7ff, 0);
         assert!((f64::from(LN2_HI) - core::f64::consts::LN_2).abs() < 2e-4);
-        #[allow(clippy::cast_possible_truncation)]
         let lo = (core::f64::consts::LN_2 - f64::from(LN2_HI)) as f32;
         assert_eq!(LN2_LO, lo);
         assert_eq!(ROUNDING_MAGIC, 1.5 * 8_388_608.0);
@@ -521,7 +518,6 @@ mod tests {
         let mut v = Vec::new();
         let mut i = 0u32;
         loop {
-            #[allow(clippy::cast_possible_truncation)]
             let x = (f64::from(lo) + f64::from(i) * f64::from(step)) as f32;
             if x > hi {
                 break;
@@ -547,11 +543,7 @@ mod tests {
         assert_monotonic("erf", &erf_xs, erf);
         // Where e^-|x| switches n (|x| = (k + 1/2) ln 2), the logistic function could step back.
         let switches: Vec<f32> = (0..30)
-            .map(|k| {
-                #[allow(clippy::cast_possible_truncation)]
-                let s = ((f64::from(k) + 0.5) * core::f64::consts::LN_2) as f32;
-                s
-            })
+            .map(|k| ((f64::from(k) + 0.5) * core::f64::consts::LN_2) as f32)
             .collect();
         let logistic_xs = fine_grid(-104.0, 89.0, 1e-4, &switches);
         assert_monotonic("logistic", &logistic_xs, logistic);

@@ -46,7 +46,7 @@ pub(crate) fn constant_of_shape(
         bail!("output 0 is required");
     };
     expect_shape(0, out.shape, &want)?;
-    #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)] // the fill value's cast
+    // the fill value's cast
     match (attrs.get("value"), &mut out.data) {
         (None, d) => match d {
             DataMut::F32(d) => d.fill(0.0),

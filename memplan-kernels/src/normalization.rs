@@ -124,7 +124,7 @@ pub(crate) fn layer_norm(
     if row == 0 {
         return Ok(());
     }
-    #[allow(clippy::cast_precision_loss)] // row lengths are far below 2^24
+    // row lengths are far below 2^24
     let n = row as f32;
     for (r, values) in y.chunks_exact_mut(row).enumerate() {
         let mean = values.iter().fold(0.0f32, |a, &v| a + v) / n;
@@ -310,7 +310,7 @@ pub(crate) fn instance_norm(
     if plane == 0 {
         return Ok(());
     }
-    #[allow(clippy::cast_precision_loss)] // plane sizes are far below 2^24
+    // plane sizes are far below 2^24
     let n = plane as f32;
     for (p, values) in y.chunks_exact_mut(plane).enumerate() {
         let ch = p % c;
@@ -350,7 +350,7 @@ pub(crate) fn lrn(
     let c = xs[1];
     let plane: usize = xs[2..].iter().product();
     let (before, after) = ((size - 1) / 2, (size - 1).div_ceil(2));
-    #[allow(clippy::cast_precision_loss)] // a handful of channels
+    // a handful of channels
     let scale = alpha / size as f32;
     for b in 0..xs[0] {
         for ch in 0..c {

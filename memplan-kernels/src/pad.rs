@@ -90,7 +90,7 @@ pub(crate) fn pad(
                 ),
             },
         };
-        #[allow(clippy::cast_possible_truncation)] // the opset-2 float `value` of a float tensor
+        // the opset-2 float `value` of a float tensor
         let constant = match (constant, attrs.opt_float("value")?) {
             (Some(c), _) => c,
             (None, Some(v)) => match T::slice(Data::F32(&[v])) {

@@ -96,7 +96,7 @@ pub(crate) fn pool(
                             } else {
                                 count
                             };
-                            #[allow(clippy::cast_precision_loss)] // window sizes are small
+                            // window sizes are small
                             let d = divisor as f32;
                             acc / d
                         }
@@ -208,7 +208,7 @@ pub(crate) fn global(
         *out = if max {
             src.iter().fold(f32::MIN, |a, &v| if v > a { v } else { a })
         } else {
-            #[allow(clippy::cast_precision_loss)] // plane sizes are far below 2^24
+            // plane sizes are far below 2^24
             let n = plane as f32;
             src.iter().fold(0.0f32, |a, &v| a + v) / n
         };

@@ -103,7 +103,7 @@ pub(crate) fn dequantize(
     }
     for (i, o) in out.iter_mut().enumerate() {
         let (scale, zp) = p.at(i);
-        #[allow(clippy::cast_precision_loss)] // an 8-bit difference is exact in f32
+        // an 8-bit difference is exact in f32
         let d = (at(i) - zp) as f32;
         *o = d * scale;
     }
@@ -139,15 +139,15 @@ pub(crate) fn quantize(
     }
     let q = |i: usize, v: f32| {
         let (scale, zp) = p.at(i);
-        #[allow(clippy::cast_precision_loss)] // 8-bit bounds
+        // 8-bit bounds
         let (lo, hi) = ((min - zp) as f32, (max - zp) as f32);
         let q = v / scale;
         let q = if q.is_nan() { lo } else { q.clamp(lo, hi) };
-        #[allow(clippy::cast_possible_truncation)] // clamped to the type's range
+        // clamped to the type's range
         let r = libm::rintf(q) as i32 + zp;
         r.clamp(min, max)
     };
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // in range
+    // in range
     match &mut out.data {
         DataMut::I8(o) => {
             for (i, (o, &v)) in o.iter_mut().zip(x).enumerate() {

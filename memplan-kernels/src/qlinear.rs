@@ -184,7 +184,7 @@ impl QOut<'_> {
 
     /// Writes `v`, already in range.
     #[inline]
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // in range
+    // in range
     fn set(&mut self, i: usize, v: i32) {
         match self {
             QOut::I8(d) => d[i] = v as i8,
@@ -231,7 +231,6 @@ fn out_zero_point(inputs: &[Input<'_>], i: usize, out: &QOut<'_>) -> Result<i32,
 /// MLAS's `MlasRequantizeOutput` for one value: `acc * scale` in float32, clamped to
 /// `[lo - zp, hi - zp]`, rounded half to even, plus `zp`.
 #[inline]
-#[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
 fn requantize(acc: i32, scale: f32, zp: i32, lo: i32, hi: i32) -> i32 {
     let v = (acc as f32 * scale).clamp((lo - zp) as f32, (hi - zp) as f32);
     if v.is_nan() {
@@ -243,7 +242,6 @@ fn requantize(acc: i32, scale: f32, zp: i32, lo: i32, hi: i32) -> i32 {
 /// Rounds half to even and saturates a float32 value to `[lo, hi]` (`cvtps2dq`, then packing
 /// with saturation).
 #[inline]
-#[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
 fn saturate(v: f32, lo: i32, hi: i32) -> i32 {
     if v.is_nan() {
         // cvtps2dq gives i32::MIN, which saturates to the low end.
@@ -552,7 +550,7 @@ pub(crate) fn qlinear_binary(
         broadcast_strides(as_, &out_shape)?,
         broadcast_strides(bs, &out_shape)?,
     ];
-    #[allow(clippy::cast_precision_loss)] // 8-bit values and zero points are exact in f32
+    // 8-bit values and zero points are exact in f32
     let f = |v: i32| v as f32;
     if mul {
         let ratio = sa * sb / sc;
@@ -596,7 +594,6 @@ pub(crate) fn dynamic_quantize(
         hi = hi.max(v);
     }
     let scale = (hi - lo) / 255.0;
-    #[allow(clippy::cast_possible_truncation)]
     let zp = if scale == 0.0 {
         0
     } else {
@@ -607,12 +604,10 @@ pub(crate) fn dynamic_quantize(
         if y.len() != x.len() {
             bail!("the output does not have the input's size");
         }
-        #[allow(clippy::cast_precision_loss)]
         let (zl, zh) = (-(zp as f32), 255.0 - zp as f32);
         for (o, &v) in y.iter_mut().zip(x) {
             let q = if scale == 0.0 { 0.0 } else { v / scale };
             let q = if q.is_nan() { zl } else { q.clamp(zl, zh) };
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
             let r = (libm::rintf(q) as i32 + zp).clamp(0, 255) as u8;
             *o = r;
         }
@@ -626,7 +621,6 @@ pub(crate) fn dynamic_quantize(
     let Some(z0) = z.first_mut() else {
         bail!("y_zero_point must hold one value");
     };
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     {
         *z0 = zp as u8;
     }
@@ -691,7 +685,7 @@ pub(crate) fn qgemm(
         expect_shape(0, ys, &[m, n])?;
         for i in 0..m {
             for j in 0..n {
-                #[allow(clippy::cast_precision_loss)] // as MLAS converts the sum
+                // as MLAS converts the sum
                 let v = sum(i, j) as f32 * scale(j);
                 y[i * n + j] = v;
             }
@@ -742,7 +736,7 @@ pub(crate) fn qlinear_global_average_pool(
     }
     let zy = out_zero_point(inputs, 4, &y)?;
     let (lo, hi) = y.range();
-    #[allow(clippy::cast_precision_loss)] // a pixel count
+    // a pixel count
     let scale = x_scale / (y_scale * spatial as f32);
     let n = i32::try_from(spatial).map_err(|_| crate::error::error!("too many pixels"))?;
     for b in 0..batch {

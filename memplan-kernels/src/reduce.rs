@@ -100,7 +100,7 @@ fn reduce(
     let reduced_strides: Dims =
         collect((0..xs.len()).map(|d| if axes.contains(&d) { xst[d] } else { 0 }))?;
     let reduced_strides = [reduced_strides];
-    #[allow(clippy::cast_precision_loss)] // reduced counts are far below 2^24
+    // reduced counts are far below 2^24
     let n = count as f32;
     let mut failed = None;
     for_each(&kept, &[base_strides], |o, base| {

@@ -164,7 +164,6 @@ pub(crate) fn resize(
                 if xs[a] == 0 {
                     bail!("cannot resize an empty dimension");
                 }
-                #[allow(clippy::cast_precision_loss)]
                 {
                     scale[a] = want[a] as f32 / xs[a] as f32;
                 }
@@ -218,7 +217,6 @@ pub(crate) fn resize(
             continue;
         }
         for (o, w) in t.chunks_exact_mut(TAP_WORDS).enumerate() {
-            #[allow(clippy::cast_precision_loss)]
             let (of, inf, outf) = (o as f32, n_in as f32, n_out as f32);
             let c = match transform {
                 "half_pixel" => (of + 0.5) / scale[d] - 0.5,
@@ -241,7 +239,6 @@ pub(crate) fn resize(
                 other => bail!("coordinate_transformation_mode {other:?} is not supported"),
             };
             let last = inf - 1.0;
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
             // clamped to [0, in - 1]
             let tap = if linear {
                 let c = c.clamp(0.0, last);

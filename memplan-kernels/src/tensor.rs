@@ -462,7 +462,7 @@ pub(crate) fn opt_scalar_f32(inputs: &[Input<'_>], i: usize) -> Result<Option<f3
     if data.len() != 1 {
         bail!("input {i} must hold one value, found shape {shape:?}");
     }
-    #[allow(clippy::cast_precision_loss)] // integer bounds of a float clip
+    // integer bounds of a float clip
     Ok(Some(match data {
         Data::F32(d) => d[0],
         Data::I64(d) => d[0] as f32,

@@ -151,7 +151,7 @@ pub(crate) fn one_hot(
         if let Data::Bool(_) = idata {
             bail!("bool indices are not supported");
         }
-        #[allow(clippy::cast_possible_truncation)] // float indices are truncated, as ONNX says
+        // float indices are truncated, as ONNX says
         let index = |p: usize| match idata {
             Data::I64(d) => d[p],
             Data::I32(d) => i64::from(d[p]),
@@ -161,7 +161,6 @@ pub(crate) fn one_hot(
             Data::U8(d) => i64::from(d[p]),
         };
         let (_, ddata) = value(inputs, 1)?;
-        #[allow(clippy::cast_possible_truncation)]
         let depth = match ddata {
             Data::I64(d) if d.len() == 1 => d[0],
             Data::I32(d) if d.len() == 1 => i64::from(d[0]),

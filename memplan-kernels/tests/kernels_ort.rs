@@ -31,7 +31,7 @@ fn tensor(v: &Value) -> Tensor {
         .map(|d| usize::try_from(d.as_u64().unwrap()).unwrap())
         .collect();
     let data = v["data"].as_array().unwrap();
-    #[allow(clippy::cast_possible_truncation)] // f32 values written in shortest form
+    // f32 values written in shortest form
     let buf = match v["dtype"].as_str().unwrap() {
         "f32" => Buf::F32(
             data.iter()
@@ -76,7 +76,6 @@ fn attrs(v: &Value) -> Vec<(String, OwnedAttr)> {
         .iter()
         .map(|a| {
             let name = a["name"].as_str().unwrap().to_string();
-            #[allow(clippy::cast_possible_truncation)]
             let value = if let Some(i) = a.get("int") {
                 OwnedAttr::Int(i.as_i64().unwrap())
             } else if let Some(x) = a.get("float") {

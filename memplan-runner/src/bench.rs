@@ -27,7 +27,6 @@ fn per_run(reps: usize, mut f: impl FnMut() -> Result<(), String>) -> Result<f64
     for _ in 0..reps {
         f()?;
     }
-    #[allow(clippy::cast_precision_loss)]
     Ok((cpu_seconds() - started) / reps as f64)
 }
 
@@ -72,7 +71,6 @@ pub(crate) fn bench(
     inputs: &[(usize, OwnedData)],
 ) -> Result<(), String> {
     let once = per_run(1, || run_arena(arena, inputs).map(drop))?;
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let reps = ((0.05 / once.max(1e-7)) as usize).max(1);
     heap::run(inputs, None).map_err(|e| e.to_string())?;
     let mut arena_times = Vec::with_capacity(n);

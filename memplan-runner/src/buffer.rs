@@ -30,7 +30,7 @@ pub(crate) fn from_le_bytes(tensor: &TensorInfo, bytes: &[u8]) -> Result<OwnedDa
 }
 
 /// `data` as f32 values (integers converted), for the output file.
-#[allow(clippy::cast_precision_loss)] // an integer output is written as float32, as documented
+// an integer output is written as float32, as documented
 pub(crate) fn to_f32(data: Data<'_>) -> Vec<f32> {
     match data {
         Data::F32(v) => v.to_vec(),

@@ -14,7 +14,6 @@ pub(crate) fn cpu_seconds() -> f64 {
         // writes only it.
         let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &raw mut ts) };
         if rc == 0 {
-            #[allow(clippy::cast_precision_loss)]
             return ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9;
         }
     }

@@ -271,7 +271,7 @@ fn compare_quanta(output: &[f32], reference: &[f32], quanta: u32) -> bool {
         .collect();
     let differ = diffs.iter().filter(|&&d| d > 0.0).count();
     let worst = diffs.iter().copied().fold(0.0f32, f32::max);
-    #[allow(clippy::cast_precision_loss)] // a count of quanta
+    // a count of quanta
     let bad = diffs.iter().filter(|&&d| d > quanta as f32).count();
     println!(
         "reference: {} | {differ} of {} 8-bit elements differ (max {worst} quanta)",

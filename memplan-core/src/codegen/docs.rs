@@ -44,7 +44,6 @@ fn percent(part: u64, whole: u64) -> String {
         return "-".into();
     }
     // For people: one decimal is enough.
-    #[allow(clippy::cast_precision_loss)]
     let value = 100.0 * part as f64 / whole as f64;
     format!("{value:.1}%")
 }

@@ -39,7 +39,6 @@ pub fn format_byte_size(bytes: u64) -> String {
     for (unit, scale) in UNITS {
         if bytes >= scale {
             // Lossy on purpose: this is for people, exact figures are printed beside it.
-            #[allow(clippy::cast_precision_loss)]
             let value = bytes as f64 / scale as f64;
             return format!("{value:.2} {unit}");
         }

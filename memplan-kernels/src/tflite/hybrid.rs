@@ -23,7 +23,7 @@ fn quantize<'s>(x: &[f32], scratch: &'s mut [u64]) -> Result<(&'s [i8], f32), Ke
     };
     let s = Symmetric::of(x);
     for (d, &v) in q.iter_mut().zip(x) {
-        #[allow(clippy::cast_possible_truncation)] // within +-127
+        // within +-127
         {
             *d = s.q(v) as i8;
         }
@@ -46,7 +46,7 @@ fn dot4(x: &[i8], f: [&[i8]; 4], acc: &mut [i32; 4]) {
 
 /// `acc` scaled and biased as the reference does.
 #[inline(always)]
-#[allow(clippy::cast_precision_loss)] // as TFLite's int-to-float
+// as TFLite's int-to-float
 fn output(acc: i32, scale: f32, bias: f32, [lo, hi]: [f32; 2]) -> f32 {
     clamp_f(acc as f32 * scale + bias, lo, hi)
 }
@@ -115,7 +115,7 @@ pub fn conv(
                     if iy < ih && ix < iw {
                         let at = (iy * iw + ix) * ic;
                         for (d, &v) in tap.iter_mut().zip(&batch[at..at + ic]) {
-                            #[allow(clippy::cast_possible_truncation)] // within +-127
+                            // within +-127
                             {
                                 *d = q.q(v) as i8;
                             }
@@ -216,7 +216,7 @@ pub fn conv_in_place(
         for pixel in 0..pixels {
             let at = input + pixel * ic;
             for (d, &v) in column.iter_mut().zip(&data[at..at + ic]) {
-                #[allow(clippy::cast_possible_truncation)] // within +-127
+                // within +-127
                 {
                     *d = q.q(v) as i8;
                 }

@@ -122,7 +122,7 @@ pub(crate) fn clamp_f(x: f32, lo: f32, hi: f32) -> f32 {
 }
 
 #[inline]
-#[allow(clippy::cast_possible_truncation)] // clamped to the int8 range first
+// clamped to the int8 range first
 fn to_i8(x: i32, lo: i32, hi: i32) -> i8 {
     x.clamp(lo.max(-128), hi.min(127)) as i8
 }
@@ -228,7 +228,7 @@ impl Symmetric {
     }
 
     #[inline]
-    #[allow(clippy::cast_possible_truncation)] // rounded and clamped to +-127
+    // rounded and clamped to +-127
     pub(crate) fn q(&self, v: f32) -> i32 {
         (libm::roundf(v * self.inverse) as i32).clamp(-127, 127)
     }
@@ -360,7 +360,7 @@ fn conv(
                                     }
                                 }
                             }
-                            #[allow(clippy::cast_precision_loss)] // as TFLite's int-to-float
+                            // as TFLite's int-to-float
                             let v = acc as f32 * scale + bias.map_or(0.0, |b| b[o]);
                             out[k] = clamp_f(v, lo, hi);
                             k += 1;
@@ -492,7 +492,7 @@ fn fully_connected(
                     for d in 0..depth {
                         acc = acc.wrapping_add(q.q(row[d]) * i32::from(w[d]));
                     }
-                    #[allow(clippy::cast_precision_loss)] // as TFLite's int-to-float
+                    // as TFLite's int-to-float
                     let v = acc as f32 * scale + bias.map_or(0.0, |b| b[u]);
                     out[b * units + u] = clamp_f(v, lo, hi);
                 }
@@ -607,7 +607,7 @@ fn pool(
                             if count == 0 {
                                 bail!("a pooling window lies wholly in the padding");
                             }
-                            #[allow(clippy::cast_precision_loss)] // a window's tap count
+                            // a window's tap count
                             let v = if max { acc } else { acc / count as f32 };
                             out[k] = clamp_f(v, lo, hi);
                             k += 1;
@@ -649,7 +649,7 @@ fn pool(
                                     (acc - count / 2) / count
                                 }
                             };
-                            #[allow(clippy::cast_possible_truncation)] // an int8 max or mean
+                            // an int8 max or mean
                             let v = v.clamp(-128, 127) as i32;
                             out[k] = to_i8(v, lo, hi);
                             k += 1;
@@ -718,7 +718,7 @@ fn softmax(
                 }
                 let inverse = 1.0 / (sum * scale);
                 for (o, &v) in orow.iter_mut().zip(row) {
-                    #[allow(clippy::cast_possible_truncation)] // clamped below
+                    // clamped below
                     let q = libm::roundf(at(v) * inverse) as i32;
                     *o = to_i8(q.saturating_add(zero_point), -128, 127);
                 }
@@ -876,7 +876,7 @@ fn quantize(
         Data::F32(x) => {
             let scale = attrs.float("scale", 1.0)?;
             for (o, &v) in out.iter_mut().zip(x) {
-                #[allow(clippy::cast_possible_truncation)] // saturating, as the clamp after it
+                // saturating, as the clamp after it
                 let q = libm::roundf(v / scale) as i32;
                 *o = to_i8(q.saturating_add(zero_point), -128, 127);
             }
@@ -910,7 +910,7 @@ fn dequantize(
     let zero_point = int(attrs, "zero_point")?;
     let (_, out) = output::<f32>(outputs, 0)?;
     for (o, &v) in out.iter_mut().zip(x) {
-        #[allow(clippy::cast_possible_truncation)] // f64 to f32, as TFLite's static_cast
+        // f64 to f32, as TFLite's static_cast
         let r = (scale * (f64::from(v) - f64::from(zero_point))) as f32;
         *o = r;
     }
@@ -1052,7 +1052,7 @@ fn mean(
             let (_, out) = output::<f32>(outputs, 0)?;
             out.fill(0.0);
             walk(xs, |i, idx| out[target(idx)] += x[i])?;
-            #[allow(clippy::cast_precision_loss)] // an element count
+            // an element count
             let n = count as f32;
             for o in out.iter_mut() {
                 *o /= n;

@@ -18,7 +18,7 @@ pub fn quantize_multiplier(real: f64) -> (i32, i32) {
         return (0, 0);
     }
     let (q, mut shift) = libm::frexp(real);
-    #[allow(clippy::cast_possible_truncation)] // |q| < 1, so |q| * 2^31 fits in an i64
+    // |q| < 1, so |q| * 2^31 fits in an i64
     let mut q_fixed = libm::round(q * (1u64 << 31) as f64) as i64;
     if q_fixed == 1i64 << 31 {
         q_fixed /= 2;
@@ -28,7 +28,7 @@ pub fn quantize_multiplier(real: f64) -> (i32, i32) {
         shift = 0;
         q_fixed = 0;
     }
-    #[allow(clippy::cast_possible_truncation)] // |q_fixed| <= 2^31 - 1 after the fold
+    // |q_fixed| <= 2^31 - 1 after the fold
     (q_fixed as i32, shift)
 }
 
@@ -42,9 +42,8 @@ pub fn saturating_rounding_doubling_high_mul(a: i32, b: i32) -> i32 {
     }
     let ab = i64::from(a) * i64::from(b);
     let nudge: i64 = if ab >= 0 { 1 << 30 } else { 1 - (1 << 30) };
-    #[allow(clippy::cast_possible_truncation)] // |ab + nudge| / 2^31 < 2^31 unless saturated
-    let high = ((ab + nudge) / (1i64 << 31)) as i32;
-    high
+    // |ab + nudge| / 2^31 < 2^31 unless saturated
+    ((ab + nudge) / (1i64 << 31)) as i32
 }
 
 /// gemmlowp's `RoundingDivideByPOT`: `x / 2^exponent` rounded to nearest, ties away from zero
@@ -81,9 +80,8 @@ pub fn multiply_by_quantized_multiplier_single(x: i32, multiplier: i32, shift: i
     let total = i64::from(31 - shift.clamp(-31, 30));
     let round = 1i64 << (total - 1);
     let result = (i64::from(x) * i64::from(multiplier) + round) >> total;
-    #[allow(clippy::cast_possible_truncation)] // clamped to the int32 range
-    let result = result.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32;
-    result
+    // clamped to the int32 range
+    result.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
 }
 
 #[cfg(test)]

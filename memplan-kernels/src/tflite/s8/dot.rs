@@ -65,7 +65,7 @@ fn filter_quads(f: &[i8]) -> impl Iterator<Item = [i8; 4]> + '_ {
 
 /// One column's four values (`half` 0 for `a`, 2 for `b`) by four weights.
 #[inline(always)]
-#[allow(clippy::cast_possible_truncation)] // taking the int16 lanes is the point
+// taking the int16 lanes is the point
 fn quad_dot(q: &Quad, half: usize, f: [i8; 4]) -> i32 {
     let (even, odd) = (q[half], q[half + 1]);
     let v = [even, odd, even >> 16, odd >> 16].map(|l| i32::from(l as u16 as i16));

@@ -80,7 +80,7 @@ pub(crate) trait Dsp {
 /// Lane `i` (0 or 1) of a pair, as the int16 it holds.
 #[cfg(test)]
 #[inline(always)]
-#[allow(clippy::cast_possible_truncation)] // taking 16 bits is the point
+// taking 16 bits is the point
 fn lane(pair: u32, i: u32) -> i32 {
     i32::from((pair >> (16 * i)) as u16 as i16)
 }
@@ -88,7 +88,7 @@ fn lane(pair: u32, i: u32) -> i32 {
 /// Two int16 values as a pair.
 #[cfg_attr(not(any(memplan_dsp, test)), allow(dead_code))]
 #[inline(always)]
-#[allow(clippy::cast_sign_loss)] // the bits of the int16 lanes
+// the bits of the int16 lanes
 pub(crate) fn pair(lo: i32, hi: i32) -> u32 {
     (lo as u32 & 0xFFFF) | ((hi as u32) << 16)
 }
@@ -101,7 +101,7 @@ pub(crate) struct Emulated;
 #[cfg(test)]
 impl Dsp for Emulated {
     #[inline(always)]
-    #[allow(clippy::cast_possible_truncation)] // taking one byte is the point
+    // taking one byte is the point
     fn sxtb16(x: u32) -> u32 {
         pair(i32::from(x as u8 as i8), i32::from((x >> 16) as u8 as i8))
     }

@@ -124,9 +124,7 @@ fn apply<'o>(
     let finish = |raw: i32| -> i8 {
         let v = requantise(raw, p.output[0], p.output[1]).saturating_add(p.output_offset);
         // In -128..=127 after the clamp.
-        #[allow(clippy::cast_possible_truncation)]
-        let v = v.max(lo).min(hi) as i8;
-        v
+        v.max(lo).min(hi) as i8
     };
     match p.op {
         Operator::Add | Operator::Sub => {

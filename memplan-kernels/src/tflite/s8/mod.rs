@@ -128,7 +128,7 @@ impl<'a, const SINGLE: bool> Requantize<'a, SINGLE> {
 
     /// `acc` requantised by multiplier `m` and shift `s` (never `i32::MIN`: [`check_multipliers`]).
     #[inline(always)]
-    #[allow(clippy::cast_possible_truncation)] // clamped to -128..=127 first
+    // clamped to -128..=127 first
     fn apply_with(&self, acc: i32, m: i32, s: i32) -> i8 {
         let scaled = if SINGLE {
             super::quant::multiply_by_quantized_multiplier_single(acc, m, s)
@@ -151,7 +151,7 @@ impl<'a, const SINGLE: bool> Requantize<'a, SINGLE> {
 /// expression as for a non-negative one. So it is one multiply-accumulate and a shift (no
 /// branch on the sign), and saturates only for `a = m = i32::MIN`, which the multiplier rules out.
 #[inline(always)]
-#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // see the bounds above
+// see the bounds above
 fn multiply_by_quantized_multiplier(x: i32, multiplier: i32, shift: i32) -> i32 {
     let left = shift.clamp(0, 31) as u32;
     let right = (-shift).max(0);

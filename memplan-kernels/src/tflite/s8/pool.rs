@@ -149,7 +149,6 @@ pub fn pool(p: &Pool, x: &[i8], out: &mut [i8]) -> Result<(), KernelError> {
                             (a - count / 2) / count
                         };
                         // In -128..=127 after the clamp.
-                        #[allow(clippy::cast_possible_truncation)]
                         let v = v.max(lo).min(hi) as i8;
                         *y = v;
                     }
