@@ -46,7 +46,7 @@ fn models_of(file: &str) -> Vec<(String, String)> {
 
 fn plans(place: &str, text: &str) -> Result<(), String> {
     let model = memplan_core::parse_model(place, text).map_err(|error| error.to_string())?;
-    memplan_core::codegen::plan_model(&model)
+    memplan_core::model_plan::plan_model(&model)
         .map(|_| ())
         .map_err(|error| error.to_string())
 }

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use memplan_core::codegen::ModelPlan;
+use memplan_core::model_plan::ModelPlan;
 use memplan_core::{DType, Model};
 use memplan_onnx::{AttrValue, OpInput};
 

@@ -5,8 +5,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use memplan_core::codegen::ModelPlan;
 use memplan_core::model_file::Layout;
+use memplan_core::model_plan::ModelPlan;
 use memplan_core::{DType, Model, Tensor, lower_bound};
 use memplan_onnx::{AttrValue, ImportOptions, OpInput, WeightValue};
 
@@ -578,7 +578,7 @@ fn schedule(
     let bound_without_sharing = memplan_core::Problem::new(buffers)
         .map(|p| lower_bound(&p))
         .unwrap_or(0);
-    let plan = memplan_core::codegen::plan_model(&model).map_err(|e| e.to_string())?;
+    let plan = memplan_core::model_plan::plan_model(&model).map_err(|e| e.to_string())?;
 
     Ok(Planned {
         model,

@@ -96,7 +96,7 @@ fn the_model_file_written_plans_to_the_modules_arena() {
     let generated = generate(Network::from_onnx(default_model()).name("cnn"), &dir);
     let text = std::fs::read_to_string(&generated.model).unwrap();
     let model = memplan_core::parse_model("cnn.toml", &text).unwrap();
-    let plan = memplan_core::codegen::plan_model(&model).unwrap();
+    let plan = memplan_core::model_plan::plan_model(&model).unwrap();
     assert_eq!(plan.total_arena_size(), generated.arena_size);
     let source = squeeze(&std::fs::read_to_string(&generated.rust).unwrap());
     assert!(
@@ -261,7 +261,7 @@ fn fusion_runs_fewer_nodes_on_fewer_tensors_with_packed_weights() {
     // The model file written is still the plan the code uses.
     let model = std::fs::read_to_string(&fused.model).unwrap();
     let parsed = memplan_core::parse_model("fused.toml", &model).unwrap();
-    let plan = memplan_core::codegen::plan_model(&parsed).unwrap();
+    let plan = memplan_core::model_plan::plan_model(&parsed).unwrap();
     assert_eq!(plan.total_arena_size(), fused.arena_size);
 }
 

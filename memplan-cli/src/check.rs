@@ -222,7 +222,7 @@ pub(crate) struct ModelPlanFromCsv {
     pub(crate) violations: Vec<String>,
 }
 
-/// Reads `plan` as a plan of `model` and checks it the way [`memplan_core::codegen::check`]
+/// Reads `plan` as a plan of `model` and checks it the way [`memplan_core::model_plan::check`]
 /// checks the compiler's own plans, plus what a hand-made plan can get wrong besides (missing
 /// rows, offsets past [`MAX_END`], a chain split over pools, the budget). Errors (a row that names
 /// no tensor, an app-owned tensor, an unknown pool, a lifetime or size that disagrees) are located
@@ -385,7 +385,7 @@ pub(crate) fn model_plan_from_csv(
         })
         .collect();
     violations.extend(
-        memplan_core::codegen::check(model, &model_plan)
+        memplan_core::model_plan::check(model, &model_plan)
             .into_iter()
             .filter(|v| !unplaced.contains(v)),
     );

@@ -144,7 +144,7 @@ fn write_toml(args: &ImportArgs, toml: &str) -> anyhow::Result<()> {
 /// its own bytes) and `lower bound M bytes (in-place chains merged, alignment ignored)`, the
 /// one `memplan plan` and the generated `LOWER_BOUND` measure the arena against.
 fn bounds(model: &memplan_core::Model) -> String {
-    match memplan_core::codegen::lower_bounds(model) {
+    match memplan_core::model_plan::lower_bounds(model) {
         Ok(bounds) => format!(
             "bound without sharing {} bytes, lower bound {} bytes (in-place chains merged, \
              alignment ignored: what the arena is measured against)",

@@ -1,6 +1,6 @@
 //! The plan `memplan!` compiles for a model TOML, as the CLI shows it: every command that reads a
 //! model TOML (`plan`, `check`, `render`, `bench`) works on this one plan, made by the very
-//! function the macro calls ([`memplan_core::codegen::plan_model`]): its pools, pinned and
+//! function the macro calls ([`memplan_core::model_plan::plan_model`]): its pools, pinned and
 //! app-owned tensors and in-place chains, and the budget check that fails `cargo build`.
 //!
 //! Each tensor's lifetime is the one the generated `TENSORS` table reports

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::bail;
-use memplan_core::codegen::ModelPlan;
+use memplan_core::model_plan::ModelPlan;
 use memplan_core::render::{self, RenderOptions};
 use memplan_core::{Model, Plan, Problem, SolveOptions, Violation, format_byte_size};
 

@@ -29,7 +29,7 @@ fn main() {
     let model = memplan_core::parse_model("m.toml", &text).unwrap();
     println!("parse_model: {:?}", t.elapsed());
     let t = Instant::now();
-    let plan = memplan_core::codegen::plan_model(&model).unwrap();
+    let plan = memplan_core::model_plan::plan_model(&model).unwrap();
     println!("plan_model: {:?}", t.elapsed());
     let t = Instant::now();
     let tokens = memplan_core::codegen::generate(&model, &plan);

@@ -46,7 +46,7 @@
 //!
 //! ## Beyond one arena of independent tensors
 //!
-//! A model file can ask for more than the plain problem ([`codegen::plan_model`] applies it all):
+//! A model file can ask for more than the plain problem ([`model_plan::plan_model`] applies it all):
 //! - **in-place ops** ([`AliasGroups`], [`model_file::INPLACE_KINDS`]): an elementwise or
 //!   reshape-like op writes its output over an input nobody reads afterwards; the chain of tensors
 //!   that share memory is packed as one rectangle, which can take the arena below the no-sharing
@@ -75,7 +75,7 @@
 //!
 //! | feature | what it adds | dependencies |
 //! |---|---|---|
-//! | `model-file` | `model_file` (the TOML model file, `parse_model`) and `codegen::plan_model` | `toml` |
+//! | `model-file` | `model_file` (the TOML model file, `parse_model`) and `model_plan::plan_model` | `toml` |
 //! | `csv` | `read_csv`, `write_problem_csv`, `write_plan_csv` | `csv` |
 //! | `render` | `render`: a plan as SVG or HTML (`generated_svg` also with `model-file`) | none |
 //! | `codegen` | the generated Rust code: `expand_model`, `codegen::generate` | `proc-macro2`, `quote`; `model-file`, `render` |
@@ -93,6 +93,8 @@ mod lifetime;
 mod model;
 #[cfg(feature = "model-file")]
 pub mod model_file;
+#[cfg(feature = "model-file")]
+pub mod model_plan;
 mod pools;
 #[cfg(feature = "render")]
 pub mod render;

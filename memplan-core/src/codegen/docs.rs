@@ -5,8 +5,8 @@ use std::fmt::Write;
 use crate::model::{Buffer, Plan, Problem};
 use crate::render::{self, RenderOptions};
 
-use crate::codegen::plan::ModelPlan;
 use crate::model_file::{Alias, Layout, Model, Tensor, format_byte_size};
+use crate::model_plan::ModelPlan;
 
 /// The most names one item's docs list (chain members, in-place partners): docs stay short on
 /// any model, and the module's table and `TENSORS` have the rest.

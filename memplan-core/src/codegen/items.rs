@@ -10,9 +10,9 @@ use crate::codegen::layout::{
     aliases_by_op, op_fields, per_item_docs, reported_lifetimes, view_cuts,
 };
 use crate::codegen::names::camel;
-use crate::codegen::plan::{ModelPlan, check};
 use crate::codegen::tables::{tables, views_method};
 use crate::model_file::{Alias, Model};
+use crate::model_plan::{ModelPlan, check};
 
 fn ident(name: &str) -> Ident {
     Ident::new(name, Span::call_site())

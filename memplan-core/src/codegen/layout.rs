@@ -4,8 +4,8 @@
 //! and each op's in-place aliases, view fields and arena cuts. It depends on none of them, so
 //! data flows one way: the items take the tables and the docs, and all three take this.
 
-use crate::codegen::plan::ModelPlan;
 use crate::model_file::{Alias, Model};
+use crate::model_plan::ModelPlan;
 
 /// Models up to this many tensors get rustdoc on every generated item; bigger ones only on the
 /// module and the item groups, so the docs stay a bounded size per tensor that rustdoc and the

@@ -42,8 +42,9 @@
 //! The generated code is `no_std`, allocates nothing, and reaches only `::memplan::Placement` and
 //! `::memplan::__private` (safe byte-to-element casts); it never names `memplan-core`.
 //!
-//! Features: with `model-file` alone this module plans a model ([`plan_model`], [`check`],
-//! [`lower_bounds`]) and checks the names the code would declare; generating the code
+//! Features: with `model-file` alone this module re-exports the planning of a model
+//! ([`plan_model`], [`check`], [`lower_bounds`], from [`crate::model_plan`]) and checks the
+//! names the code would declare; generating the code
 //! ([`generate`], [`expand_model`] and the rest) needs `codegen` (on by default), which brings
 //! `proc-macro2` and `quote`.
 
@@ -60,7 +61,6 @@ mod layout;
 pub(crate) mod names;
 #[cfg(feature = "codegen")]
 mod placeholder;
-mod plan;
 #[cfg(feature = "codegen")]
 mod source;
 #[cfg(feature = "codegen")]
@@ -76,10 +76,11 @@ pub use items::generate;
 pub use layout::reported_lifetimes;
 #[cfg(feature = "codegen")]
 pub use placeholder::placeholder;
-pub use plan::MAX_ARENA_BYTES;
-pub use plan::{
-    LowerBounds, ModelPlan, PlannedPool, TensorPlace, check, lower_bounds, plan_model,
-    single_arena_solution,
+// Planning lives in `crate::model_plan`; its items are here too, where the code generation that
+// consumes them is.
+pub use crate::model_plan::{
+    LowerBounds, MAX_ARENA_BYTES, ModelPlan, PlannedPool, TensorPlace, check, lower_bounds,
+    plan_model, single_arena_solution,
 };
 #[cfg(feature = "codegen")]
 pub use source::to_source;

@@ -10,8 +10,8 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use crate::codegen::layout::{aliases_by_op, op_fields, per_item_docs, view_cuts};
-use crate::codegen::plan::ModelPlan;
 use crate::model_file::{AttrValue, DType, Layout, Model, OpInput, sanitize_identifier};
+use crate::model_plan::ModelPlan;
 
 /// `__memplan::F32`: the dtype through the module's private alias of `::memplan::__private`.
 fn dtype_path(dtype: DType) -> String {

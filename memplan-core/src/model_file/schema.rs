@@ -306,7 +306,7 @@ impl Model {
     /// lifetime and alignment.
     ///
     /// This is the plain problem: every tensor, app-owned (`external`) ones too, with no pins,
-    /// pools or in-place pairs; [`crate::codegen::plan_model`] applies those.
+    /// pools or in-place pairs; [`crate::model_plan::plan_model`] applies those.
     pub fn to_problem(&self) -> Problem {
         let buffers = self
             .tensors

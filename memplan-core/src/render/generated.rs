@@ -3,9 +3,9 @@
 //! pinned tensors outlined and marked `[pinned]`; app-owned (`external`) tensors take no space and
 //! are not drawn.
 
-use crate::codegen::ModelPlan;
 use crate::model::{Buffer, Lifetime, Plan, Problem};
 use crate::model_file::{Model, format_byte_size};
+use crate::model_plan::ModelPlan;
 use crate::render::{RenderOptions, picture};
 
 /// One pool as a problem of its own: a buffer per chain or lone tensor, with its plan.
@@ -126,7 +126,7 @@ pub fn generated_svg(model: &Model, plan: &ModelPlan, options: &RenderOptions<'_
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codegen::plan_model;
+    use crate::model_plan::plan_model;
     use crate::parse_model;
 
     #[test]

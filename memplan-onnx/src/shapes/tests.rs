@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use memplan_core::codegen::plan_model;
+use memplan_core::model_plan::plan_model;
 use prost::Message;
 use serde_json::Value;
 

@@ -1,5 +1,7 @@
 //! Planning a parsed model: in-place chains, pools, pins and app-owned tensors, its solver and its
-//! budget, with errors located in the model file.
+//! budget, with errors located in the model file. It generates nothing: [`crate::codegen`]
+//! turns its [`ModelPlan`] into Rust (and re-exports these items beside that), `memplan plan`
+//! prints it, an embedded planner calls it with the `model-file` feature alone.
 
 use crate::aliasing::AliasGroups;
 use crate::bounds::{live_at, lower_bound, peak_step};
