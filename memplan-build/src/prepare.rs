@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use memplan_core::model_file::Layout;
+use memplan_core::model_file::names::UniqueNames;
 use memplan_core::model_plan::ModelPlan;
 use memplan_core::{DType, Model, Tensor, lower_bound};
 use memplan_onnx::{AttrValue, ImportOptions, OpInput, WeightValue};
@@ -45,17 +46,6 @@ fn tensor_attr(value: &WeightValue) -> Result<AttrValue, String> {
             ));
         }
     })
-}
-
-/// A name not in `taken`: `base`, or `base_2`, `base_3`, ...
-fn fresh(base: &str, taken: &BTreeSet<String>) -> String {
-    if !taken.contains(base) {
-        return base.to_owned();
-    }
-    (2..)
-        .map(|k| format!("{base}_{k}"))
-        .find(|name| !taken.contains(name))
-        .unwrap_or_else(|| base.to_owned())
 }
 
 /// The sliding-window operators, whose `strides`, `dilations` and `kernel_shape` the kernels
@@ -441,7 +431,8 @@ fn schedule(
     // Scratch: a `u64` tensor per node that needs one, live while the node runs.
     let mut shapes = shapes;
     let values = model.tensors.len();
-    let mut taken: BTreeSet<String> = model.tensors.iter().map(|t| t.name.clone()).collect();
+    let existing: Vec<&str> = model.tensors.iter().map(|t| t.name.as_str()).collect();
+    let mut taken = UniqueNames::reserving(&existing);
     for (k, node) in nodes.iter_mut().enumerate() {
         let input_shapes: Vec<Option<Vec<usize>>> = node
             .inputs
@@ -481,8 +472,7 @@ fn schedule(
         if words == 0 {
             continue;
         }
-        let name = fresh(&format!("scratch_{}", model.ops[k].name), &taken);
-        taken.insert(name.clone());
+        let name = taken.claim(&format!("scratch_{}", model.ops[k].name));
         let index = model.tensors.len();
         model.tensors.push(Tensor {
             name,

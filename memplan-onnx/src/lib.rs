@@ -46,7 +46,6 @@
 mod attrs;
 mod external;
 mod fold;
-mod names;
 mod proto;
 mod shapes;
 mod value_types;
@@ -396,7 +395,7 @@ impl<'g> Importer<'g> {
         {
             return fail(format!(
                 "{problem}\n  = help: pass another name, for example `--name {}`",
-                names::model_name(name)
+                memplan_core::model_file::names::model_name(name)
             ));
         }
         Ok(())

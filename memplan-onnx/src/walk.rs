@@ -6,13 +6,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use memplan_core::model_file::{Location, ModelLocations, TensorMemory};
 use memplan_core::{Layout, Lifetime, Model, Op, Tensor, parse_model};
 
-use crate::names::{UniqueNames, snake_case};
 use crate::weights::{self};
 use crate::weights_table::with_weights;
 use crate::{
     Graph, ImportError, Imported, Importer, NodeFate, NodeOp, OpInput, attrs, dtype_of, fail,
     node_label, stem_file,
 };
+use memplan_core::model_file::names::{UniqueNames, snake_case};
 
 impl<'g> Importer<'g> {
     pub(crate) fn run(&self, toml_name: &str) -> Result<Imported, ImportError> {
@@ -284,7 +284,7 @@ impl<'g> Importer<'g> {
             .unwrap_or("model");
         let name = match &self.options.name {
             Some(name) => name.clone(),
-            None => crate::names::model_name(stem),
+            None => memplan_core::model_file::names::model_name(stem),
         };
         let model = Model {
             file: toml_name.to_string(),

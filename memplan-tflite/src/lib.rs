@@ -28,6 +28,7 @@ mod builtin_names;
 mod data;
 #[cfg(any(test, feature = "fixture"))]
 pub mod fixture;
+#[cfg(test)]
 mod names;
 #[cfg(test)]
 mod tests;
@@ -53,7 +54,7 @@ use memplan_core::{DType, Layout, Lifetime, Model, Op, Tensor, parse_model};
 use budget::Budget;
 pub use budget::{BUDGET_PER_FILE_BYTE, BUDGET_SLACK};
 pub use data::Data;
-use names::{UniqueNames, snake_case};
+use memplan_core::model_file::names::{UniqueNames, snake_case};
 use planus::ReadAsRoot;
 use schema_generated::tflite as fb;
 
@@ -1179,12 +1180,12 @@ pub fn import(
             if let Some(problem) = memplan_core::model_file::module_name_problem(name) {
                 return fail(format!(
                     "{problem}\n  = help: pass another name, for example `--name {}`",
-                    names::model_name(name)
+                    memplan_core::model_file::names::model_name(name)
                 ));
             }
             name.clone()
         }
-        None => names::model_name(stem),
+        None => memplan_core::model_file::names::model_name(stem),
     };
     let model = Model {
         file: toml_name.to_owned(),

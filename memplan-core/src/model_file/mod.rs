@@ -25,6 +25,7 @@
 mod dtype;
 mod ident;
 pub(crate) mod inplace;
+pub mod names;
 mod parse;
 mod read;
 mod schema;

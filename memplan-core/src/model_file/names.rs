@@ -1,14 +1,16 @@
-//! ONNX names (`/layer1/layer1.0/relu/Relu_output_0`) as unique snake_case Rust identifiers
-//! (`layer1_layer1_0_relu_relu_output_0`), since the generated code names accessors after them.
+//! Names from other formats (ONNX's `/layer1/layer1.0/relu/Relu_output_0`, TFLite's
+//! `sequential/conv2d/Conv2D;sequential/conv2d/BiasAdd`) as unique snake_case Rust identifiers,
+//! since the generated code names accessors after them: the one set of rules both importers and
+//! `memplan-build` apply ([`snake_case`], [`model_name`], [`UniqueNames`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use memplan_core::model_file::identifier_problem;
+use super::ident::{identifier_problem, module_name_problem};
 
 /// `name` in snake_case: lower case, a `_` between a lower-case letter or digit and an upper-case
 /// one, every run of other characters one `_`, no `_` at either end, a `t_` prefix before a
 /// leading digit, a `_` suffix after a keyword. `fallback` is used when nothing is left.
-pub(crate) fn snake_case(name: &str, fallback: &str) -> String {
+pub fn snake_case(name: &str, fallback: &str) -> String {
     let mut out = String::with_capacity(name.len());
     let mut previous: Option<char> = None;
     for c in name.chars() {
@@ -43,10 +45,10 @@ pub(crate) fn snake_case(name: &str, fallback: &str) -> String {
 /// The model's name from `name` (a file's stem, or a name the user gave): in snake_case, and
 /// with `_model` appended when memplan refuses the module name that gives (`std.onnx`, `u8.tflite`:
 /// a crate or a primitive type the generated module would hide; see
-/// [`memplan_core::model_file::module_name_problem`]).
-pub(crate) fn model_name(name: &str) -> String {
+/// [`module_name_problem`]).
+pub fn model_name(name: &str) -> String {
     let name = snake_case(name, "model");
-    if memplan_core::model_file::module_name_problem(&name).is_some() {
+    if module_name_problem(&name).is_some() {
         format!("{name}_model")
     } else {
         name
@@ -61,7 +63,7 @@ pub(crate) fn model_name(name: &str) -> String {
 /// every claim started again at `_2`). The names are the same: a suffix below the remembered one is taken
 /// already, and stays taken.
 #[derive(Debug, Default)]
-pub(crate) struct UniqueNames {
+pub struct UniqueNames {
     taken: BTreeSet<String>,
     /// Per base claimed twice or more: the suffix to try first next time.
     next: BTreeMap<String, u64>,
@@ -69,7 +71,7 @@ pub(crate) struct UniqueNames {
 
 impl UniqueNames {
     /// Names that may not be handed out (for example `new`, which clashes with `Arena::new`).
-    pub(crate) fn reserving(reserved: &[&str]) -> Self {
+    pub fn reserving(reserved: &[&str]) -> Self {
         Self {
             taken: reserved.iter().map(|&r| r.to_string()).collect(),
             next: BTreeMap::new(),
@@ -77,12 +79,12 @@ impl UniqueNames {
     }
 
     /// Whether `name` is taken.
-    pub(crate) fn contains(&self, name: &str) -> bool {
+    pub fn contains(&self, name: &str) -> bool {
         self.taken.contains(name)
     }
 
     /// A name not handed out before, starting from `base`.
-    pub(crate) fn claim(&mut self, base: &str) -> String {
+    pub fn claim(&mut self, base: &str) -> String {
         if self.taken.insert(base.to_string()) {
             return base.to_string();
         }
@@ -103,11 +105,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn onnx_names_become_snake_case_identifiers() {
+    fn format_names_become_snake_case_identifiers() {
         assert_eq!(
             snake_case("/layer1/layer1.0/relu/Relu_output_0", "t"),
             "layer1_layer1_0_relu_relu_output_0"
         );
+        assert_eq!(
+            snake_case("sequential/conv2d/Conv2D;sequential/conv2d/BiasAdd", "t"),
+            "sequential_conv2d_conv2_d_sequential_conv2d_bias_add"
+        );
+        assert_eq!(snake_case("Identity", "t"), "identity");
         assert_eq!(snake_case("inputIds", "t"), "input_ids");
         assert_eq!(snake_case("onnx::Add_123", "t"), "onnx_add_123");
         assert_eq!(snake_case("123", "t"), "t_123");
