@@ -130,7 +130,9 @@
 //!   `as`), the same on every target.
 
 #![no_std]
-// `unsafe` only in `simd`: calls of `#[target_feature]` builds after the CPU was asked.
+// `unsafe` only in `simd` (calls of `#[target_feature]` builds after the CPU was asked), in
+// `tflite::s8::dsp` (the Cortex-M DSP instructions) including the depthwise window's
+// unaligned reads at offsets its tap list bounds; each says why it holds.
 #![deny(unsafe_code)]
 
 #[cfg(feature = "alloc")]

@@ -280,49 +280,60 @@ struct Gemm<'a> {
 
 impl Gemm<'_> {
     /// Every output channel of the two pixels whose columns are in `quads` (the second's
-    /// outputs dropped when `out_b` is `None`). Not inlined: on its own, the loop over channel
-    /// pairs keeps its pointers in registers (inlined into [`conv_with`], LLVM spilled them).
+    /// outputs dropped when `out_b` is `None`): a run of channels at a time, their sums first
+    /// (two filter rows by both columns at once), then their output stage in a loop of its own
+    /// ([`Requantize::apply_run`]). Not inlined: on its own, the loop over channel pairs keeps
+    /// its pointers in registers (inlined into [`conv_with`], LLVM spilled them).
     #[inline(never)]
-    fn two<M: Dot>(&self, quads: &[Quad], out_a: &mut [i8], out_b: Option<&mut [i8]>) {
+    fn two<M: Dot>(&self, quads: &[Quad], out_a: &mut [i8], mut out_b: Option<&mut [i8]>) {
         let k = self.k;
-        // Pairs of channels: their filter rows, biases, multipliers, shifts and outputs.
-        let rows = self.filter.chunks_exact(2 * k);
-        let tail_row = rows.remainder();
-        let channels = rows
-            .zip(self.bias.chunks_exact(2))
-            .zip(self.rq.multiplier.chunks_exact(2))
-            .zip(self.rq.shift.chunks_exact(2));
-        let mut dummy = [0i8; 2];
-        let (mut outs_a, mut outs_b) = (out_a.chunks_exact_mut(2), None);
-        if let Some(out_b) = out_b {
-            outs_b = Some(out_b.chunks_exact_mut(2));
-        }
-        for (((fg, b), m), sh) in channels {
-            let (f, g) = fg.split_at(k);
-            let s = M::quads_2x2(quads, f, g);
-            let Some(ya) = outs_a.next() else { return };
-            ya[0] = self.rq.apply_with(s[0].wrapping_add(b[0]), m[0], sh[0]);
-            ya[1] = self.rq.apply_with(s[1].wrapping_add(b[1]), m[1], sh[1]);
-            let yb = outs_b
-                .as_mut()
-                .and_then(Iterator::next)
-                .unwrap_or(&mut dummy);
-            yb[0] = self.rq.apply_with(s[2].wrapping_add(b[0]), m[0], sh[0]);
-            yb[1] = self.rq.apply_with(s[3].wrapping_add(b[1]), m[1], sh[1]);
-        }
-        // An odd last channel.
-        if !tail_row.is_empty() {
-            let o = self.bias.len() - 1;
-            let s = M::quads_2x1(quads, tail_row);
-            if let Some(y) = outs_a.into_remainder().first_mut() {
-                *y = self.rq.apply(s[0].wrapping_add(self.bias[o]), o);
+        let channels = self.bias.len();
+        let mut sums = [[0i32; RUN]; 2];
+        let mut start = 0;
+        while start < channels {
+            let len = RUN.min(channels - start);
+            let (Some(rows), Some(bias)) = (
+                self.filter.get(start * k..(start + len) * k),
+                self.bias.get(start..start + len),
+            ) else {
+                return;
+            };
+            let [sa, sb] = &mut sums;
+            let pairs = rows
+                .chunks_exact(2 * k)
+                .zip(bias.chunks_exact(2))
+                .zip(sa.chunks_exact_mut(2).zip(sb.chunks_exact_mut(2)));
+            for ((fg, b), (ya, yb)) in pairs {
+                let (f, g) = fg.split_at(k);
+                let s = M::quads_2x2(quads, f, g);
+                ya[0] = s[0].wrapping_add(b[0]);
+                ya[1] = s[1].wrapping_add(b[1]);
+                yb[0] = s[2].wrapping_add(b[0]);
+                yb[1] = s[3].wrapping_add(b[1]);
             }
-            if let Some(y) = outs_b.and_then(|o| o.into_remainder().first_mut()) {
-                *y = self.rq.apply(s[1].wrapping_add(self.bias[o]), o);
+            // An odd last channel.
+            if len % 2 == 1 {
+                let s = M::quads_2x1(quads, &rows[(len - 1) * k..]);
+                sa[len - 1] = s[0].wrapping_add(bias[len - 1]);
+                sb[len - 1] = s[1].wrapping_add(bias[len - 1]);
             }
+            if let Some(ya) = out_a.get_mut(start..start + len) {
+                self.rq.apply_run(&sa[..len], start, ya);
+            }
+            if let Some(yb) = out_b
+                .as_deref_mut()
+                .and_then(|o| o.get_mut(start..start + len))
+            {
+                self.rq.apply_run(&sb[..len], start, yb);
+            }
+            start += len;
         }
     }
 }
+
+/// Output channels [`Gemm::two`] sums before it requantises them (an even number: channel
+/// pairs; two runs of int32 sums on the stack, 256 bytes).
+const RUN: usize = 32;
 
 /// Widens one pixel's values `row` into half `slot` (0 or 1) of `quads`, zeros after its end.
 #[inline(always)]

@@ -4,6 +4,7 @@
 //! input and of the `[1, H, W, C]` filter, into accumulators on the stack.
 
 use super::dot::{Best, Dot};
+use super::window::{Layout, Taps};
 use super::{Requantize, activation, check_input_offset, expect_len};
 use crate::error::{KernelError, bail};
 use crate::tensor::numel;
@@ -112,6 +113,16 @@ pub(super) fn depthwise_with<M: Dot>(
     let quads = c / 4 * 4;
     // Accumulators for a block of channels, on the stack.
     let mut block = [0i32; BLOCK];
+    let layout = Layout {
+        input_width: iw,
+        channels: c,
+        kernel_width: kw,
+        dilation: p.dilation,
+    };
+    // The taps of the last clipping of the window seen (the interior pixels share one), and
+    // whether the list holds them.
+    let mut window = Taps::empty();
+    let (mut clipped, mut listed) = ((usize::MAX, usize::MAX, usize::MAX, usize::MAX), false);
     let mut at = 0;
     for b in 0..p.batches {
         let image = &x[b * ih * iw * c..(b + 1) * ih * iw * c];
@@ -122,6 +133,29 @@ pub(super) fn depthwise_with<M: Dot>(
                 let pixel = &mut out[at..at + c];
                 at += c;
                 let mut ch = 0;
+                if clipped != (y0, y1, x0, x1) {
+                    clipped = (y0, y1, x0, x1);
+                    listed = y0 < y1 && x0 < x1 && window.clip(y0..y1, x0..x1, layout);
+                }
+                if listed {
+                    // Four channels at a time, their sums in registers over the taps.
+                    let iy = oy * p.stride[0] + y0 * p.dilation[0] - p.pad[0];
+                    let ix = ox * p.stride[1] + x0 * p.dilation[1] - p.pad[1];
+                    let first = (iy * iw + ix) * c;
+                    // A block of channels at a time: their sums (never `false`: the taps lie
+                    // in the image and the filter; if not, the loop below takes the rest),
+                    // then their outputs.
+                    while ch < quads {
+                        let len = (quads - ch).min(BLOCK);
+                        let sums = &mut block[..len];
+                        let (x, w, b) = (&image[first + ch..], &filter[ch..], &bias[ch..]);
+                        if !M::window_sums(x, w, &window, offset, b, sums) {
+                            break;
+                        }
+                        rq.apply_run(sums, ch, &mut pixel[ch..ch + len]);
+                        ch += len;
+                    }
+                }
                 while ch < quads {
                     let len = (quads - ch).min(BLOCK);
                     let acc = &mut block[..len];

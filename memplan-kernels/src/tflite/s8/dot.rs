@@ -10,6 +10,7 @@
 use core::marker::PhantomData;
 
 use super::dsp::{Dsp, pair};
+use super::window::Taps;
 
 /// Two pixels' im2col columns `a` and `b`, widened to int16, four values of each at a time, as
 /// four pairs: `[(a0, a2), (a1, a3), (b0, b2), (b1, b3)]` (the order in which `SXTB16` widens a
@@ -40,6 +41,37 @@ pub(crate) trait Dot {
     /// (`offset` in `-32_640..=32_640`, so `x + offset` is an int16): one tap of a depthwise
     /// window over a block of channels.
     fn channels(acc: &mut [i32], x: &[i8], w: &[i8], offset: i32);
+    /// `acc[j] + sum over the taps of (x[input + j] + offset) * w[filter + j]` for the four
+    /// channels `j`: one quad of channels of a depthwise window, its sums in registers while it
+    /// walks the taps. `None` when the taps do not fit `x` and `w` ([`Taps::fit`]).
+    fn window_quad(acc: [i32; 4], x: &[i8], w: &[i8], taps: &Taps, offset: i32)
+    -> Option<[i32; 4]>;
+    /// [`Dot::window_quad`] of every whole quad of channels of `sums` (at most `bias`'s), each
+    /// from its `bias`, into `sums`; `false` (and `sums` as it was) when the taps of those
+    /// channels do not fit `x` and `w` ([`Taps::fit_channels`]).
+    fn window_sums(
+        x: &[i8],
+        w: &[i8],
+        taps: &Taps,
+        offset: i32,
+        bias: &[i32],
+        sums: &mut [i32],
+    ) -> bool {
+        let n = sums.len().min(bias.len()) / 4 * 4;
+        if !taps.fit_channels(x, w, n) {
+            return false;
+        }
+        for (ch, (b, s)) in (0..n)
+            .step_by(4)
+            .zip(bias.chunks_exact(4).zip(sums.chunks_exact_mut(4)))
+        {
+            let acc = [b[0], b[1], b[2], b[3]];
+            if let Some(acc) = Self::window_quad(acc, &x[ch..], &w[ch..], taps, offset) {
+                s.copy_from_slice(&acc);
+            }
+        }
+        true
+    }
 }
 
 /// One product, wrapping as the reference kernels' sums do.
@@ -117,6 +149,27 @@ impl Dot for Plain {
         a.iter()
             .zip(f)
             .fold(0i32, |s, (&a, &f)| s.wrapping_add(mul(a, f)))
+    }
+
+    #[inline(always)]
+    fn window_quad(
+        mut acc: [i32; 4],
+        x: &[i8],
+        w: &[i8],
+        taps: &Taps,
+        offset: i32,
+    ) -> Option<[i32; 4]> {
+        if !taps.fit(x, w) {
+            return None;
+        }
+        for &[i, f] in taps.list() {
+            let (i, f) = (i as usize, f as usize);
+            for (j, a) in acc.iter_mut().enumerate() {
+                let product = (i32::from(x[i + j]) + offset).wrapping_mul(i32::from(w[f + j]));
+                *a = a.wrapping_add(product);
+            }
+        }
+        Some(acc)
     }
 
     #[inline(always)]
@@ -251,6 +304,29 @@ impl<D: Dsp> Dot for Packed<D> {
     fn channels(acc: &mut [i32], x: &[i8], w: &[i8], offset: i32) {
         D::channels(acc, x, w, offset);
     }
+
+    #[inline(always)]
+    fn window_quad(
+        acc: [i32; 4],
+        x: &[i8],
+        w: &[i8],
+        taps: &Taps,
+        offset: i32,
+    ) -> Option<[i32; 4]> {
+        D::window_quad(acc, x, w, taps, pair(offset, offset))
+    }
+
+    #[inline(always)]
+    fn window_sums(
+        x: &[i8],
+        w: &[i8],
+        taps: &Taps,
+        offset: i32,
+        bias: &[i32],
+        sums: &mut [i32],
+    ) -> bool {
+        D::window_sums(x, w, taps, pair(offset, offset), bias, sums)
+    }
 }
 
 /// The method the kernels use: the DSP instructions where the core has them, plain loops
@@ -325,6 +401,35 @@ mod tests {
             prop_assert_eq!(Emu::dot_1x1(&b, &g), Plain::dot_1x1(&b, &g));
             let naive: i32 = a.iter().zip(&f).map(|(&a, &f)| i32::from(a) * i32::from(f)).sum();
             prop_assert_eq!(Plain::dot_1x1(&a, &f), naive);
+            // One depthwise window: x of 3 rows of 3 pixels of `quads + 1` quads of channels.
+            let c = 4 * (quads.len() + 1);
+            let window_x: Vec<i8> = (0..9 * c).map(|i| a.get(i % a.len().max(1)).copied().unwrap_or(1).wrapping_add(i as i8)).collect();
+            let window_w: Vec<i8> = (0..9 * c).map(|i| (i as i8).wrapping_mul(7)).collect();
+            let layout = super::super::window::Layout { input_width: 3, channels: c, kernel_width: 3, dilation: [1, 1] };
+            for (rows, cols) in [(0..3, 0..3), (1..3, 0..2), (0..1, 2..3)] {
+                let taps = Taps::clipped(rows.clone(), cols.clone(), layout).unwrap();
+                for ch in (0..c).step_by(4) {
+                    let start = [1, -2, 3, i32::MAX];
+                    let mut want = start;
+                    for (k, ky) in rows.clone().enumerate() {
+                        for (l, kx) in cols.clone().enumerate() {
+                            for j in 0..4 {
+                                let xv = i32::from(window_x[(k * 3 + l) * c + ch + j]) + offset;
+                                let wv = i32::from(window_w[(ky * 3 + kx) * c + ch + j]);
+                                want[j] = want[j].wrapping_add(xv * wv);
+                            }
+                        }
+                    }
+                    prop_assert_eq!(Plain::window_quad(start, &window_x[ch..], &window_w[ch..], &taps, offset), Some(want));
+                    prop_assert_eq!(Emu::window_quad(start, &window_x[ch..], &window_w[ch..], &taps, offset), Some(want));
+                    // Slices too short for the taps (the last quad, a byte short): refused.
+                    if ch + 4 == c && rows == (0..3) && cols == (0..3) {
+                        let short = &window_w[ch..window_w.len() - 1];
+                        prop_assert_eq!(Emu::window_quad(start, &window_x[ch..], short, &taps, offset), None);
+                        prop_assert_eq!(Plain::window_quad(start, &window_x[ch..], short, &taps, offset), None);
+                    }
+                }
+            }
             let (mut plain, mut packed) = (acc.clone(), acc.clone());
             Plain::channels(&mut plain, &x, &w, offset);
             Emu::channels(&mut packed, &x, &w, offset);

@@ -18,6 +18,8 @@
 //!  smlad([a1|a0], [c1|c0], acc)     = acc + a0 * c0 + a1 * c1
 //! ```
 
+use super::window::Taps;
+
 /// The DSP instructions the packed kernels are written with.
 #[cfg_attr(not(any(memplan_dsp, test)), allow(dead_code))] // used on DSP targets and in tests
 pub(crate) trait Dsp {
@@ -35,6 +37,65 @@ pub(crate) trait Dsp {
     fn smlabb(a: u32, b: u32, acc: i32) -> i32;
     /// `acc + a.lane1 * b.lane1`, wrapping.
     fn smlatt(a: u32, b: u32, acc: i32) -> i32;
+
+    /// `acc[j] + sum over the taps of (x[input + j] + offset) * w[filter + j]` for four channels
+    /// `j` (`offsets` the input offset in both lanes of a pair): one quad of channels of a
+    /// depthwise window. `None` when the taps do not fit `x` and `w`.
+    #[inline(always)]
+    fn window_quad(
+        acc: [i32; 4],
+        x: &[i8],
+        w: &[i8],
+        taps: &Taps,
+        offsets: u32,
+    ) -> Option<[i32; 4]> {
+        if !taps.fit(x, w) {
+            return None;
+        }
+        let [mut a0, mut a1, mut a2, mut a3] = acc;
+        let word = |s: &[i8], at: u32| {
+            let at = at as usize;
+            u32::from_le_bytes([s[at], s[at + 1], s[at + 2], s[at + 3]].map(i8::cast_unsigned))
+        };
+        for &[i, f] in taps.list() {
+            let (xw, ww) = (word(x, i), word(w, f));
+            let (xo, xe) = (Self::sxtab16_ror8(offsets, xw), Self::sxtab16(offsets, xw));
+            let (wo, we) = (Self::sxtb16_ror8(ww), Self::sxtb16(ww));
+            a0 = Self::smlabb(xe, we, a0);
+            a2 = Self::smlatt(xe, we, a2);
+            a1 = Self::smlabb(xo, wo, a1);
+            a3 = Self::smlatt(xo, wo, a3);
+        }
+        Some([a0, a1, a2, a3])
+    }
+
+    /// [`Dsp::window_quad`] of every whole quad of channels of `sums` (at most `bias`'s), each
+    /// starting from its `bias`, into `sums`; `false` (and `sums` as it was) when the taps of
+    /// those channels do not fit `x` and `w`.
+    #[inline(always)]
+    fn window_sums(
+        x: &[i8],
+        w: &[i8],
+        taps: &Taps,
+        offsets: u32,
+        bias: &[i32],
+        sums: &mut [i32],
+    ) -> bool {
+        let n = sums.len().min(bias.len()) / 4 * 4;
+        if !taps.fit_channels(x, w, n) {
+            return false;
+        }
+        for (ch, (b, s)) in (0..n)
+            .step_by(4)
+            .zip(bias.chunks_exact(4).zip(sums.chunks_exact_mut(4)))
+        {
+            let acc = [b[0], b[1], b[2], b[3]];
+            if let Some(acc) = Self::window_quad(acc, &x[ch..], &w[ch..], taps, offsets) {
+                s.copy_from_slice(&acc);
+            }
+        }
+        true
+    }
 
     /// `s + [a . f, a . g, b . f, b . g]` over whole quads: `quads[i]` holds columns `a` and `b`
     /// as four pairs `[a_even, a_odd, b_even, b_odd]`, `f[i]` and `g[i]` four weights each of
@@ -283,6 +344,99 @@ impl Dsp for Native {
             );
         }
         [s0, s1, s2, s3]
+    }
+
+    /// The loop of the default method in thirteen registers, over every quad and every tap, the
+    /// four sums in registers: per quad, its four biases loaded, the taps walked, the sums
+    /// stored (the loop's pointers kept in a small state in memory); per tap, its two offsets
+    /// loaded in one `LDRD`, the input and weight words loaded at them, both widened in halves
+    /// (`SXTAB16` adding the offset, `SXTB16`), four `SMLAxy` (4 multiply-accumulates in 13
+    /// instructions, the loop's test being the end mark after the last tap).
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn window_sums(
+        x: &[i8],
+        w: &[i8],
+        taps: &Taps,
+        offsets: u32,
+        bias: &[i32],
+        sums: &mut [i32],
+    ) -> bool {
+        let n = sums.len().min(bias.len()) / 4 * 4;
+        if !taps.fit_channels(x, w, n) {
+            return false;
+        }
+        let marked = taps.marked();
+        // [the taps, quads left, next bias, next sums], read and advanced by the loop.
+        let mut state: [usize; 4] = [
+            marked.as_ptr() as usize,
+            n / 4,
+            bias.as_ptr() as usize,
+            sums.as_mut_ptr() as usize,
+        ];
+        // SAFETY: `fit_channels(x, w, n)` holds with `n >= 4`: the list has at least one tap,
+        // then the end mark (an input offset of `u32::MAX`, which no tap has), and for every
+        // quad `q < n / 4` and tap, the 4 bytes at `x + 4 q` and at `w + 4 q` plus the tap's
+        // offsets lie in `x` and `w` (unaligned `ldr` is allowed on these cores). Quad `q`
+        // reads `bias[4 q..4 q + 4]` and writes `sums[4 q..4 q + 4]` (`ldrd`/`strd` need 4-byte
+        // alignment, which `i32` has), within both as `4 q + 4 <= n`; `sums` is borrowed
+        // mutably, so nothing else sees the writes. The taps are read 8 bytes each, aligned as
+        // `[u32; 2]` is; the end mark is read once per quad, in the list. `state` is read and
+        // written through its pointer, as the compiler knows (no `nomem`/`readonly`). The loop
+        // runs `n / 4 >= 1` quads. No stack; `subs`/`cmn` set the flags, which the compiler
+        // does not assume kept.
+        unsafe {
+            core::arch::asm!(
+                "3:",
+                "ldr {tp}, [{st}]",
+                "ldr {xo}, [{st}, #8]",
+                "ldrd {a0}, {a1}, [{xo}]",
+                "ldrd {a2}, {a3}, [{xo}, #8]",
+                "add {xo}, {xo}, #16",
+                "str {xo}, [{st}, #8]",
+                "ldrd {xo}, {wo}, [{tp}], #8",
+                "2:",
+                "ldr {xo}, [{xp}, {xo}]",
+                "ldr {wo}, [{wp}, {wo}]",
+                "sxtab16 {t}, {off}, {xo}, ror #8",
+                "sxtab16 {xo}, {off}, {xo}",
+                "sxtb16 {u}, {wo}, ror #8",
+                "sxtb16 {wo}, {wo}",
+                "smlabb {a1}, {t}, {u}, {a1}",
+                "smlatt {a3}, {t}, {u}, {a3}",
+                "smlabb {a0}, {xo}, {wo}, {a0}",
+                "smlatt {a2}, {xo}, {wo}, {a2}",
+                "ldrd {xo}, {wo}, [{tp}], #8",
+                "cmn {xo}, #1",
+                "bne 2b",
+                "ldr {xo}, [{st}, #12]",
+                "strd {a0}, {a1}, [{xo}]",
+                "strd {a2}, {a3}, [{xo}, #8]",
+                "add {xo}, {xo}, #16",
+                "str {xo}, [{st}, #12]",
+                "add {xp}, {xp}, #4",
+                "add {wp}, {wp}, #4",
+                "ldr {xo}, [{st}, #4]",
+                "subs {xo}, {xo}, #1",
+                "str {xo}, [{st}, #4]",
+                "bne 3b",
+                st = in(reg) state.as_mut_ptr(),
+                xp = inout(reg) x.as_ptr() => _,
+                wp = inout(reg) w.as_ptr() => _,
+                off = in(reg) offsets,
+                tp = out(reg) _,
+                a0 = out(reg) _,
+                a1 = out(reg) _,
+                a2 = out(reg) _,
+                a3 = out(reg) _,
+                xo = out(reg) _,
+                wo = out(reg) _,
+                t = out(reg) _,
+                u = out(reg) _,
+                options(nostack),
+            );
+        }
+        true
     }
 
     /// The loop of the default method in twelve registers: per quad of channels, the input

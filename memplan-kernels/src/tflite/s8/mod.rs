@@ -37,6 +37,7 @@ mod fully_connected;
 mod pool;
 #[cfg(test)]
 mod tests;
+mod window;
 
 pub use conv::{Conv, conv, conv_in_place};
 pub use depthwise::{Depthwise, depthwise, depthwise_in_place};
@@ -121,6 +122,20 @@ impl<'a, const SINGLE: bool> Requantize<'a, SINGLE> {
         })
     }
 
+    /// [`Requantize::apply`] of the sums `acc` of channels `o..`, into `out`: a run of
+    /// channels in a loop of its own (not inlined), which keeps the output stage's values in
+    /// registers where the kernels around it would spill them.
+    #[inline(never)]
+    fn apply_run(&self, acc: &[i32], o: usize, out: &mut [i8]) {
+        let (Some(m), Some(s)) = (self.multiplier.get(o..), self.shift.get(o..)) else {
+            return;
+        };
+        let stage = Self { ..*self };
+        for (((y, &a), &m), &s) in out.iter_mut().zip(acc).zip(m).zip(s) {
+            *y = stage.apply_with(a, m, s);
+        }
+    }
+
     #[inline(always)]
     fn apply(&self, acc: i32, o: usize) -> i8 {
         self.apply_with(acc, self.multiplier[o], self.shift[o])
@@ -150,14 +165,42 @@ impl<'a, const SINGLE: bool> Requantize<'a, SINGLE> {
 /// `trunc(v / 2^31) = floor((v + 2^31 - 1) / 2^31) = floor((a m + 2^30) / 2^31)`, the same
 /// expression as for a non-negative one. So it is one multiply-accumulate and a shift (no
 /// branch on the sign), and saturates only for `a = m = i32::MIN`, which the multiplier rules out.
+///
+/// The rounding division by `2^r` that follows (half away from zero) is
+/// `floor((h + 2^(r-1) - [h < 0]) / 2^r)`, which for `r >= 1` is
+/// `((h - [h < 0]) >> (r - 1) + 1) >> 1` (floor divisions nest, and adding 1 before the last
+/// halving rounds the half up). With
+/// `h = floor(p / 2^31)` for the product `p = a m + 2^30`, `h < 0` exactly when `p < 0`, and
+/// `(h - [h < 0]) >> (r - 1) = (p - [p < 0] 2^31) >> (30 + r)`: for `r >= 2` the high word of
+/// `p - [p < 0] 2^31` shifted by `r - 2`. So the usual shift-right case is a
+/// multiply-accumulate, a 64-bit adjustment, two shifts and an add, with no masks or compares.
 #[inline(always)]
 // see the bounds above
 fn multiply_by_quantized_multiplier(x: i32, multiplier: i32, shift: i32) -> i32 {
-    let left = shift.clamp(0, 31) as u32;
-    let right = (-shift).max(0);
-    let shifted = x.wrapping_shl(left);
-    let high = ((i64::from(shifted) * i64::from(multiplier) + (1 << 30)) >> 31) as i32;
-    super::quant::rounding_divide_by_pot(high, right)
+    if shift <= -2 {
+        // r - 2, for the division by 2^r with r = min(-shift, 31) (TFLite's clamp).
+        let r2 = (shift.unsigned_abs() - 2).min(29);
+        let p = i64::from(x) * i64::from(multiplier) + (1 << 30);
+        // The high word of `p - [p < 0] 2^31`, in 32-bit steps: `n = -[p < 0]`, and adding
+        // `n 2^31` adds `n << 31` to the low word and `n` (and the carry) to the high one.
+        let (low, high) = (p as u32, (p >> 32) as i32);
+        let n = high >> 31;
+        let (_, carry) = low.overflowing_add((n as u32) << 31);
+        let high = high.wrapping_add(n).wrapping_add(i32::from(carry));
+        // |p - [p < 0] 2^31| < 2^62 + 2^32, so its high word shifted by r - 2 >= 0 is within
+        // 2^30 in magnitude, and adding 1 cannot overflow.
+        ((high >> r2) + 1) >> 1
+    } else {
+        let left = shift.clamp(0, 31) as u32;
+        let shifted = x.wrapping_shl(left);
+        let high = ((i64::from(shifted) * i64::from(multiplier) + (1 << 30)) >> 31) as i32;
+        if shift == -1 {
+            // `high` may be `i32::MAX`: rounded in 64 bits.
+            ((i64::from(high) + i64::from(high >> 31) + 1) >> 1) as i32
+        } else {
+            high
+        }
+    }
 }
 
 /// The multipliers must not be `i32::MIN` (a Q31 multiplier is below 1 in magnitude; TFLite's
