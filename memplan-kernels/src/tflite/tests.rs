@@ -285,3 +285,61 @@ fn issue_36_strided_slice_spans_past_int64_are_an_error_not_a_panic() {
         "{error}"
     );
 }
+
+/// MEAN over one run of axes (NHWC's H and W, as a global average pool) takes the blocked
+/// loop; its outputs are those of the element-by-element sums it replaces, for float32 bits
+/// (the same order of additions) and int8 bytes (int32 sums of `x - zp_in`, requantised), with
+/// more than 64 channels (several columns of sums) and a single pixel.
+#[test]
+fn a_mean_over_the_spatial_axes_equals_the_sums_element_by_element() {
+    let axes = [1i64, 2];
+    for (n, h, w, c) in [(1, 5, 3, 7), (2, 4, 4, 70), (1, 1, 1, 3), (3, 2, 6, 64)] {
+        let xs = [n, h, w, c];
+        let len = n * h * w * c;
+        let xf: Vec<f32> = (0..len).map(|i| (i as f32 * 0.37).sin() * 3.0).collect();
+        let got = run_f32(
+            "tflite.MEAN",
+            &[("axes", Attr::Ints(&axes))],
+            &[(&xs, &xf)],
+            &[n, 1, 1, c],
+        )
+        .unwrap();
+        let mut want = vec![0.0f32; n * c];
+        for (i, &v) in xf.iter().enumerate() {
+            let (b, ch) = (i / (h * w * c), i % c);
+            want[b * c + ch] += v;
+        }
+        for v in &mut want {
+            *v /= (h * w) as f32;
+        }
+        assert_eq!(
+            got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            want.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            "{xs:?}"
+        );
+        let xq: Vec<i8> = (0..len).map(|i| (i * 37 % 256) as u8 as i8).collect();
+        let (zp_in, zp_out, m, sh) = (-5i64, 3i64, 1_518_500_250i64, -3i64);
+        let attrs = [
+            ("axes", Attr::Ints(&axes)),
+            ("input_zero_point", Attr::Int(zp_in)),
+            ("output_zero_point", Attr::Int(zp_out)),
+            ("multiplier", Attr::Int(m)),
+            ("shift", Attr::Int(sh)),
+        ];
+        let got = run_i8("tflite.MEAN", &attrs, &[int8(&xs, &xq)], &[n, 1, 1, c]).unwrap();
+        let mut sums = vec![0i32; n * c];
+        for (i, &v) in xq.iter().enumerate() {
+            let (b, ch) = (i / (h * w * c), i % c);
+            sums[b * c + ch] += i32::from(v) - zp_in as i32;
+        }
+        let want: Vec<i8> = sums
+            .iter()
+            .map(|&s| {
+                let v = quant::multiply_by_quantized_multiplier(s, m as i32, sh as i32)
+                    .saturating_add(zp_out as i32);
+                v.clamp(-128, 127) as i8
+            })
+            .collect();
+        assert_eq!(got, want, "{xs:?}");
+    }
+}

@@ -154,6 +154,7 @@ pub(super) fn conv_with<M: Dot>(
         return Ok(());
     }
     let columns = columns(p, scratch)?;
+    let mut sums: Sums = [[0; RUN]; 2];
     let pixels = p.output[0] * p.output[1];
     let image = ih * iw * ic;
     let pointwise = p.pointwise();
@@ -177,9 +178,9 @@ pub(super) fn conv_with<M: Dot>(
             }
             if pixel + 1 < pixels {
                 let Some(obb) = outs.next() else { break };
-                gemm.two::<M>(columns, oa, Some(obb));
+                gemm.two::<M>(columns, oa, Some(obb), &mut sums);
             } else {
-                gemm.two::<M>(columns, oa, None);
+                gemm.two::<M>(columns, oa, None, &mut sums);
             }
             pixel += 2;
         }
@@ -240,6 +241,7 @@ pub(super) fn conv_in_place_with<M: Dot>(
         return Ok(());
     }
     let columns = columns(p, scratch)?;
+    let mut sums: Sums = [[0; RUN]; 2];
     let mut pixel = 0;
     while pixel < pixels {
         let second = pixel + 1 < pixels;
@@ -249,7 +251,7 @@ pub(super) fn conv_in_place_with<M: Dot>(
         }
         let outs = &mut data[pixel * oc..(pixel + 1 + usize::from(second)) * oc];
         let (a, b) = outs.split_at_mut(oc);
-        gemm.two::<M>(columns, a, second.then_some(b));
+        gemm.two::<M>(columns, a, second.then_some(b), &mut sums);
         pixel += 2;
     }
     Ok(())
@@ -285,10 +287,15 @@ impl Gemm<'_> {
     /// ([`Requantize::apply_run`]). Not inlined: on its own, the loop over channel pairs keeps
     /// its pointers in registers (inlined into [`conv_with`], LLVM spilled them).
     #[inline(never)]
-    fn two<M: Dot>(&self, quads: &[Quad], out_a: &mut [i8], mut out_b: Option<&mut [i8]>) {
+    fn two<M: Dot>(
+        &self,
+        quads: &[Quad],
+        out_a: &mut [i8],
+        mut out_b: Option<&mut [i8]>,
+        sums: &mut Sums,
+    ) {
         let k = self.k;
         let channels = self.bias.len();
-        let mut sums = [[0i32; RUN]; 2];
         let mut start = 0;
         while start < channels {
             let len = RUN.min(channels - start);
@@ -298,7 +305,7 @@ impl Gemm<'_> {
             ) else {
                 return;
             };
-            let [sa, sb] = &mut sums;
+            let [sa, sb] = sums;
             let pairs = rows
                 .chunks_exact(2 * k)
                 .zip(bias.chunks_exact(2))
@@ -332,8 +339,12 @@ impl Gemm<'_> {
 }
 
 /// Output channels [`Gemm::two`] sums before it requantises them (an even number: channel
-/// pairs; two runs of int32 sums on the stack, 256 bytes).
+/// pairs).
 const RUN: usize = 32;
+
+/// The sums of a run of channels of two pixels (256 bytes on the stack of the kernel, made
+/// once a call: zeroing them for every pair of pixels would cost more than the sums).
+type Sums = [[i32; RUN]; 2];
 
 /// Widens one pixel's values `row` into half `slot` (0 or 1) of `quads`, zeros after its end.
 #[inline(always)]

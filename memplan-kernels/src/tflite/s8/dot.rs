@@ -33,6 +33,9 @@ pub(crate) trait Dot {
     fn quads_2x1(quads: &[Quad], f: &[i8]) -> [i32; 2];
     /// Four int8 values as the two pairs of their half of a [`Quad`] ([`half_quad`]).
     fn widen(v: [i8; 4]) -> [u32; 2];
+    /// `[a . r0, a . r1, a . r2, a . r3]` for the rows `rows[k d..k d + a.len()]`, `d` apart
+    /// (`d >= a.len()`, `rows` at least `3 d + a.len()` long; zeros otherwise).
+    fn dot_1x4(a: &[i8], rows: &[i8], d: usize) -> [i32; 4];
     /// `[a . f, a . g]`.
     fn dot_1x2(a: &[i8], f: &[i8], g: &[i8]) -> [i32; 2];
     /// `a . f`.
@@ -130,6 +133,18 @@ impl Dot for Plain {
         for (q, f) in quads.iter().zip(filter_quads(f)) {
             s[0] = s[0].wrapping_add(quad_dot(q, 0, f));
             s[1] = s[1].wrapping_add(quad_dot(q, 2, f));
+        }
+        s
+    }
+
+    #[inline(always)]
+    fn dot_1x4(a: &[i8], rows: &[i8], d: usize) -> [i32; 4] {
+        let mut s = [0i32; 4];
+        if d < a.len() || rows.len() < 3 * d + a.len() {
+            return s;
+        }
+        for (k, s) in s.iter_mut().enumerate() {
+            *s = Self::dot_1x1(a, &rows[k * d..k * d + a.len()]);
         }
         s
     }
@@ -268,6 +283,24 @@ impl<D: Dsp> Dot for Packed<D> {
     }
 
     #[inline(always)]
+    fn dot_1x4(a: &[i8], rows: &[i8], d: usize) -> [i32; 4] {
+        let n = a.len();
+        if d < n || rows.len() < 3 * d + n {
+            return [0; 4];
+        }
+        let whole = n / 4 * 4;
+        let mut s = D::rows_1x4([0; 4], &a[..whole], rows, d);
+        if whole == n {
+            return s;
+        }
+        for (k, s) in s.iter_mut().enumerate() {
+            let tail = &rows[k * d + whole..k * d + n];
+            *s = s.wrapping_add(Plain::dot_1x1(&a[whole..], tail));
+        }
+        s
+    }
+
+    #[inline(always)]
     fn dot_1x2(a: &[i8], f: &[i8], g: &[i8]) -> [i32; 2] {
         let (aw, at) = a.as_chunks::<4>();
         let (fw, ft) = f.as_chunks::<4>();
@@ -398,6 +431,12 @@ mod tests {
                 prop_assert_eq!(Emu::widen(*v), Plain::widen(*v));
             }
             prop_assert_eq!(Emu::dot_1x2(&a, &f, &g), Plain::dot_1x2(&a, &f, &g));
+            // Four rows `d` apart (the filter of four units), the input row shorter than `d`.
+            let d = a.len() + 3;
+            let rows: Vec<i8> = (0..3 * d + a.len()).map(|i| (i as i8).wrapping_mul(37)).collect();
+            let four: [i32; 4] = core::array::from_fn(|k| a.dot(&rows[k * d..k * d + a.len()]));
+            prop_assert_eq!(Plain::dot_1x4(&a, &rows, d), four);
+            prop_assert_eq!(Emu::dot_1x4(&a, &rows, d), four);
             prop_assert_eq!(Emu::dot_1x1(&b, &g), Plain::dot_1x1(&b, &g));
             let naive: i32 = a.iter().zip(&f).map(|(&a, &f)| i32::from(a) * i32::from(f)).sum();
             prop_assert_eq!(Plain::dot_1x1(&a, &f), naive);

@@ -97,6 +97,34 @@ pub(crate) trait Dsp {
         true
     }
 
+    /// `s + [a . r0, a . r1, a . r2, a . r3]` over the whole words of `a` (its first
+    /// `len / 4 * 4` values): the four rows `rows[k d..k d + len]`, `d` apart, by one input row
+    /// (FULLY_CONNECTED, four units at a time). `s` unchanged when `rows` is shorter than
+    /// `3 d + len` or `d < len`.
+    #[inline(always)]
+    fn rows_1x4(mut s: [i32; 4], a: &[i8], rows: &[i8], d: usize) -> [i32; 4] {
+        let words = a.len() / 4;
+        if d < words * 4 || rows.len() < 3 * d + words * 4 {
+            return s;
+        }
+        for (i, a) in a.as_chunks::<4>().0.iter().enumerate() {
+            let a = u32::from_le_bytes(a.map(i8::cast_unsigned));
+            let (ae, ao) = (Self::sxtb16(a), Self::sxtb16_ror8(a));
+            for (k, s) in s.iter_mut().enumerate() {
+                let at = k * d + 4 * i;
+                let w = u32::from_le_bytes(
+                    [rows[at], rows[at + 1], rows[at + 2], rows[at + 3]].map(i8::cast_unsigned),
+                );
+                *s = Self::smlad(
+                    ao,
+                    Self::sxtb16_ror8(w),
+                    Self::smlad(ae, Self::sxtb16(w), *s),
+                );
+            }
+        }
+        s
+    }
+
     /// `s + [a . f, a . g, b . f, b . g]` over whole quads: `quads[i]` holds columns `a` and `b`
     /// as four pairs `[a_even, a_odd, b_even, b_odd]`, `f[i]` and `g[i]` four weights each of
     /// two filter rows; as many quads as the shortest of the three. The inner loop of the
@@ -340,6 +368,71 @@ impl Dsp for Native {
                 t1 = out(reg) _,
                 t2 = out(reg) _,
                 t3 = out(reg) _,
+                options(readonly, nostack),
+            );
+        }
+        [s0, s1, s2, s3]
+    }
+
+    /// The loop of the default method in thirteen registers: per word of the input row, the word
+    /// widened in halves, then each row's word loaded (two rows through each of two pointers,
+    /// `d` apart), widened and multiplied in by two `SMLAD` (16 multiply-accumulates in 25
+    /// instructions).
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn rows_1x4(s: [i32; 4], a: &[i8], rows: &[i8], d: usize) -> [i32; 4] {
+        let words = a.len() / 4;
+        if words == 0 || d < words * 4 || rows.len() < 3 * d + words * 4 {
+            return s;
+        }
+        let [mut s0, mut s1, mut s2, mut s3] = s;
+        // SAFETY: the loop runs `words >= 1` times; iteration `i` reads 4 bytes of `a` at `4 i`
+        // and 4 bytes of `rows` at `k d + 4 i` for `k` in 0..4, all within the slices
+        // (`4 words <= a.len()`, `3 d + 4 words <= rows.len()`; unaligned `ldr` is allowed on
+        // these cores); `p2 = rows + 2 d` is within `rows` as `2 d < rows.len()`. Only
+        // registers are written (pointers and counter are scratch copies, `_` after); no stack;
+        // `subs` sets the flags, which the compiler does not assume kept.
+        unsafe {
+            core::arch::asm!(
+                "2:",
+                "ldr {xe}, [{ap}], #4",
+                "sxtb16 {xo}, {xe}, ror #8",
+                "sxtb16 {xe}, {xe}",
+                "ldr {w}, [{p0}, {d}]",
+                "sxtb16 {t}, {w}",
+                "smlad {s1}, {xe}, {t}, {s1}",
+                "sxtb16 {w}, {w}, ror #8",
+                "smlad {s1}, {xo}, {w}, {s1}",
+                "ldr {w}, [{p0}], #4",
+                "sxtb16 {t}, {w}",
+                "smlad {s0}, {xe}, {t}, {s0}",
+                "sxtb16 {w}, {w}, ror #8",
+                "smlad {s0}, {xo}, {w}, {s0}",
+                "ldr {w}, [{p2}, {d}]",
+                "sxtb16 {t}, {w}",
+                "smlad {s3}, {xe}, {t}, {s3}",
+                "sxtb16 {w}, {w}, ror #8",
+                "smlad {s3}, {xo}, {w}, {s3}",
+                "ldr {w}, [{p2}], #4",
+                "sxtb16 {t}, {w}",
+                "smlad {s2}, {xe}, {t}, {s2}",
+                "sxtb16 {w}, {w}, ror #8",
+                "smlad {s2}, {xo}, {w}, {s2}",
+                "subs {n}, #1",
+                "bne 2b",
+                ap = inout(reg) a.as_ptr() => _,
+                p0 = inout(reg) rows.as_ptr() => _,
+                p2 = inout(reg) rows.as_ptr().add(2 * d) => _,
+                d = in(reg) d,
+                n = inout(reg) words => _,
+                s0 = inout(reg) s0,
+                s1 = inout(reg) s1,
+                s2 = inout(reg) s2,
+                s3 = inout(reg) s3,
+                xe = out(reg) _,
+                xo = out(reg) _,
+                w = out(reg) _,
+                t = out(reg) _,
                 options(readonly, nostack),
             );
         }

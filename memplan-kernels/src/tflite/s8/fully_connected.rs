@@ -1,5 +1,5 @@
 //! FULLY_CONNECTED, int8 with symmetric weights (zero point 0, as TFLite's int8 weights are):
-//! each batch's row against each unit's weights, two units at a time, requantised once as
+//! each batch's row against each unit's weights, four units at a time, requantised once as
 //! LiteRT's reference kernel does.
 
 use super::dot::{Best, Dot};
@@ -79,6 +79,13 @@ pub(super) fn fully_connected_with<M: Dot>(
     for (b, row_out) in out.chunks_exact_mut(units).enumerate() {
         let row = &x[b * d..(b + 1) * d];
         let mut u = 0;
+        while u + 3 < units {
+            let s = M::dot_1x4(row, &filter[u * d..(u + 4) * d], d);
+            for (k, s) in s.into_iter().enumerate() {
+                row_out[u + k] = rq.apply(s.wrapping_add(bias[u + k]), u + k);
+            }
+            u += 4;
+        }
         while u + 1 < units {
             let (f, g) = (
                 &filter[u * d..(u + 1) * d],

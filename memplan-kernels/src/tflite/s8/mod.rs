@@ -146,7 +146,7 @@ impl<'a, const SINGLE: bool> Requantize<'a, SINGLE> {
     // clamped to -128..=127 first
     fn apply_with(&self, acc: i32, m: i32, s: i32) -> i8 {
         let scaled = if SINGLE {
-            super::quant::multiply_by_quantized_multiplier_single(acc, m, s)
+            multiply_by_quantized_multiplier_single(acc, m, s)
         } else {
             multiply_by_quantized_multiplier(acc, m, s)
         };
@@ -200,6 +200,25 @@ fn multiply_by_quantized_multiplier(x: i32, multiplier: i32, shift: i32) -> i32 
         } else {
             high
         }
+    }
+}
+
+/// TFLite's once-rounded `MultiplyByQuantizedMultiplier` (its FULLY_CONNECTED's), as
+/// [`super::quant::multiply_by_quantized_multiplier_single`]: `(x m + 2^(t-1)) >> t` with
+/// `t = 31 - shift`. For `shift <= -2`, `t >= 33`: the rounding term adds `2^(t-33)` to the
+/// product's high word only, and the low word cannot carry into the result (a floor division by
+/// `2^t` of `high 2^32 + low` is that of `high` by `2^(t-32)`), so it is the high word plus
+/// `2^(t-33)`, shifted by `t - 32` (no 64-bit shift).
+#[inline(always)]
+fn multiply_by_quantized_multiplier_single(x: i32, multiplier: i32, shift: i32) -> i32 {
+    if shift <= -2 {
+        // t - 33, for t = 31 + min(-shift, 31) (TFLite's clamp).
+        let k = (shift.unsigned_abs() - 2).min(29);
+        // |high| <= 2^30 and 2^k <= 2^29: the sum cannot overflow.
+        let high = ((i64::from(x) * i64::from(multiplier)) >> 32) as i32;
+        (high + (1 << k)) >> (k + 1)
+    } else {
+        super::quant::multiply_by_quantized_multiplier_single(x, multiplier, shift)
     }
 }
 

@@ -473,6 +473,10 @@ proptest! {
             multiply_by_quantized_multiplier(x, m, shift),
             crate::tflite::quant::multiply_by_quantized_multiplier(x, m, shift)
         );
+        prop_assert_eq!(
+            multiply_by_quantized_multiplier_single(x, m, shift),
+            crate::tflite::quant::multiply_by_quantized_multiplier_single(x, m, shift)
+        );
     }
 }
 
@@ -500,6 +504,11 @@ fn requantisation_edges_equal_tflites() {
                     multiply_by_quantized_multiplier(x, m, shift),
                     crate::tflite::quant::multiply_by_quantized_multiplier(x, m, shift),
                     "x {x} m {m} shift {shift}"
+                );
+                assert_eq!(
+                    multiply_by_quantized_multiplier_single(x, m, shift),
+                    crate::tflite::quant::multiply_by_quantized_multiplier_single(x, m, shift),
+                    "single: x {x} m {m} shift {shift}"
                 );
             }
         }
