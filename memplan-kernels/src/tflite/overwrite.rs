@@ -64,6 +64,32 @@ impl Overwrite {
         ((flushed + 1) * self.output[1] <= needed * self.input[1]).then_some(flushed)
     }
 
+    /// Runs one image's output rows over its input: `row(oy, image, slot)` computes output row
+    /// `oy` into `slot` (one row of `ring`, which holds [`Overwrite::held_rows`] rows) from
+    /// `image`, the image's input at `data[at[0]..]`; each row goes to `data[at[1]..]` (at or
+    /// before the input) once no later row reads the input it covers. `row`'s error stops it.
+    pub(crate) fn rows_over<T: Copy, E>(
+        &self,
+        data: &mut [T],
+        at: [usize; 2],
+        ring: &mut [T],
+        mut row: impl FnMut(usize, &[T], &mut [T]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let (held, len) = (self.held_rows().max(1), self.output[1]);
+        let image = self.input[0] * self.input[1];
+        let mut flushed = 0;
+        for oy in 0..self.output[0] {
+            let slot = &mut ring[(oy % held) * len..][..len];
+            row(oy, &data[at[0]..at[0] + image], slot)?;
+            // Rows whose bytes no later row of this image reads go over the input.
+            while let Some(f) = self.flushable(oy, flushed) {
+                data[at[1] + f * len..][..len].copy_from_slice(&ring[(f % held) * len..][..len]);
+                flushed += 1;
+            }
+        }
+        Ok(())
+    }
+
     /// The most output rows held at once: computed and not yet written over the input.
     pub(crate) fn held_rows(&self) -> usize {
         let mut held = 0;

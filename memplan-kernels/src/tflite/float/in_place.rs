@@ -109,9 +109,7 @@ pub fn depthwise_in_place(
     };
     let window = [p.kernel[0], p.stride[0], p.dilation[0], p.pad[0]];
     for b in 0..p.batches {
-        let (input, output) = (b * image, b * oh * row);
-        let mut flushed = 0;
-        for oy in 0..oh {
+        rows.rows_over(data, [b * image, b * oh * row], ring, |oy, image, slot| {
             // The row as a band of its own: the input rows under it, the padding above them.
             let Some((under, above)) = band::input_rows(oy..oy + 1, window, ih) else {
                 bail!("the window's reach overflows");
@@ -123,15 +121,9 @@ pub fn depthwise_in_place(
                 pad: [above, p.pad[1]],
                 ..*p
             };
-            let x = &data[input + under.start * iw * c..input + under.end * iw * c];
-            let slot = &mut ring[(oy % held) * row..][..row];
-            depthwise(&one, x, filter, bias, slot)?;
-            // Rows whose bytes no later row of this image reads go over the input.
-            while let Some(f) = rows.flushable(oy, flushed) {
-                data[output + f * row..][..row].copy_from_slice(&ring[(f % held) * row..][..row]);
-                flushed += 1;
-            }
-        }
+            let x = &image[under.start * iw * c..under.end * iw * c];
+            depthwise(&one, x, filter, bias, slot)
+        })?;
     }
     Ok(())
 }

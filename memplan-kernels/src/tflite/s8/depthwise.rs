@@ -1,7 +1,10 @@
 //! DEPTHWISE_CONV_2D, int8 per channel, depth multiplier 1: for each output pixel, the filter
-//! taps that fall inside the input (worked out once per row and column, so the padding costs
-//! nothing), each over a block of up to [`BLOCK`] channels at once, four a word of the NHWC
-//! input and of the `[1, H, W, C]` filter, into accumulators on the stack.
+//! taps that fall inside the input as a list of offsets (worked out once per clipping of the
+//! window, so the padding costs nothing; [`super::window`]), walked for four channels at a time
+//! with their sums in registers (four a word of the NHWC input and of the `[1, H, W, C]`
+//! filter), a block of up to [`BLOCK`] channels' sums then requantised in a loop of its own.
+//! Windows of more than [`super::window::MAX_TAPS`] taps, and the channels past the last whole
+//! quad, take a loop over the taps with a block of sums on the stack.
 
 use super::dot::{Best, Dot};
 use super::window::{Layout, Taps};
@@ -245,9 +248,7 @@ pub(super) fn depthwise_in_place_with<M: Dot>(
     let ring: &mut [i8] = bytemuck::cast_slice_mut(ring);
     let window = [p.kernel[0], p.stride[0], p.dilation[0], p.pad[0]];
     for b in 0..p.batches {
-        let (input, output) = (b * image, b * oh * row);
-        let mut flushed = 0;
-        for oy in 0..oh {
+        rows.rows_over(data, [b * image, b * oh * row], ring, |oy, image, slot| {
             // The row as a band of its own: the input rows under it, the padding above them.
             let Some((under, above)) = band::input_rows(oy..oy + 1, window, ih) else {
                 bail!("the window's reach overflows");
@@ -259,15 +260,9 @@ pub(super) fn depthwise_in_place_with<M: Dot>(
                 pad: [above, p.pad[1]],
                 ..*p
             };
-            let x = &data[input + under.start * iw * c..input + under.end * iw * c];
-            let slot = &mut ring[(oy % held) * row..][..row];
-            depthwise_with::<M>(&one, x, filter, bias, multiplier, shift, slot)?;
-            // Rows whose bytes no later row of this image reads go over the input.
-            while let Some(f) = rows.flushable(oy, flushed) {
-                data[output + f * row..][..row].copy_from_slice(&ring[(f % held) * row..][..row]);
-                flushed += 1;
-            }
-        }
+            let x = &image[under.start * iw * c..under.end * iw * c];
+            depthwise_with::<M>(&one, x, filter, bias, multiplier, shift, slot)
+        })?;
     }
     Ok(())
 }

@@ -10,7 +10,7 @@
 use core::marker::PhantomData;
 
 use super::dsp::{Dsp, pair};
-use super::window::Taps;
+use super::window::{Taps, each_quad};
 
 /// Two pixels' im2col columns `a` and `b`, widened to int16, four values of each at a time, as
 /// four pairs: `[(a0, a2), (a1, a3), (b0, b2), (b1, b3)]` (the order in which `SXTB16` widens a
@@ -60,20 +60,9 @@ pub(crate) trait Dot {
         bias: &[i32],
         sums: &mut [i32],
     ) -> bool {
-        let n = sums.len().min(bias.len()) / 4 * 4;
-        if !taps.fit_channels(x, w, n) {
-            return false;
-        }
-        for (ch, (b, s)) in (0..n)
-            .step_by(4)
-            .zip(bias.chunks_exact(4).zip(sums.chunks_exact_mut(4)))
-        {
-            let acc = [b[0], b[1], b[2], b[3]];
-            if let Some(acc) = Self::window_quad(acc, &x[ch..], &w[ch..], taps, offset) {
-                s.copy_from_slice(&acc);
-            }
-        }
-        true
+        each_quad(x, w, taps, bias, sums, |acc, x, w| {
+            Self::window_quad(acc, x, w, taps, offset)
+        })
     }
 }
 

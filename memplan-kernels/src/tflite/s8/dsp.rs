@@ -18,7 +18,7 @@
 //!  smlad([a1|a0], [c1|c0], acc)     = acc + a0 * c0 + a1 * c1
 //! ```
 
-use super::window::Taps;
+use super::window::{Taps, each_quad};
 
 /// The DSP instructions the packed kernels are written with.
 #[cfg_attr(not(any(memplan_dsp, test)), allow(dead_code))] // used on DSP targets and in tests
@@ -81,20 +81,9 @@ pub(crate) trait Dsp {
         bias: &[i32],
         sums: &mut [i32],
     ) -> bool {
-        let n = sums.len().min(bias.len()) / 4 * 4;
-        if !taps.fit_channels(x, w, n) {
-            return false;
-        }
-        for (ch, (b, s)) in (0..n)
-            .step_by(4)
-            .zip(bias.chunks_exact(4).zip(sums.chunks_exact_mut(4)))
-        {
-            let acc = [b[0], b[1], b[2], b[3]];
-            if let Some(acc) = Self::window_quad(acc, &x[ch..], &w[ch..], taps, offsets) {
-                s.copy_from_slice(&acc);
-            }
-        }
-        true
+        each_quad(x, w, taps, bias, sums, |acc, x, w| {
+            Self::window_quad(acc, x, w, taps, offsets)
+        })
     }
 
     /// `s + [a . r0, a . r1, a . r2, a . r3]` over the whole words of `a` (its first

@@ -123,6 +123,34 @@ impl Taps {
     }
 }
 
+/// `quad` on every whole quad of channels of `sums` (at most `bias`'s): from the quad's
+/// biases, on `x` and `w` from the quad's first channel, its sums into `sums`; `false` (and
+/// `sums` as it was) when the taps of those channels do not fit `x` and `w`. The portable loop
+/// of the kernels' `window_sums`.
+#[inline(always)]
+pub(crate) fn each_quad(
+    x: &[i8],
+    w: &[i8],
+    taps: &Taps,
+    bias: &[i32],
+    sums: &mut [i32],
+    quad: impl Fn([i32; 4], &[i8], &[i8]) -> Option<[i32; 4]>,
+) -> bool {
+    let n = sums.len().min(bias.len()) / 4 * 4;
+    if !taps.fit_channels(x, w, n) {
+        return false;
+    }
+    for (ch, (b, s)) in (0..n)
+        .step_by(4)
+        .zip(bias.chunks_exact(4).zip(sums.chunks_exact_mut(4)))
+    {
+        if let Some(acc) = quad([b[0], b[1], b[2], b[3]], &x[ch..], &w[ch..]) {
+            s.copy_from_slice(&acc);
+        }
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
