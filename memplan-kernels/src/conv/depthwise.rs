@@ -1,0 +1,438 @@
+//! The depthwise Conv (`group` = input channels, one input channel a group): each input plane
+//! copied once into scratch with its padding and split by stride into phases ([`Plane`]), so
+//! every tap reads one run of consecutive words for all of a channel's outputs; blocks of
+//! outputs summed in registers; too large a plane or a 3-D window computed directly.
+
+use super::*;
+
+/// Output elements a depthwise Conv sums in one vector of registers (one AVX-512 vector).
+pub(super) const DW_COLS: usize = 16;
+/// Vectors of sums a block of the padded depthwise method keeps in registers.
+pub(super) const DW_CHUNKS: usize = 8;
+/// The widest and tallest kernel the padded depthwise method takes (a larger one computes
+/// directly).
+pub(super) const MAX_DW_K: usize = 32;
+
+/// A depthwise Conv's operands.
+pub(super) struct Depthwise<'a> {
+    pub(super) geo: &'a ConvGeometry,
+    pub(super) x: &'a [f32],
+    pub(super) w: &'a [f32],
+    pub(super) bias: Option<&'a [f32]>,
+    pub(super) act: Activation,
+}
+
+/// A depthwise Conv's input plane with its padding, in the node's scratch, split by stride into
+/// phases so that every tap reads consecutive words for consecutive outputs, across rows too:
+///
+/// - each padded row is split by column into `stride` phases (column `x` at `x / stride` of
+///   phase `x % stride`), which makes a row `row_len` words;
+/// - the padded rows are split the same way by the vertical stride (row `r` is row `r / sh` of
+///   row phase `r % sh`, each row phase `phase_rows` rows).
+///
+/// Output `(yo, xo)` then reads tap `(th, tw)` at `rows[th] + cols[tw] + yo * row_len + xo`
+/// ([`Taps`]): the outputs, numbered `q = yo * row_len + xo` (the columns `ow..row_len` of each
+/// row computed and thrown away), are one run of consecutive words per tap.
+pub(super) struct Plane {
+    /// Padded columns (at least what the window reads).
+    pub(super) cols: usize,
+    /// Horizontal and vertical strides, and each row phase's rows.
+    pub(super) stride: usize,
+    pub(super) row_stride: usize,
+    pub(super) phase_rows: usize,
+    /// Zeros before the first input row and column.
+    pub(super) top: usize,
+    pub(super) left: usize,
+    /// Where each tap reads output `(0, 0)`.
+    pub(super) taps: Taps,
+    /// Words the outputs' runs read, from the plane's start: the plane and a slack after it.
+    pub(super) reach: usize,
+}
+
+impl Plane {
+    /// The plane of a 1-D or 2-D window (a 3-D one computes directly).
+    pub(super) fn of(win: &Window) -> Option<Plane> {
+        if win.input[0] != 1 || win.kernel[0] != 1 || win.output[0] != 1 {
+            return None;
+        }
+        if win.kernel[1] > MAX_DW_K || win.kernel[2] > MAX_DW_K || win.output.contains(&0) {
+            return None;
+        }
+        let read = |i: usize| {
+            (win.output[i] - 1) * win.strides[i] + (win.kernel[i] - 1) * win.dilations[i] + 1
+        };
+        let rows = (win.input[1] + win.pad_begin[1] + win.pad_end[1]).max(read(1));
+        let cols = (win.input[2] + win.pad_begin[2] + win.pad_end[2]).max(read(2));
+        let (stride, row_stride) = (win.strides[2], win.strides[1]);
+        let mut plane = Plane {
+            cols,
+            stride,
+            row_stride,
+            phase_rows: rows.div_ceil(row_stride),
+            top: win.pad_begin[1],
+            left: win.pad_begin[2],
+            taps: Taps::default(),
+            reach: 0,
+        };
+        plane.taps = Taps::of(&plane, win);
+        // The phases' taps are not ordered by (th, tw): the largest start of all.
+        let widest =
+            plane.taps.rows.iter().max().unwrap_or(&0) + plane.taps.cols.iter().max().unwrap_or(&0);
+        let outputs = (win.output[1] - 1) * plane.row_len() + win.output[2];
+        plane.reach = plane.len().max(widest + outputs.next_multiple_of(DW_COLS));
+        // At most 4 Mi floats (16 MiB): a larger plane computes directly.
+        (plane.reach <= 1 << 22).then_some(plane)
+    }
+
+    /// Words of each column phase of a stored row.
+    pub(super) fn phase(&self) -> usize {
+        self.cols.div_ceil(self.stride)
+    }
+
+    /// Words per stored row: every column phase padded to the same length.
+    pub(super) fn row_len(&self) -> usize {
+        self.phase() * self.stride
+    }
+
+    /// Words of the plane itself.
+    pub(super) fn len(&self) -> usize {
+        self.row_stride * self.phase_rows * self.row_len()
+    }
+
+    /// Copies `plane` (`ih x iw`) into `pad`, over the input's words only: the padding and the
+    /// slack keep the zeros `pad` was cleared to, since every channel's input lies at the same
+    /// words.
+    pub(super) fn fill(&self, plane: &[f32], ih: usize, iw: usize, pad: &mut [f32]) {
+        let (rl, phase) = (self.row_len(), self.phase());
+        if iw == 0 {
+            // An empty input (padding only): nothing to copy.
+            return;
+        }
+        let (lo, hi) = (self.left, self.left + iw);
+        // Padded row `top + yi` is row `(top + yi) / sh` of row phase `(top + yi) % sh`,
+        // counted on rather than divided.
+        let (mut row_phase, mut row) = (self.top % self.row_stride, self.top / self.row_stride);
+        for src in plane.chunks_exact(iw).take(ih) {
+            let at = (row_phase * self.phase_rows + row) * rl;
+            let dst = &mut pad[at..at + rl];
+            row_phase += 1;
+            if row_phase == self.row_stride {
+                row_phase = 0;
+                row += 1;
+            }
+            if self.stride == 1 {
+                copy_short(&mut dst[lo..hi], src);
+            } else if self.stride == 2 {
+                // Padded column `p` goes to `p / 2` of phase `p % 2`: the columns in pairs.
+                let (q0, q1) = (lo.div_ceil(2), (hi - 1) / 2);
+                let (even, odd) = dst.split_at_mut(phase);
+                if q1 > q0 {
+                    let pairs = &src[2 * q0 - lo..][..2 * (q1 - q0)];
+                    let (e, o) = (&mut even[q0..q1], &mut odd[q0..q1]);
+                    for ((pair, e), o) in pairs.chunks_exact(2).zip(e).zip(o) {
+                        *e = pair[0];
+                        *o = pair[1];
+                    }
+                }
+                let inner = if q1 > q0 { 2 * q0..2 * q1 } else { lo..lo };
+                for p in (lo..hi).filter(|p| !inner.contains(p)) {
+                    let v = src[p - lo];
+                    if p % 2 == 0 {
+                        even[p / 2] = v;
+                    } else {
+                        odd[p / 2] = v;
+                    }
+                }
+            } else {
+                // Column `left + x` goes to phase `(left + x) % stride`, at `(left + x) / stride`:
+                // per phase, every `stride`-th input column.
+                let st = self.stride;
+                for ph in 0..st {
+                    let x0 = (ph + st - self.left % st) % st;
+                    if x0 >= iw {
+                        continue;
+                    }
+                    let at = (self.left + x0) / st;
+                    let dst = &mut dst[ph * phase + at..(ph + 1) * phase];
+                    for (d, &v) in dst.iter_mut().zip(src[x0..].iter().step_by(st)) {
+                        *d = v;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Where each tap reads output `(0, 0)` in a [`Plane`]: tap `(th, tw)` at
+/// `rows[th] + cols[tw]`, one entry per kernel row and column.
+#[derive(Default)]
+pub(super) struct Taps {
+    pub(super) rows: ArrayVec<usize, MAX_DW_K>,
+    pub(super) cols: ArrayVec<usize, MAX_DW_K>,
+}
+
+impl Taps {
+    /// The taps of `win` in `plane`. [`Plane::of`] takes kernels of at most [`MAX_DW_K`] each
+    /// way only, so both lists fit.
+    pub(super) fn of(plane: &Plane, win: &Window) -> Taps {
+        let (sh, sw) = (plane.row_stride, plane.stride);
+        let (phase, rl) = (plane.phase(), plane.row_len());
+        let rows = (0..win.kernel[1]).map(|th| {
+            let r = th * win.dilations[1];
+            ((r % sh) * plane.phase_rows + r / sh) * rl
+        });
+        let cols = (0..win.kernel[2]).map(|tw| {
+            let c = tw * win.dilations[2];
+            (c % sw) * phase + c / sw
+        });
+        Taps {
+            rows: rows.collect(),
+            cols: cols.collect(),
+        }
+    }
+}
+
+pub(super) fn padded_portable(
+    d: &Depthwise<'_>,
+    plane: &Plane,
+    pad: &mut [f32],
+    y: &mut [f32],
+) -> Result<(), KernelError> {
+    padded(d, plane, pad, y)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(super) fn padded_avx2(
+    d: &Depthwise<'_>,
+    plane: &Plane,
+    pad: &mut [f32],
+    y: &mut [f32],
+) -> Result<(), KernelError> {
+    padded(d, plane, pad, y)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+pub(super) fn padded_avx512(
+    d: &Depthwise<'_>,
+    plane: &Plane,
+    pad: &mut [f32],
+    y: &mut [f32],
+) -> Result<(), KernelError> {
+    padded(d, plane, pad, y)
+}
+
+/// The depthwise method on a padded plane: the outputs, numbered across rows as the plane
+/// numbers them ([`Plane`]), in blocks of up to 128 (8 vectors of sums in registers), every tap
+/// (in the order (kh, kw), the padding's zeros included) added to the whole block with no edge
+/// to test; then the bias and the activation, and the block's valid columns stored. A small
+/// plane is a few blocks in all, however narrow its rows.
+#[inline(always)]
+pub(super) fn padded(
+    d: &Depthwise<'_>,
+    plane: &Plane,
+    pad: &mut [f32],
+    y: &mut [f32],
+) -> Result<(), KernelError> {
+    let geo = d.geo;
+    let win = &geo.win;
+    let (c, m) = (geo.c, geo.m);
+    let mg = m / geo.group;
+    let [ih, iw] = [win.input[1], win.input[2]];
+    let [kh, kw] = [win.kernel[1], win.kernel[2]];
+    let [oh, ow] = [win.output[1], win.output[2]];
+    let taps = kh * kw;
+    let (in_plane, out_plane) = (ih * iw, oh * ow);
+    if pad.len() < plane.reach {
+        bail!("internal error: the padded plane has no slack");
+    }
+    let pad = &mut pad[..plane.reach];
+    // The padding and the slack, once: each channel then overwrites only its input's words.
+    pad.fill(0.0);
+    let rl = plane.row_len();
+    let end = (oh - 1) * rl + ow;
+    for b in 0..geo.n {
+        for oc in 0..m {
+            let ic = oc / mg;
+            if oc % mg == 0 {
+                plane.fill(&d.x[(b * c + ic) * in_plane..][..in_plane], ih, iw, pad);
+            }
+            let pad: &[f32] = pad;
+            let block = Block {
+                pad,
+                weights: &d.w[oc * taps..][..taps],
+                taps: &plane.taps,
+                row_len: rl,
+                bias: d.bias.map(|bias| bias[oc]),
+                act: d.act,
+                ow,
+            };
+            let out = &mut y[(b * m + oc) * out_plane..][..out_plane];
+            let mut q0 = 0;
+            while q0 < end {
+                let chunks = (end - q0).div_ceil(DW_COLS);
+                q0 = match chunks {
+                    DW_CHUNKS.. => block.run::<DW_CHUNKS>(q0, out),
+                    4.. => block.run::<4>(q0, out),
+                    2.. => block.run::<2>(q0, out),
+                    _ => block.run::<1>(q0, out),
+                };
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `s += a * b` lane by lane (a multiply, then an add: the direct method's bits), one vector.
+/// Kept apart so that the compiler vectorises its lanes, not the block's vectors (a loop over
+/// those it made into gathers and scatters of sums kept in memory).
+#[inline(always)]
+pub(super) fn mul_add_vector(s: &mut [f32; DW_COLS], a: f32, b: &[f32; DW_COLS]) {
+    for (s, &b) in s.iter_mut().zip(b) {
+        *s += a * b;
+    }
+}
+
+/// One channel of the padded depthwise method: its plane, taps and epilogue.
+pub(super) struct Block<'a> {
+    /// The plane's words up to its reach.
+    pub(super) pad: &'a [f32],
+    pub(super) weights: &'a [f32],
+    /// Where the taps read, and the plane's words per stored row.
+    pub(super) taps: &'a Taps,
+    pub(super) row_len: usize,
+    pub(super) bias: Option<f32>,
+    pub(super) act: Activation,
+    pub(super) ow: usize,
+}
+
+impl Block<'_> {
+    /// Outputs `q0..q0 + 16 C` (numbered as the plane numbers them): each sum
+    /// `0 + w0 x0 + w1 x1 + ...` over the taps in order, in registers, then `+ bias`, the
+    /// activation, and the outputs of real columns stored into `out`. Returns the next block's
+    /// start.
+    #[inline(always)]
+    pub(super) fn run<const C: usize>(&self, q0: usize, out: &mut [f32]) -> usize {
+        let mut acc = [[0.0f32; DW_COLS]; C];
+        let kw = self.taps.cols.len();
+        for (th, &row) in self.taps.rows.iter().enumerate() {
+            for (tw, &col) in self.taps.cols.iter().enumerate() {
+                let wv = self.weights[th * kw + tw];
+                let at = row + col + q0;
+                // Never taken: `reach` covers every tap's run up to the last block's end.
+                let Some(src) = self.pad.get(at..at + C * DW_COLS) else {
+                    continue;
+                };
+                let (src, _) = src.as_chunks::<DW_COLS>();
+                for ci in 0..C {
+                    mul_add_vector(&mut acc[ci], wv, &src[ci]);
+                }
+            }
+        }
+        let sums = acc.as_flattened_mut();
+        if let Some(bv) = self.bias {
+            sums.iter_mut().for_each(|v| *v += bv);
+        }
+        self.act.apply(sums);
+        let (rl, ow) = (self.row_len, self.ow);
+        let q1 = q0 + C * DW_COLS;
+        let mut row = q0 / rl;
+        while row * rl < q1 {
+            let start = row * rl;
+            let (lo, hi) = (q0.max(start), q1.min(start + ow));
+            if lo < hi {
+                let Some(dst) = out.get_mut(row * ow + lo - start..row * ow + hi - start) else {
+                    break;
+                };
+                copy_short(dst, &sums[lo - q0..hi - q0]);
+            }
+            row += 1;
+        }
+        q1
+    }
+}
+
+pub(super) fn depthwise_portable(d: &Depthwise<'_>, y: &mut [f32]) -> Result<(), KernelError> {
+    depthwise(d, y)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(super) fn depthwise_avx2(d: &Depthwise<'_>, y: &mut [f32]) -> Result<(), KernelError> {
+    depthwise(d, y)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+pub(super) fn depthwise_avx512(d: &Depthwise<'_>, y: &mut [f32]) -> Result<(), KernelError> {
+    depthwise(d, y)
+}
+
+/// The depthwise method: output row by output row, each tap in order over the whole row.
+#[inline(always)]
+pub(super) fn depthwise(d: &Depthwise<'_>, y: &mut [f32]) -> Result<(), KernelError> {
+    let geo = d.geo;
+    let win = &geo.win;
+    let (c, m) = (geo.c, geo.m);
+    let mg = m / geo.group;
+    let in_plane: usize = win.input.iter().product();
+    let out_plane: usize = win.output.iter().product();
+    let taps = geo.taps();
+    let [kd, kh, kw] = [win.kernel[0], win.kernel[1], win.kernel[2]];
+    let [od, oh, ow] = [win.output[0], win.output[1], win.output[2]];
+    let [ih, iw] = [win.input[1], win.input[2]];
+    let sw = win.strides[2];
+    for b in 0..geo.n {
+        for oc in 0..m {
+            let ic = oc / mg;
+            let plane = &d.x[(b * c + ic) * in_plane..][..in_plane];
+            let weights = &d.w[oc * taps..][..taps];
+            let out = &mut y[(b * m + oc) * out_plane..][..out_plane];
+            for zo in 0..od {
+                for yo in 0..oh {
+                    let row_out = &mut out[(zo * oh + yo) * ow..][..ow];
+                    row_out.fill(0.0);
+                    for td in 0..kd {
+                        let Some(zi) = win.source(0, zo, td) else {
+                            continue;
+                        };
+                        for th in 0..kh {
+                            let Some(yi) = win.source(1, yo, th) else {
+                                continue;
+                            };
+                            let row_in = &plane[(zi * ih + yi) * iw..][..iw];
+                            for tw in 0..kw {
+                                let wv = weights[(td * kh + th) * kw + tw];
+                                let cols = win.valid_outputs(2, tw);
+                                if cols.is_empty() {
+                                    continue;
+                                }
+                                let Some(first) = win.source(2, cols.start, tw) else {
+                                    bail!("output column {} reads outside the input", cols.start);
+                                };
+                                let dst = &mut row_out[cols];
+                                if sw == 1 {
+                                    let src = &row_in[first..first + dst.len()];
+                                    for (o, &v) in dst.iter_mut().zip(src) {
+                                        *o += wv * v;
+                                    }
+                                } else {
+                                    for (k, o) in dst.iter_mut().enumerate() {
+                                        *o += wv * row_in[first + k * sw];
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    if let Some(bias) = d.bias {
+                        let bv = bias[oc];
+                        row_out.iter_mut().for_each(|o| *o += bv);
+                    }
+                    d.act.apply(row_out);
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,489 @@
+//! Conv: N-D convolution (1 to 3 spatial dimensions) with groups (depthwise included), strides,
+//! pads, dilations, `auto_pad`, an optional bias and an optional fused activation
+//! ([`crate::activation`]).
+//!
+//! Three methods, by shape:
+//!
+//! - **depthwise** (`group` = input channels > 1, one input channel per group): each input
+//!   plane copied once into the node's scratch with its padding and split by stride into
+//!   phases ([`Plane`]), so that every tap reads one run of consecutive words for all of a
+//!   channel's outputs, across rows too: blocks of 128 outputs summed in registers, however
+//!   narrow the rows (a 25 x 5 plane is two blocks). Each element sums its taps in the order
+//!   (kh, kw), the padding's zeros included, then adds the bias. Too large a plane or a 3-D
+//!   window computes directly, output row by output row, skipping the padding: the same bits.
+//! - **pointwise** (1x1 kernel, stride 1, no padding): per group, a matrix product
+//!   ([`crate::gemm`]) of the weights (`out channels x in channels`) by the input itself
+//!   (`in channels x pixels`).
+//! - **everything else**: the same product with the input seen through the window (im2col), one
+//!   panel of `k` rows x a few output pixels at a time, copied into the scratch the product packs
+//!   into anyway: no im2col matrix is ever built.
+//!
+//! In the products every output element sums its products in increasing `(input channel, kd,
+//! kh, kw)`, padding included as zeros, then adds the bias and applies the activation.
+
+use crate::activation::Activation;
+use crate::attrs::Attrs;
+use crate::error::{KernelError, bail};
+use crate::gemm::{self, A, B, Bias, PANEL, Panel, Product, Row, RowMajor};
+use crate::pack;
+use crate::simd::dispatch;
+use crate::spatial::{ConvGeometry, Window};
+use crate::tensor::{Dims, Input, Output, collect, opt_value, output, typed};
+use arrayvec::ArrayVec;
+
+mod depthwise;
+mod im2col;
+
+use depthwise::*;
+use im2col::*;
+
+/// Scratch words a Conv needs: one panel of each operand the product packs at run time, or for
+/// a depthwise one, one padded input plane.
+pub(crate) fn scratch_len(
+    attrs: &Attrs<'_>,
+    input_shapes: &[Option<&[usize]>],
+    output_shapes: &[&[usize]],
+) -> Result<usize, KernelError> {
+    let (Some(Some(xs)), Some(Some(ws))) = (input_shapes.first(), input_shapes.get(1)) else {
+        return Ok(0);
+    };
+    let (Some(&c), Some(&cg)) = (xs.get(1), ws.get(1)) else {
+        return Ok(0);
+    };
+    let group = usize::try_from(attrs.int("group", 1)?).unwrap_or(1);
+    if group > 1 && group == c {
+        let Some(ys) = output_shapes.first() else {
+            return Ok(0);
+        };
+        let geo = ConvGeometry::new(attrs, xs, ws, ys)?;
+        return Ok(Plane::of(&geo.win).map_or(0, |p| p.reach.div_ceil(2)));
+    }
+    if packed(attrs)? {
+        let Some(ys) = output_shapes.first() else {
+            return Ok(0);
+        };
+        if ConvGeometry::new(attrs, xs, &weight_shape(attrs, xs, ws, ys)?, ys)?.pointwise() {
+            // The product reads the input in place.
+            return Ok(0);
+        }
+        // [group, panels, k, 16]: only B is packed at run time.
+        return Ok(gemm::scratch_words(ws.get(2).copied().unwrap_or(1), true));
+    }
+    let taps: usize = ws.iter().skip(2).product();
+    Ok(gemm::scratch_words(cg.saturating_mul(taps), true))
+}
+
+/// Whether the node's weights are packed (`packed = 16`).
+fn packed(attrs: &Attrs<'_>) -> Result<bool, KernelError> {
+    match attrs.int("packed", 0)? {
+        0 => Ok(false),
+        p if p == PANEL as i64 => Ok(true),
+        p => bail!("packed = {p} is not supported (the panels are {PANEL} wide)"),
+    }
+}
+
+/// The weight's ONNX shape: as given, or `[m, c / group, kernel_shape..]` for packed weights
+/// (whose packed shape is checked).
+fn weight_shape(
+    attrs: &Attrs<'_>,
+    xs: &[usize],
+    ws: &[usize],
+    ys: &[usize],
+) -> Result<Dims, KernelError> {
+    if !packed(attrs)? {
+        return collect(ws.iter().copied());
+    }
+    let Some(ks) = attrs.ints("kernel_shape")? else {
+        bail!("packed weights need the kernel_shape attribute");
+    };
+    let group = usize::try_from(attrs.int("group", 1)?).unwrap_or(0);
+    let (Some(&c), Some(&m)) = (xs.get(1), ys.get(1)) else {
+        bail!("input {xs:?} and output {ys:?} must have channels");
+    };
+    let mut logical: Dims = collect([m, c.checked_div(group).unwrap_or(0)])?;
+    for &k in ks {
+        crate::tensor::push(&mut logical, usize::try_from(k).unwrap_or(0))?;
+    }
+    if pack::conv_weights_shape(&logical, group)
+        .as_ref()
+        .map(|s| &s[..])
+        != Some(ws)
+    {
+        bail!("packed weight {ws:?} does not fit the weight {logical:?} in {group} groups");
+    }
+    Ok(logical)
+}
+
+/// Conv.
+pub(crate) fn conv(
+    attrs: &Attrs,
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+    scratch: &mut [u64],
+) -> Result<(), KernelError> {
+    let (xs, x) = typed::<f32>(inputs, 0)?;
+    let (packed_shape, w) = typed::<f32>(inputs, 1)?;
+    let bias = match opt_value(inputs, 2)? {
+        None => None,
+        Some(_) => Some(typed::<f32>(inputs, 2)?),
+    };
+    let act = Activation::from_attrs(attrs)?;
+    let (ys, y) = output::<f32>(outputs, 0)?;
+    let ws = weight_shape(attrs, xs, packed_shape, ys)?;
+    let is_packed = packed(attrs)?;
+    let geo = ConvGeometry::new(attrs, xs, &ws, ys)?;
+    let m = geo.m;
+    if let Some((bs, _)) = bias
+        && bs != [m]
+    {
+        bail!("bias {bs:?} must be [{m}]");
+    }
+    let bias = bias.map(|(_, b)| b);
+    if geo.depthwise() {
+        if is_packed {
+            bail!("a depthwise Conv reads its weights unpacked");
+        }
+        let args = Depthwise {
+            geo: &geo,
+            x,
+            w,
+            bias,
+            act,
+        };
+        let floats: &mut [f32] = bytemuck::cast_slice_mut(scratch);
+        if let Some(plane) = Plane::of(&geo.win).filter(|p| p.reach <= floats.len()) {
+            let pad = &mut floats[..plane.reach];
+            return dispatch!(
+                padded_portable,
+                padded_avx2,
+                padded_avx512,
+                (&args, &plane, pad, y)
+            );
+        }
+        return dispatch!(
+            depthwise_portable,
+            depthwise_avx2,
+            depthwise_avx512,
+            (&args, y)
+        );
+    }
+    let win = &geo.win;
+    let (c, group) = (geo.c, geo.group);
+    let (cg, mg) = (c / group, m / group);
+    let in_plane: usize = win.input.iter().product();
+    let out_plane: usize = win.output.iter().product();
+    let k = cg * geo.taps();
+    let panels = mg.div_ceil(PANEL);
+    let packed_rows: &[Row] = w.as_chunks::<PANEL>().0;
+    let buf = gemm::panel_buffer(scratch);
+    for b in 0..geo.n {
+        for g in 0..group {
+            let xg = &x[(b * c + g * cg) * in_plane..][..cg * in_plane];
+            let mut p = Product {
+                m: mg,
+                n: out_plane,
+                k,
+                c: &mut y[(b * m + g * mg) * out_plane..][..mg * out_plane],
+                ldc: out_plane,
+                bias: bias.map_or(Bias::None, |bias| Bias::Row(&bias[g * mg..][..mg])),
+                act,
+            };
+            let a = if is_packed {
+                A::Packed(&packed_rows[g * panels * k..][..panels * k])
+            } else {
+                A::Rows {
+                    a: &w[g * mg * k..][..mg * k],
+                    lda: k,
+                }
+            };
+            if geo.pointwise() {
+                // Packed weights read the input in place; unpacked ones pack it as `RowMajor`.
+                let b: B<'_, RowMajor<'_>> = B::InPlace {
+                    b: xg,
+                    ld: in_plane,
+                };
+                gemm::product(&mut p, a, b, buf)?;
+            } else {
+                gemm::product(&mut p, a, B::Pack(&Im2col { x: xg, win }), buf)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::simd::{Level, detected, limit};
+    use crate::test_values::values;
+    use crate::{Attr, Attrs, Data, DataMut, Input, Output, run, scratch_len};
+    use std::vec;
+    use std::vec::Vec;
+
+    /// Runs a Conv with `words` of scratch (`None`: what `scratch_len` says), filled with NaNs.
+    fn conv(
+        attrs: &Attrs<'_>,
+        xs: &[usize],
+        ws: &[usize],
+        ys: &[usize],
+        words: Option<usize>,
+    ) -> Vec<f32> {
+        let x = values(xs.iter().product(), 1);
+        let w = values(ws.iter().product(), 2);
+        let b = values(ws[0], 3);
+        let bs = [ws[0]];
+        let inputs = [
+            Input::Value {
+                shape: xs,
+                data: Data::F32(&x),
+            },
+            Input::Value {
+                shape: ws,
+                data: Data::F32(&w),
+            },
+            Input::Value {
+                shape: &bs,
+                data: Data::F32(&b),
+            },
+        ];
+        let words = words.unwrap_or_else(|| {
+            scratch_len("Conv", attrs, &[Some(xs), Some(ws), Some(&bs)], &[ys]).unwrap()
+        });
+        // Scratch full of NaNs: a kernel that read a word it did not write would show it.
+        let mut scratch = vec![0x7fc0_0000_7fc0_0000u64; words];
+        let mut y = vec![f32::NAN; ys.iter().product()];
+        let mut outputs = [Output {
+            shape: ys,
+            data: DataMut::F32(&mut y),
+        }];
+        run("Conv", attrs, &inputs, &mut outputs, &mut scratch).unwrap();
+        y
+    }
+
+    /// The padded-plane depthwise method gives the bits of the direct one (finite weights: the
+    /// padding's zero products change no sum), at every level.
+    #[test]
+    #[allow(clippy::type_complexity)]
+    fn depthwise_methods_agree() {
+        let cases: [(&[(&str, Attr<'_>)], [usize; 4], [usize; 4], [usize; 4]); 11] = [
+            // An input with no columns: the outputs are the padding's, the bias alone.
+            (
+                &[("group", Attr::Int(2)), ("pads", Attr::Ints(&[0, 1, 0, 1]))],
+                [1, 2, 3, 0],
+                [2, 1, 1, 1],
+                [1, 2, 3, 2],
+            ),
+            // Narrow rows: a few blocks span the whole plane.
+            (
+                &[("group", Attr::Int(4)), ("pads", Attr::Ints(&[1, 1, 1, 1]))],
+                [1, 4, 25, 5],
+                [4, 1, 3, 3],
+                [1, 4, 25, 5],
+            ),
+            // Vertical and horizontal strides that differ, an odd right padding.
+            (
+                &[
+                    ("group", Attr::Int(3)),
+                    ("pads", Attr::Ints(&[1, 0, 2, 3])),
+                    ("strides", Attr::Ints(&[2, 1])),
+                    ("dilations", Attr::Ints(&[1, 2])),
+                ],
+                [1, 3, 11, 9],
+                [3, 1, 3, 3],
+                [1, 3, 6, 8],
+            ),
+            (
+                &[
+                    ("group", Attr::Int(2)),
+                    ("pads", Attr::Ints(&[2, 1, 0, 2])),
+                    ("strides", Attr::Ints(&[3, 2])),
+                    ("activation", Attr::Str("Clip")),
+                    ("activation_params", Attr::Floats(&[-0.5, 0.75])),
+                ],
+                [1, 2, 13, 7],
+                [4, 1, 4, 2],
+                [1, 4, 4, 5],
+            ),
+            // More outputs than one block of 128, rows far narrower than a vector.
+            (
+                &[("group", Attr::Int(2)), ("pads", Attr::Ints(&[0, 1, 0, 1]))],
+                [1, 2, 70, 3],
+                [2, 1, 5, 3],
+                [1, 2, 66, 3],
+            ),
+            (
+                &[
+                    ("group", Attr::Int(4)),
+                    ("pads", Attr::Ints(&[0, 0, 1, 1])),
+                    ("strides", Attr::Ints(&[2, 2])),
+                    ("activation", Attr::Str("HardSwish")),
+                ],
+                [1, 4, 20, 34],
+                [4, 1, 3, 3],
+                [1, 4, 10, 17],
+            ),
+            (
+                &[("group", Attr::Int(8)), ("pads", Attr::Ints(&[1, 1, 1, 1]))],
+                [1, 8, 19, 21],
+                [8, 1, 3, 3],
+                [1, 8, 19, 21],
+            ),
+            (
+                &[
+                    ("group", Attr::Int(4)),
+                    ("pads", Attr::Ints(&[0, 1, 2, 1])),
+                    ("strides", Attr::Ints(&[2, 2])),
+                ],
+                [2, 4, 17, 33],
+                [4, 1, 3, 3],
+                [2, 4, 9, 17],
+            ),
+            (
+                &[
+                    ("group", Attr::Int(3)),
+                    ("pads", Attr::Ints(&[2, 2, 2, 2])),
+                    ("dilations", Attr::Ints(&[2, 2])),
+                    ("activation", Attr::Str("Relu")),
+                ],
+                [1, 3, 9, 40],
+                [6, 1, 3, 3],
+                [1, 6, 9, 40],
+            ),
+            (
+                &[
+                    ("group", Attr::Int(5)),
+                    ("pads", Attr::Ints(&[2, 2, 2, 2])),
+                    ("strides", Attr::Ints(&[3, 3])),
+                ],
+                [1, 5, 14, 50],
+                [5, 1, 5, 5],
+                [1, 5, 5, 17],
+            ),
+            (
+                &[
+                    ("group", Attr::Int(2)),
+                    ("auto_pad", Attr::Str("SAME_UPPER")),
+                ],
+                [1, 2, 6, 16],
+                [2, 1, 4, 4],
+                [1, 2, 6, 16],
+            ),
+        ];
+        for (attrs, xs, ws, ys) in cases {
+            let attrs = Attrs::new(attrs);
+            let direct = conv(&attrs, &xs, &ws, &ys, Some(0));
+            for level in [Level::Portable, Level::Avx2, Level::Avx512] {
+                if level > detected() {
+                    continue;
+                }
+                limit(level);
+                let padded = conv(&attrs, &xs, &ws, &ys, None);
+                for (a, b) in padded.iter().zip(&direct) {
+                    assert_eq!(a.to_bits(), b.to_bits(), "{xs:?} {ws:?} at {level:?}");
+                }
+            }
+            limit(Level::Avx512);
+        }
+    }
+
+    /// One case of [`im2col_panels_are_the_im2col_matrix`]: spatial input sizes, kernel sizes,
+    /// strides, dilations, pads (begin then end).
+    type WindowCase<'a> = (&'a [usize], &'a [usize], &'a [i64], &'a [i64], &'a [i64]);
+
+    /// Every panel `Im2col` packs is its part of the im2col matrix: row `ci * taps + tap`,
+    /// column `pixel`, the input that tap reads for that pixel, 0 in the padding and in the
+    /// columns past the panel's width; over 1 to 3 spatial dimensions, pads, strides, dilations,
+    /// output rows narrower and wider than a panel, chunks of `k` that start inside a channel.
+    #[test]
+    fn im2col_panels_are_the_im2col_matrix() {
+        use super::Im2col;
+        use crate::gemm::{PANEL, Panel, Row};
+        use crate::spatial::Window;
+        let cases: [WindowCase<'_>; 9] = [
+            (&[5, 7], &[3, 3], &[1, 1], &[1, 1], &[1, 1, 1, 1]),
+            (&[9, 8], &[3, 3], &[2, 2], &[1, 1], &[1, 0, 0, 1]),
+            (&[6, 20], &[2, 3], &[1, 1], &[2, 1], &[0, 0, 0, 0]),
+            (&[40], &[5], &[3], &[1], &[2, 2]),
+            (
+                &[3, 4, 5],
+                &[2, 2, 2],
+                &[1, 1, 1],
+                &[1, 1, 1],
+                &[1, 1, 1, 1, 1, 1],
+            ),
+            (&[11, 11], &[7, 7], &[2, 2], &[1, 1], &[3, 3, 3, 3]),
+            (&[6, 6], &[1, 1], &[2, 2], &[1, 1], &[0, 0, 0, 0]),
+            (&[2, 3], &[5, 5], &[1, 1], &[1, 1], &[2, 2, 2, 2]),
+            (&[4, 37], &[3, 3], &[1, 3], &[1, 2], &[0, 5, 2, 1]),
+        ];
+        let channels = 3;
+        for (input, kernel, strides, dilations, pads) in cases {
+            let r = input.len();
+            let given: Vec<usize> = (0..r)
+                .map(|i| {
+                    let span = (kernel[i] - 1) * dilations[i] as usize + 1;
+                    let padded = input[i] + (pads[i] + pads[i + r]) as usize;
+                    (padded - span) / strides[i] as usize + 1
+                })
+                .collect();
+            let list = [
+                ("strides", Attr::Ints(strides)),
+                ("dilations", Attr::Ints(dilations)),
+                ("pads", Attr::Ints(pads)),
+            ];
+            let win = Window::new(&Attrs::new(&list), input, kernel, false, &given)
+                .unwrap()
+                .to_3d();
+            let plane: usize = input.iter().product();
+            // Distinct non-zero values: an input read from the wrong place shows.
+            let x: Vec<f32> = (0..channels * plane).map(|i| i as f32 + 1.0).collect();
+            let im2col = Im2col { x: &x, win: &win };
+            let taps: usize = kernel.iter().product();
+            let (k, n) = (channels * taps, given.iter().product::<usize>());
+            let want = |row: usize, col: usize| -> f32 {
+                let (ci, t) = (row / taps, row % taps);
+                let tap = [
+                    t / (win.kernel[1] * win.kernel[2]),
+                    (t / win.kernel[2]) % win.kernel[1],
+                    t % win.kernel[2],
+                ];
+                let (ow, oh) = (win.output[2], win.output[1]);
+                let out = [col / (ow * oh), (col / ow) % oh, col % ow];
+                let mut at = 0;
+                for d in 0..3 {
+                    match win.source(d, out[d], tap[d]) {
+                        Some(i) => at = at * win.input[d] + i,
+                        None => return 0.0,
+                    }
+                }
+                x[ci * plane + at]
+            };
+            for chunk in [k, 5, taps + 1] {
+                for n0 in (0..n).step_by(PANEL) {
+                    let w = PANEL.min(n - n0);
+                    for nr in [w, PANEL] {
+                        let mut k0 = 0;
+                        while k0 < k {
+                            let kc = chunk.min(k - k0);
+                            let mut dst: Vec<Row> = vec![[f32::NAN; PANEL]; kc];
+                            im2col.pack(k0, n0, w, nr, &mut dst);
+                            for (i, row) in dst.iter().enumerate() {
+                                for (j, &got) in row[..nr].iter().enumerate() {
+                                    let want = if j < w { want(k0 + i, n0 + j) } else { 0.0 };
+                                    assert_eq!(
+                                        got.to_bits(),
+                                        want.to_bits(),
+                                        "{input:?} {kernel:?} s{strides:?} d{dilations:?} \
+                                         p{pads:?}: row {} col {}",
+                                        k0 + i,
+                                        n0 + j
+                                    );
+                                }
+                            }
+                            k0 += kc;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
