@@ -11,9 +11,9 @@
 //! ([`MAX_DRY_RUN_WORK`]); the TFLite lowering checks what such nodes may get wrong (their
 //! windows, sizes and biases) itself.
 
+use crate::graph::OpInput;
 use memplan_core::DType;
 use memplan_kernels::{Input, Output, OwnedData};
-use memplan_onnx::OpInput;
 
 use crate::fold::with_attrs;
 use crate::graph::{Constant, Node};
@@ -166,7 +166,7 @@ fn run_once(node: &Node, inputs: &[Option<Value>], buffers: &mut [Value]) -> Res
 fn taps_per_output(node: &Node, inputs: &[Option<(DType, Vec<usize>)>]) -> u64 {
     let attr = |name: &str| {
         node.attrs.iter().find_map(|(n, v)| match v {
-            memplan_onnx::AttrValue::Int(i) if n == name => u64::try_from(*i).ok(),
+            crate::graph::AttrValue::Int(i) if n == name => u64::try_from(*i).ok(),
             _ => None,
         })
     };
@@ -203,7 +203,7 @@ fn taps_per_output(node: &Node, inputs: &[Option<(DType, Vec<usize>)>]) -> u64 {
         "MaxPool" | "AveragePool" => {
             let spatial = shape(0).map(|s| s.get(2..).unwrap_or_default().to_vec());
             let kernel = node.attrs.iter().find_map(|(n, v)| match v {
-                memplan_onnx::AttrValue::Ints(k) if n == "kernel_shape" => Some(k.clone()),
+                crate::graph::AttrValue::Ints(k) if n == "kernel_shape" => Some(k.clone()),
                 _ => None,
             });
             match (spatial, kernel) {
@@ -233,7 +233,7 @@ fn taps_per_output(node: &Node, inputs: &[Option<(DType, Vec<usize>)>]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use memplan_onnx::AttrValue;
+    use crate::graph::AttrValue;
 
     /// `tflite.PAD` of `[2, 3]` by `pads`, to `[3, 5]`.
     fn pad(pads: &[i64]) -> Node {

@@ -5,9 +5,9 @@
 
 use std::fmt::Write as _;
 
+use crate::graph::{AttrValue, OpInput};
 use memplan_core::DType;
 use memplan_core::model_file::Layout;
-use memplan_onnx::{AttrValue, OpInput};
 use proc_macro2::TokenStream;
 
 use crate::graph::{Prepared, kernel_dtype};

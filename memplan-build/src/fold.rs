@@ -21,9 +21,9 @@ use std::path::{Path, PathBuf};
 
 use memplan_core::DType;
 use memplan_kernels::{Attr, Attrs, Input, Output, OwnedData};
-use memplan_onnx::{
-    AttrValue, BUDGET_PER_FILE_BYTE, BUDGET_SLACK, FoldedNode, WeightData, WeightValue,
-};
+use memplan_onnx::{BUDGET_PER_FILE_BYTE, BUDGET_SLACK, FoldedNode, WeightData, WeightValue};
+
+use crate::graph::AttrValue;
 
 /// The most bytes one folded value may have (256 MiB).
 pub const MAX_FOLDED_BYTES: u64 = 256 << 20;
@@ -181,6 +181,12 @@ pub(crate) fn load(value: &WeightValue, held: &mut Held) -> Result<Vec<u8>, Stri
 /// The little-endian bytes of `folded`'s output, each buffer taken from `held` before it is
 /// allocated.
 fn evaluate(folded: &FoldedNode, depth: usize, held: &mut Held) -> Result<Vec<u8>, String> {
+    // The node's attributes as memplan's own, as the kernels' `Attrs` are made from them.
+    let attrs: Vec<(String, AttrValue)> = folded
+        .attrs
+        .iter()
+        .map(|(n, v)| (n.clone(), crate::onnx::attr(v.clone())))
+        .collect();
     let what = format!("folded node `{}` ({})", folded.node, folded.op_type);
     if depth > MAX_DEPTH {
         return Err(format!(
@@ -225,18 +231,16 @@ fn evaluate(folded: &FoldedNode, depth: usize, held: &mut Held) -> Result<Vec<u8
         });
     }
     if folded.op_type == "DequantizeLinear" {
-        return dequantize(&what, folded, &inputs, &out_shape, out_dtype);
+        return dequantize(&what, &attrs, &inputs, &out_shape, out_dtype);
     }
-    let ints: Vec<(&str, i64)> = folded
-        .attrs
+    let ints: Vec<(&str, i64)> = attrs
         .iter()
         .filter_map(|(n, v)| match v {
             AttrValue::Int(i) => Some((n.as_str(), *i)),
             _ => None,
         })
         .collect();
-    let strs: Vec<(&str, &str)> = folded
-        .attrs
+    let strs: Vec<(&str, &str)> = attrs
         .iter()
         .filter_map(|(n, v)| match v {
             AttrValue::Str(s) => Some((n.as_str(), s.as_str())),
@@ -272,7 +276,7 @@ fn evaluate(folded: &FoldedNode, depth: usize, held: &mut Held) -> Result<Vec<u8
         .map(|i| i.as_ref().map(|(s, _)| s.as_slice()))
         .collect();
     let output_shapes: Vec<&[usize]> = outputs.iter().map(|(s, _)| s.as_slice()).collect();
-    with_attrs(&folded.attrs, |attrs| {
+    with_attrs(&attrs, |attrs| {
         let words =
             memplan_kernels::scratch_len(&folded.op_type, attrs, &input_shapes, &output_shapes)
                 .map_err(|e| format!("{what} cannot be evaluated: {e}"))?;
@@ -301,7 +305,7 @@ fn evaluate(folded: &FoldedNode, depth: usize, held: &mut Held) -> Result<Vec<u8
 /// (`axis`, default 1), `x` int8, uint8 or int32, the result float32, as ONNX Runtime computes it.
 fn dequantize(
     what: &str,
-    folded: &FoldedNode,
+    attrs: &[(String, AttrValue)],
     inputs: &[Loaded],
     out_shape: &[usize],
     out_dtype: DType,
@@ -310,7 +314,7 @@ fn dequantize(
     if out_dtype != DType::F32 {
         return fail("only a float32 output is supported");
     }
-    let attr = |name: &str| folded.attrs.iter().find(|(n, _)| n == name).map(|(_, v)| v);
+    let attr = |name: &str| attrs.iter().find(|(n, _)| n == name).map(|(_, v)| v);
     if let Some(AttrValue::Int(b)) = attr("block_size")
         && *b != 0
     {

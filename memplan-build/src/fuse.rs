@@ -23,8 +23,8 @@
 //! A fused-away node's output tensor is gone from the model, so the plan has fewer tensors; every
 //! fusion requires that tensor to have no other reader and not be a graph output.
 
+use crate::graph::{AttrValue, OpInput};
 use memplan_core::{DType, Model};
-use memplan_onnx::{AttrValue, OpInput};
 
 use crate::graph::{Constant, FuseReport, Node};
 

@@ -1,14 +1,13 @@
 //! The network between the stages of the build: each node as the generated code runs it, the
 //! constants, the planned network ready to be written ([`Prepared`]), what the build-time
-//! rewriting did ([`FuseReport`]) and the kernels' names for dtypes. The importers (`prepare` for
-//! ONNX, `tflite`) make it, `fuse` rewrites it, `emit` writes it; this module imports none of
-//! them.
+//! rewriting did ([`FuseReport`]) and the kernels' names for dtypes, in memplan's own types
+//! ([`AttrValue`], [`OpInput`]): the front ends (`onnx`, `tflite`) make it, `fuse` rewrites it,
+//! `emit` writes it; this module imports none of them, nor any format's types.
 
 use std::path::PathBuf;
 
 use memplan_core::model_plan::ModelPlan;
 use memplan_core::{DType, Model};
-use memplan_onnx::{AttrValue, OpInput};
 
 /// The kernels' name for a dtype (the `Data` variant), or why they cannot hold it.
 pub(crate) fn kernel_dtype(dtype: DType) -> Result<&'static str, String> {
@@ -24,6 +23,35 @@ pub(crate) fn kernel_dtype(dtype: DType) -> Result<&'static str, String> {
             other.name()
         )),
     }
+}
+
+/// An attribute's value, memplan's own whichever format the network came from (the ONNX front
+/// end converts its attributes, the TFLite lowering computes them).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum AttrValue {
+    /// An integer.
+    Int(i64),
+    /// A float.
+    Float(f32),
+    /// A string.
+    Str(String),
+    /// A list of integers.
+    Ints(Vec<i64>),
+    /// A list of floats.
+    Floats(Vec<f32>),
+    /// A list of strings.
+    Strs(Vec<String>),
+}
+
+/// Where one input of a node comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OpInput {
+    /// An absent optional input.
+    Absent,
+    /// A value of the network: an index into the model's tensors.
+    Tensor(usize),
+    /// A constant: an index into the network's constants.
+    Weight(usize),
 }
 
 /// One node as the generated code runs it.

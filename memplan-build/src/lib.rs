@@ -65,6 +65,7 @@ mod fold;
 mod fuse;
 mod graph;
 mod network;
+mod onnx;
 mod options;
 mod output;
 mod patches;

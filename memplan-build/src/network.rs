@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use crate::emit::{self, BlobPath};
 use crate::error::Error;
 use crate::graph::Prepared;
+use crate::onnx;
 use crate::options::Options;
-use crate::prepare;
 
 /// A network to generate code for, from an ONNX file.
 ///
@@ -276,7 +276,7 @@ impl Network {
             println!("cargo::rerun-if-changed={}", self.source.display());
         }
         let prepared = match self.format {
-            Format::Onnx => prepare::prepare(&self.source, &self.options),
+            Format::Onnx => onnx::prepare(&self.source, &self.options),
             Format::Tflite => crate::tflite::prepare(&self.source, &self.options),
         }
         .map_err(|message| Error::new(&self.source, message))?;

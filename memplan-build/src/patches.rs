@@ -23,8 +23,8 @@
 
 use std::ops::Range;
 
+use crate::graph::OpInput;
 use memplan_core::Model;
-use memplan_onnx::OpInput;
 
 use crate::graph::{Constant, Node};
 use crate::specialise::{self, Kernel};

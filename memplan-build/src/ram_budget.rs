@@ -20,8 +20,8 @@
 use std::collections::BTreeSet;
 use std::ops::Range;
 
+use crate::graph::OpInput;
 use memplan_core::Model;
-use memplan_onnx::OpInput;
 
 use crate::graph::{Constant, Node};
 use crate::options::Options;

@@ -24,10 +24,10 @@
 //! the scratch planning (`prepare::finish`) and the emitter (`emit`) both ask it, so the scratch
 //! a kernel gets is the scratch it needs.
 
+use crate::graph::{AttrValue, OpInput};
 use memplan_core::DType;
 use memplan_core::model_file::Layout;
 use memplan_kernels::tflite::{float, hybrid, s8};
-use memplan_onnx::{AttrValue, OpInput};
 
 use crate::graph::{Constant, Node};
 

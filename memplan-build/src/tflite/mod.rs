@@ -12,9 +12,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::graph::{AttrValue, OpInput};
 use memplan_core::DType;
 use memplan_kernels::tflite::quant::quantize_multiplier;
-use memplan_onnx::{AttrValue, OpInput};
 use memplan_tflite::{Activation, ElementType, Graph, Operator, Options as Opts, Padding};
 
 use crate::dry_run::{MAX_DRY_RUN_TOTAL, dry_run};
