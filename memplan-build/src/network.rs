@@ -101,17 +101,14 @@ impl Network {
     /// name starts with `TFL3` has those bytes there too.
     pub fn from_file(path: impl AsRef<Path>) -> Self {
         let path = path.as_ref();
-        let extension = path.extension().map(|e| e.to_ascii_lowercase());
-        let tflite = match extension.as_ref().and_then(|e| e.to_str()) {
-            Some("tflite") => true,
-            Some("onnx") => false,
-            _ => std::fs::File::open(path)
-                .and_then(|mut f| {
-                    let mut head = [0u8; 8];
-                    std::io::Read::read_exact(&mut f, &mut head).map(|()| &head[4..8] == b"TFL3")
-                })
-                .unwrap_or(false),
-        };
+        // The first 8 bytes, for a file named neither `.tflite` nor `.onnx` (none if unreadable:
+        // ONNX, whose reader then says what is wrong).
+        let mut head = [0u8; 8];
+        let read = std::fs::File::open(path)
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+            .is_ok();
+        let head = if read { &head[..] } else { &[] };
+        let tflite = memplan_tflite::is_tflite(path, head);
         Self::new(path, if tflite { Format::Tflite } else { Format::Onnx })
     }
 

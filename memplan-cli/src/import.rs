@@ -66,15 +66,7 @@ pub(crate) fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
         .out
         .as_ref()
         .map_or_else(|| "<stdout>".to_string(), |p| p.display().to_string());
-    // The extension decides (an ONNX file may hold `TFL3` at bytes 4..8: its producer's name);
-    // the identifier only for a file named neither `.tflite` nor `.onnx`.
-    let extension = args.input.extension().map(|e| e.to_ascii_lowercase());
-    let tflite = match extension.as_ref().and_then(|e| e.to_str()) {
-        Some("tflite") => true,
-        Some("onnx") => false,
-        _ => bytes.get(4..8) == Some(b"TFL3"),
-    };
-    if tflite {
+    if memplan_tflite::is_tflite(&args.input, &bytes) {
         return import_tflite(args, &toml_name, &bytes);
     }
     let imported = memplan_onnx::import(

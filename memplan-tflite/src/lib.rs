@@ -76,6 +76,20 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// Whether the file at `path`, whose first bytes are `head`, is to be read as TensorFlow Lite
+/// rather than ONNX: its extension decides (`.tflite` or `.onnx`, in any case), else the
+/// flatbuffer's file identifier `TFL3` at bytes 4..8. The extension comes first: an ONNX file
+/// whose producer's name starts with `TFL3` has those bytes there too. What `memplan import`
+/// and `memplan_build::Network::from_file` both decide by.
+pub fn is_tflite(path: &Path, head: &[u8]) -> bool {
+    let extension = path.extension().map(|e| e.to_ascii_lowercase());
+    match extension.as_ref().and_then(|e| e.to_str()) {
+        Some("tflite") => true,
+        Some("onnx") => false,
+        _ => head.get(4..8) == Some(b"TFL3"),
+    }
+}
+
 fn fail<T>(message: String) -> Result<T, Error> {
     Err(Error { message })
 }

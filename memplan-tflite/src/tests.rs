@@ -101,3 +101,17 @@ fn issue_36_an_options_table_shared_by_every_operator_is_named_not_printed() {
         );
     }
 }
+
+#[test]
+fn the_extension_decides_the_format_before_the_file_identifier() {
+    use std::path::Path;
+    let tfl3 = *b"\x1c\0\0\0TFL3";
+    assert!(crate::is_tflite(Path::new("m.tflite"), b""));
+    assert!(crate::is_tflite(Path::new("M.TFLITE"), b"onnx bytes"));
+    // An ONNX file whose producer's name puts `TFL3` at bytes 4..8 is still ONNX.
+    assert!(!crate::is_tflite(Path::new("m.onnx"), &tfl3));
+    // Neither name: the identifier decides.
+    assert!(crate::is_tflite(Path::new("model.bin"), &tfl3));
+    assert!(!crate::is_tflite(Path::new("model"), b"\x08\x07\x12\x04onnx"));
+    assert!(!crate::is_tflite(Path::new("model"), b"TFL"));
+}
