@@ -96,6 +96,6 @@ fn fail<T>(message: String) -> Result<T, Error> {
 
 pub use graph::*;
 pub use import::{ImportOptions, Imported, import, import_file};
-#[cfg(feature = "fixture")]
+#[cfg(any(test, feature = "fixture"))]
 use read::builtin_names;
 pub use read::{builtin_name, read};
