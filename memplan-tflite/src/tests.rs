@@ -112,6 +112,9 @@ fn the_extension_decides_the_format_before_the_file_identifier() {
     assert!(!crate::is_tflite(Path::new("m.onnx"), &tfl3));
     // Neither name: the identifier decides.
     assert!(crate::is_tflite(Path::new("model.bin"), &tfl3));
-    assert!(!crate::is_tflite(Path::new("model"), b"\x08\x07\x12\x04onnx"));
+    assert!(!crate::is_tflite(
+        Path::new("model"),
+        b"\x08\x07\x12\x04onnx"
+    ));
     assert!(!crate::is_tflite(Path::new("model"), b"TFL"));
 }
