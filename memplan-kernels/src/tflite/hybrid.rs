@@ -166,12 +166,9 @@ fn outputs(
 /// Bytes of scratch [`conv_in_place`] needs (one pixel's quantized inputs), or `None` unless
 /// the convolution is [`Window::pointwise`] with no more output than input channels.
 #[must_use]
-pub const fn conv_in_place_scratch_bytes(p: &Window) -> Option<usize> {
-    if p.pointwise() && p.output[2] <= p.input[2] {
-        Some(p.input[2])
-    } else {
-        None
-    }
+pub fn conv_in_place_scratch_bytes(p: &Window) -> Option<usize> {
+    // Pointwise with no more output than input channels, as the float kernel's condition.
+    p.conv_in_place_scratch_bytes().map(|_| p.input[2])
 }
 
 /// Runs a pointwise hybrid CONV_2D as [`conv`] does, with its output written over its own

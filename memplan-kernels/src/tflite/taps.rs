@@ -27,6 +27,27 @@ pub(crate) fn taps(
     (start, end.max(start))
 }
 
+/// Whether a window of `kernel`, `stride` and `pad` (each `[vertical, horizontal]`) from an
+/// input of `[height, width]` `input` to `output` is pointwise: 1 x 1, stride 1, no padding,
+/// the output the input's size.
+#[must_use]
+pub(crate) const fn pointwise(
+    kernel: [usize; 2],
+    stride: [usize; 2],
+    pad: [usize; 2],
+    input: [usize; 2],
+    output: [usize; 2],
+) -> bool {
+    kernel[0] == 1
+        && kernel[1] == 1
+        && stride[0] == 1
+        && stride[1] == 1
+        && pad[0] == 0
+        && pad[1] == 0
+        && input[0] == output[0]
+        && input[1] == output[1]
+}
+
 /// Refuses a window whose farthest position (`output x stride + kernel x dilation`) or padded
 /// input (`pad + input`) overflows along either axis: with these in range, [`taps`] and the
 /// kernels' index arithmetic cannot overflow.

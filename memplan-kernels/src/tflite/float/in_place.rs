@@ -44,14 +44,13 @@ impl Window {
     /// A 1 x 1 convolution with stride 1 and no padding over an image of the output's size.
     #[must_use]
     pub const fn pointwise(&self) -> bool {
-        self.kernel[0] == 1
-            && self.kernel[1] == 1
-            && self.stride[0] == 1
-            && self.stride[1] == 1
-            && self.pad[0] == 0
-            && self.pad[1] == 0
-            && self.input[0] == self.output[0]
-            && self.input[1] == self.output[1]
+        crate::tflite::taps::pointwise(
+            self.kernel,
+            self.stride,
+            self.pad,
+            [self.input[0], self.input[1]],
+            [self.output[0], self.output[1]],
+        )
     }
 
     /// Bytes of scratch [`conv_in_place`] needs (a few input pixels), or `None` unless the

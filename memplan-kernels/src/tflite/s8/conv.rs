@@ -46,14 +46,13 @@ impl Conv {
     /// own rows, widened.
     #[must_use]
     pub const fn pointwise(&self) -> bool {
-        self.kernel[0] == 1
-            && self.kernel[1] == 1
-            && self.stride[0] == 1
-            && self.stride[1] == 1
-            && self.pad[0] == 0
-            && self.pad[1] == 0
-            && self.input[0] == self.output[0]
-            && self.input[1] == self.output[1]
+        crate::tflite::taps::pointwise(
+            self.kernel,
+            self.stride,
+            self.pad,
+            [self.input[0], self.input[1]],
+            [self.output[0], self.output[1]],
+        )
     }
 
     /// Whether [`conv_in_place`] runs it: pointwise, with no more output than input channels
