@@ -484,7 +484,7 @@ fn stage_body(
     prepared: &Prepared,
     call: &specialise::Call<'_>,
     operands: &specialise::Operands<'_>,
-    stage: &crate::patches::Streamed,
+    stage: &crate::graph::Streamed,
     view: &dyn Fn(usize) -> String,
     scratch: &str,
 ) -> Option<String> {
@@ -494,7 +494,7 @@ fn stage_body(
     };
     let n = stage.nodes.len();
     let fields =
-        |st: &crate::patches::Step| [st.node, st.drop, st.at, st.rows, st.from, st.take, st.above];
+        |st: &crate::graph::Step| [st.node, st.drop, st.at, st.rows, st.from, st.take, st.above];
     let narrow = stage
         .steps
         .iter()

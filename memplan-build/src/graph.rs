@@ -43,16 +43,10 @@ pub(crate) enum AttrValue {
     Strs(Vec<String>),
 }
 
-/// Where one input of a node comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum OpInput {
-    /// An absent optional input.
-    Absent,
-    /// A value of the network: an index into the model's tensors.
-    Tensor(usize),
-    /// A constant: an index into the network's constants.
-    Weight(usize),
-}
+/// Where one input of a node comes from: memplan's own operand type, the model file's (a
+/// value of the network is `Tensor`, an index into the model's tensors; a constant is `Weight`,
+/// an index into the network's constants).
+pub(crate) use memplan_core::model_file::OpInput;
 
 /// One node as the generated code runs it.
 #[derive(Clone)]
@@ -73,7 +67,36 @@ pub(crate) struct Node {
     /// [`crate::ram_budget`]): the two share memory, an in-place pair of the model.
     pub(crate) overwrites: bool,
     /// The chain of nodes it stands for, run band by band ([`crate::patches`]), if it is one.
-    pub(crate) stage: Option<Box<crate::patches::Streamed>>,
+    pub(crate) stage: Option<Box<Streamed>>,
+}
+
+/// One call of the generated loop: layer `node` (of the stage) computes `rows` output rows into
+/// its band buffer at row `at`, after moving the buffer's rows `drop..drop + at` to its front;
+/// it reads `take` rows of its input from row `from` (of the band buffer before it, or of the
+/// stage's input), with `above` rows of padding above them. The last layer writes the stage's
+/// output at row `at` (and never drops).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Step {
+    pub(crate) node: usize,
+    pub(crate) drop: usize,
+    pub(crate) at: usize,
+    pub(crate) rows: usize,
+    pub(crate) from: usize,
+    pub(crate) take: usize,
+    pub(crate) above: usize,
+}
+
+/// A stage as the generated code runs it (built by [`crate::patches`]).
+#[derive(Clone)]
+pub(crate) struct Streamed {
+    /// The stage's nodes, as the file has them.
+    pub(crate) nodes: Vec<Node>,
+    /// The tensors between them (`nodes.len() - 1`), each now a band buffer.
+    pub(crate) bands: Vec<usize>,
+    /// Rows each band buffer holds.
+    pub(crate) band_rows: Vec<usize>,
+    /// Every call, in order.
+    pub(crate) steps: Vec<Step>,
 }
 
 /// A constant, loaded.

@@ -69,6 +69,7 @@ mod onnx;
 mod options;
 mod output;
 mod patches;
+mod planned;
 mod prepare;
 mod ram_budget;
 mod specialise;

@@ -356,7 +356,13 @@ fn parameters(prepared: &Prepared, values: &[usize]) -> Vec<Io> {
 
 /// The Rust source of the network's module.
 fn code(prepared: &Prepared, blob: &BlobPath, source: &Path, docs: bool) -> Result<String, String> {
-    let plan_tokens = memplan_core::codegen::generate(&prepared.model, &prepared.plan);
+    // One table per network: the kernels' (`network::{VALUES, CONSTANTS, NODES}`, which `run`'s
+    // nodes are and the heap interpreter reads), not also core's `OPS`/`TENSOR_INFO`.
+    let plan_tokens = memplan_core::codegen::generate_with(
+        &prepared.model,
+        &prepared.plan,
+        memplan_core::codegen::Tables::Named,
+    );
     let (bytes, offsets) = emit::blob(prepared);
     let file = source.file_name().map_or_else(
         || source.display().to_string(),

@@ -29,15 +29,6 @@ pub(crate) fn attr(value: memplan_onnx::AttrValue) -> AttrValue {
     }
 }
 
-/// An ONNX node's input as memplan's own.
-pub(crate) fn input(input: memplan_onnx::OpInput) -> OpInput {
-    match input {
-        memplan_onnx::OpInput::Absent => OpInput::Absent,
-        memplan_onnx::OpInput::Tensor(t) => OpInput::Tensor(t),
-        memplan_onnx::OpInput::Weight(w) => OpInput::Weight(w),
-    }
-}
-
 /// The value of a one-element tensor attribute (`ConstantOfShape`'s `value`).
 fn tensor_attr(value: &WeightValue) -> Result<AttrValue, String> {
     let bytes = value.load()?;
@@ -224,7 +215,8 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
             label,
             op_type: op.op_type.clone(),
             attrs,
-            inputs: op.inputs.iter().copied().map(input).collect(),
+            // The importer's operands are memplan's own (`memplan_core::model_file::OpInput`).
+            inputs: op.inputs.clone(),
             outputs: op.outputs.iter().flatten().copied().collect(),
             scratch: None,
             overwrites: false,

@@ -26,7 +26,7 @@ use std::ops::Range;
 use crate::graph::OpInput;
 use memplan_core::Model;
 
-use crate::graph::{Constant, Node};
+use crate::graph::{Constant, Node, Step};
 use crate::specialise::{self, Kernel};
 
 /// A chain of nodes run band by band: `nodes` (consecutive, each reading the one before),
@@ -44,35 +44,6 @@ pub(crate) struct Rows {
     pub(crate) input: usize,
     pub(crate) output: usize,
     pub(crate) window: [usize; 4],
-}
-
-/// One call of the generated loop: layer `node` (of the stage) computes `rows` output rows into
-/// its band buffer at row `at`, after moving the buffer's rows `drop..drop + at` to its front;
-/// it reads `take` rows of its input from row `from` (of the band buffer before it, or of the
-/// stage's input), with `above` rows of padding above them. The last layer writes the stage's
-/// output at row `at` (and never drops).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Step {
-    pub(crate) node: usize,
-    pub(crate) drop: usize,
-    pub(crate) at: usize,
-    pub(crate) rows: usize,
-    pub(crate) from: usize,
-    pub(crate) take: usize,
-    pub(crate) above: usize,
-}
-
-/// A stage as the generated code runs it.
-#[derive(Clone)]
-pub(crate) struct Streamed {
-    /// The stage's nodes, as the file has them.
-    pub(crate) nodes: Vec<Node>,
-    /// The tensors between them (`nodes.len() - 1`), each now a band buffer.
-    pub(crate) bands: Vec<usize>,
-    /// Rows each band buffer holds.
-    pub(crate) band_rows: Vec<usize>,
-    /// Every call, in order.
-    pub(crate) steps: Vec<Step>,
 }
 
 /// The rows of `kernel`, if it is a convolution of one image.

@@ -4,58 +4,19 @@
 //! schedules of [`crate::ram_budget`] are planned too ([`schedule`], [`merge_stage`]).
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use memplan_core::model_file::Layout;
 use memplan_core::model_file::names::UniqueNames;
-use memplan_core::model_plan::ModelPlan;
 use memplan_core::{DType, Model, Tensor, lower_bound};
 
 use crate::fold;
-use crate::graph::{Constant, FuseReport, Node, OpInput, Prepared, kernel_dtype};
+use crate::graph::{Constant, Node, OpInput, kernel_dtype};
 use crate::options::Options;
 use crate::patches;
+use crate::planned::Planned;
 use crate::ram_budget;
 use crate::specialise;
-
-/// A network checked and planned, before its constants are attached.
-pub(crate) struct Planned {
-    pub(crate) model: Model,
-    pub(crate) plan: ModelPlan,
-    toml: String,
-    shapes: Vec<Vec<u64>>,
-    values: usize,
-    pub(crate) nodes: Vec<Node>,
-    pub(crate) table_nodes: Vec<Node>,
-    pub(crate) bound_without_sharing: u64,
-    sum_of_sizes: u64,
-}
-
-impl Planned {
-    /// The prepared network with its `constants` (what `OpInput::Weight` indexes) and the
-    /// `files` read besides the model.
-    pub(crate) fn with(
-        self,
-        constants: Vec<Constant>,
-        files: Vec<PathBuf>,
-        fused: FuseReport,
-    ) -> Prepared {
-        Prepared {
-            fused,
-            model: self.model,
-            plan: self.plan,
-            toml: self.toml,
-            shapes: self.shapes,
-            values: self.values,
-            nodes: self.nodes,
-            table_nodes: self.table_nodes,
-            constants,
-            files,
-            bound_without_sharing: self.bound_without_sharing,
-            sum_of_sizes: self.sum_of_sizes,
-        }
-    }
-}
 
 /// The steps every format shares once its graph is a memplan model and nodes the kernels run:
 /// the tensors' dtypes, the graph inputs and outputs given to the caller, each node's scratch,
@@ -394,7 +355,7 @@ fn merge_stage(
         outputs: last.outputs.clone(),
         scratch: None,
         overwrites: false,
-        stage: Some(Box::new(patches::Streamed {
+        stage: Some(Box::new(crate::graph::Streamed {
             nodes: sub,
             bands,
             band_rows,

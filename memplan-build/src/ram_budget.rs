@@ -26,7 +26,7 @@ use memplan_core::Model;
 use crate::graph::{Constant, Node};
 use crate::options::Options;
 use crate::patches::Stage;
-use crate::prepare::Planned;
+use crate::planned::Planned;
 use crate::specialise::{self, Call};
 
 /// The nodes that can write their output over their input 0: a specialised kernel that can

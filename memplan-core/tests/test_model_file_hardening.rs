@@ -79,3 +79,28 @@ fn an_op_level_opt_out_in_a_model_without_inplace_is_fine() {
     let model = parse_model("model.toml", &text).expect("nothing is declared");
     assert!(model.aliases.is_empty());
 }
+
+/// An op of a kind memplan does not know (another format's operator, a custom one) writes over
+/// its input with `inplace = true`, as an op of an in-place kind does without it; the model file
+/// written back keeps the key.
+#[test]
+fn inplace_true_lets_an_op_of_any_kind_take_its_inputs_memory() {
+    let model = |key: &str| {
+        format!(
+            "[model]\nname = \"m\"\n\n[tensors]\na = {{ bytes = 4 }}\nb = {{ bytes = 4 }}\nc = {{ bytes = 4 }}\n\n\
+             [[ops]]\nname = \"x\"\noutputs = [\"a\"]\n\n\
+             [[ops]]\nname = \"y\"\nkind = \"tflite.RESHAPE\"\ninputs = [\"a\"]\noutputs = [\"b\"]\n{key}\n\
+             [[ops]]\nname = \"z\"\ninputs = [\"b\"]\noutputs = [\"c\"]\n"
+        )
+    };
+    let without = parse_model("model.toml", &model("")).expect("the model parses");
+    assert!(without.aliases.is_empty(), "{:?}", without.aliases);
+    let with = parse_model("model.toml", &model("inplace = true")).expect("the model parses");
+    let pairs: Vec<(usize, usize)> = with.aliases.iter().map(|a| (a.output, a.input)).collect();
+    assert_eq!(pairs, [(1, 0)], "b takes a's memory");
+    assert!(with.aliases.iter().all(|a| !a.explicit));
+    let written = with.to_toml();
+    assert!(written.contains("inplace = true"), "{written}");
+    let again = parse_model("model.toml", &written).expect("the written model parses");
+    assert_eq!(again.aliases.len(), 1);
+}

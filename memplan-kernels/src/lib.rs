@@ -156,6 +156,7 @@ mod fast_math;
 mod gather;
 mod gemm;
 mod generate;
+pub mod geometry;
 mod matmul;
 mod normalization;
 pub mod op;

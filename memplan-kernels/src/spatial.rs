@@ -11,6 +11,7 @@
 
 use super::attrs::Attrs;
 use super::error::{KernelError, bail, error};
+use super::geometry::{self, Padding};
 use super::tensor::{Dims, MAX_RANK, collect, dims_filled, try_collect};
 
 /// The window of one operator along every spatial dimension (always 3 after [`Window::to_3d`]).
@@ -79,55 +80,41 @@ impl Window {
         let mut pad_end = dims_filled(0, r)?;
         let mut output = dims_filled(0, r)?;
         for i in 0..r {
-            let span = (kernel[i] - 1) * dilations[i] + 1;
-            match auto_pad {
-                "NOTSET" | "VALID" => {
-                    if auto_pad == "NOTSET" {
-                        let pads = attrs.usizes("pads", 2 * r, 0)?;
-                        pad_begin[i] = pads[i];
-                        pad_end[i] = pads[i + r];
+            let padding = match auto_pad {
+                "NOTSET" => {
+                    let pads = attrs.usizes("pads", 2 * r, 0)?;
+                    Padding::Explicit {
+                        begin: pads[i] as u64,
+                        end: pads[i + r] as u64,
                     }
-                    let padded = input[i] + pad_begin[i] + pad_end[i];
-                    if padded < span {
-                        bail!(
-                            "the kernel spans {span} elements, more than the padded input {padded} along spatial dimension {i}"
-                        );
-                    }
-                    let o = if ceil {
-                        let mut o = ceil_div(padded - span, strides[i]) + 1;
-                        // The last window must start inside the input or the leading padding.
-                        // ONNX shape inference keeps such a window, ONNX Runtime drops it: an
-                        // output sized for it would hold values no reference computes.
-                        if (o - 1) * strides[i] >= input[i] + pad_begin[i] {
-                            if given[i] == o {
-                                bail!(
-                                    "with ceil_mode, output {o} along spatial dimension {i} would start past the input (ONNX Runtime computes {})",
-                                    o - 1
-                                );
-                            }
-                            o -= 1;
-                        }
-                        o
-                    } else {
-                        (padded - span) / strides[i] + 1
-                    };
-                    output[i] = o;
                 }
-                "SAME_UPPER" | "SAME_LOWER" => {
-                    let o = ceil_div(input[i], strides[i]);
-                    let total = ((o.max(1) - 1) * strides[i] + span).saturating_sub(input[i]);
-                    let small = total / 2;
-                    if auto_pad == "SAME_UPPER" {
-                        pad_begin[i] = small;
-                        pad_end[i] = total - small;
-                    } else {
-                        pad_begin[i] = total - small;
-                        pad_end[i] = small;
-                    }
-                    output[i] = o;
-                }
+                "VALID" => Padding::Explicit { begin: 0, end: 0 },
+                "SAME_UPPER" => Padding::SameUpper,
+                "SAME_LOWER" => Padding::SameLower,
                 other => bail!("auto_pad {other:?} is not supported"),
+            };
+            let a = geometry::axis(
+                input[i] as u64,
+                kernel[i] as u64,
+                strides[i] as u64,
+                dilations[i] as u64,
+                padding,
+                ceil && matches!(padding, Padding::Explicit { .. }),
+            )
+            .map_err(|e| error!("{e} along spatial dimension {i}"))?;
+            // The extents are at most 2^20 each (above), so every number fits a usize.
+            let (o, begin, end) = (a.output as usize, a.begin as usize, a.end as usize);
+            // ONNX shape inference keeps a last window that would start past the input, ONNX
+            // Runtime drops it: an output sized for it would hold values no reference computes.
+            if a.dropped_last && given[i] == o + 1 {
+                bail!(
+                    "with ceil_mode, output {} along spatial dimension {i} would start past the input (ONNX Runtime computes {o})",
+                    o + 1
+                );
             }
+            pad_begin[i] = begin;
+            pad_end[i] = end;
+            output[i] = o;
         }
         if output[..] != *given {
             bail!("the output's spatial size is {given:?}, the window computes {output:?}");

@@ -149,16 +149,9 @@ pub struct NodeOp {
     pub other_attrs: Vec<String>,
 }
 
-/// One input of a node.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OpInput {
-    /// An absent optional input (`""` in ONNX).
-    Absent,
-    /// An activation tensor: an index into the model's tensors.
-    Tensor(usize),
-    /// A constant: an index into [`Graph::weights`].
-    Weight(usize),
-}
+/// One input of a node: memplan's own operand type (an absent optional input, an activation
+/// tensor of the model, or a constant: an index into [`Graph::weights`]).
+pub use memplan_core::model_file::OpInput;
 
 /// Why a file could not be imported. The message names the file, what is wrong, and what to do.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -246,6 +246,7 @@ impl<'g> Importer<'g> {
                 scratch: Vec::new(),
                 // Left to the op's kind: the planner knows which kinds may run in place.
                 inplace: None,
+                inplace_any_kind: false,
                 location: Location::default(),
                 // The plain file lists tensor inputs only; `with_weights` writes the rest.
                 all_inputs: Vec::new(),

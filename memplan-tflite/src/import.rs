@@ -216,8 +216,10 @@ pub fn import(
             inputs,
             outputs,
             scratch: Vec::new(),
-            // No TFLite kind is in memplan's in-place list: every output has memory of its own.
+            // No TFLite kind is in memplan's in-place list: every output has memory of its own
+            // (memplan-build, which knows the kernels, marks the nodes that run in place).
             inplace: None,
+            inplace_any_kind: false,
             location: Location::default(),
             all_inputs: Vec::new(),
             attrs: Vec::new(),

@@ -4,6 +4,8 @@
 //! multipliers and shifts as LiteRT's `PopulateConvolutionQuantizationParams`), hybrid
 //! (int8-weight) forms, and their checks.
 
+use memplan_kernels::geometry;
+
 use super::*;
 
 impl Lower<'_> {
@@ -387,40 +389,39 @@ pub(super) fn padding_of(
     let mut pads = [0; 2];
     for a in 0..2 {
         let (input, output) = (xs[1 + a], os[1 + a]);
-        let (s, d) = (stride[a].max(1), dilation[a].max(1));
-        // The window's span (the file's filter size and dilation may be up to 2^31 - 1 each).
-        let too_large = || {
+        let rule = match padding {
+            Padding::Same => geometry::Padding::SameUpper,
+            Padding::Valid => geometry::Padding::Explicit { begin: 0, end: 0 },
+        };
+        // A zero stride or dilation reads as 1, as TFLite's kernels read it.
+        let window = geometry::axis(
+            input as u64,
+            filter[a].max(1) as u64,
+            stride[a].max(1) as u64,
+            dilation[a].max(1) as u64,
+            rule,
+            false,
+        )
+        .map_err(|e| {
             format!(
-                "a window of {} taps dilated by {d} on axis {} spans more than memory holds\n  = help: the file is corrupt; convert the model again",
-                filter[a],
+                "{e} on axis {}\n  = help: the file is corrupt or its output is empty; convert the model again",
                 1 + a
             )
-        };
-        let effective = (filter[a].max(1) - 1)
-            .checked_mul(d)
-            .and_then(|span| span.checked_add(1))
-            .ok_or_else(too_large)?;
-        let expected = match padding {
-            Padding::Same => input.div_ceil(s),
-            Padding::Valid => input.saturating_add(s).saturating_sub(effective) / s,
-        };
-        if expected != output {
+        })?;
+        if window.output != output as u64 {
             return Err(format!(
-                "the output's size {output} on axis {} is not the {expected} that {padding:?} padding gives",
-                1 + a
+                "the output's size {output} on axis {} is not the {} that {padding:?} padding gives",
+                1 + a,
+                window.output
             ));
         }
-        let total = output
-            .saturating_sub(1)
-            .checked_mul(s)
-            .and_then(|span| span.checked_add(effective))
-            .ok_or_else(too_large)?
-            .saturating_sub(input);
-        pads[a] = if padding == Padding::Same {
-            total / 2
-        } else {
-            0
-        };
+        pads[a] = usize::try_from(window.begin).map_err(|_| {
+            format!(
+                "padding of {} on axis {} is more than memory holds\n  = help: the file is corrupt; convert the model again",
+                window.begin,
+                1 + a
+            )
+        })?;
     }
     Ok(pads)
 }

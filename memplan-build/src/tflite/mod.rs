@@ -123,15 +123,15 @@ pub(crate) fn prepare(path: &Path, options: &Options) -> Result<Prepared, String
         nodes.push(node);
     }
     let constants = lower.constants;
-    let planned = prepare::finish(
-        path,
-        options,
-        imported.model,
-        imported.shapes,
-        nodes,
-        &constants,
-    )
-    .map_err(with_help)?;
+    // A node whose kernel runs over its input may take its memory, as an ONNX node of an
+    // in-place kind does (the planner checks each pair: input not read later, not a graph
+    // value, no larger output).
+    let mut model = imported.model;
+    for (op, node) in model.ops.iter_mut().zip(&nodes) {
+        op.inplace_any_kind = memplan_kernels::tflite::runs_in_place(&node.op_type);
+    }
+    let planned = prepare::finish(path, options, model, imported.shapes, nodes, &constants)
+        .map_err(with_help)?;
     Ok(planned.with(constants, Vec::new(), FuseReport::default()))
 }
 

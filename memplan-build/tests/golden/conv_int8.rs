@@ -121,12 +121,6 @@ pub mod conv_int8 {
                 x, y, scratch_conv_2d_0: ::memplan::__private::piece_mut(piece_2),
             }
         }
-        #[doc = " All arena views of op `k` (`OPS[k]`), for an interpreter's loop; `None` if there is no op `k`. Take each view by its tensor index (`TENSOR_INFO`)."]
-        #[inline]
-        pub fn views(&mut self, k: usize) -> ::core::option::Option <::memplan::Views <'_, MAX_VIEWS >> {
-            let op = OPS.get(k)?;
-            ::memplan::__private::views([&mut self.bytes[..]], op.cuts)
-        }
     }
     impl ::core::default::Default for Arena {
         fn default() -> Self {
@@ -159,20 +153,6 @@ pub mod conv_int8 {
         #[doc = "Element type of `scratch_conv_2d_0`."]
         pub const scratch_conv_2d_0: ::memplan::DType = ::memplan::__private::U64;
     }
-    #[doc = " Every tensor of the model, in model order (external ones too): the indices of [`OPS`] refer to it."]
-    pub const TENSOR_INFO: &[::memplan::TensorInfo] = &[__memplan::tensor_info("x", __memplan::I8, &shape::x, 216, 0, 0, true),
-    __memplan::tensor_info("y", __memplan::I8, &shape::y, 80, 0, 0, true),
-    __memplan::tensor_info("scratch_conv_2d_0", __memplan::U64, &shape::scratch_conv_2d_0, 112, 0, 0, false),
-    ];
-    #[doc = " The model's constants (`[weights]`), in file order: described, never stored."]
-    pub const WEIGHTS: &[::memplan::WeightInfo] = &[];
-    #[doc = " Every op in schedule order (`OPS[k]` runs at step `k`): its kind, operands, attributes and view cuts, for interpreters; `views(k)` hands out its views."]
-    pub const OPS: &[::memplan::OpInfo] = &[__memplan::op_info("conv_2d_0", "tflite.CONV_2D", 0, &[__memplan::tensor(0)], &[1], &[2], &[], &[], &[::memplan::Cut {
-        pool: 0, gap: 0, size: 112, tensor: 2, absorbs: ::core::option::Option::None
-    }
-    ]),];
-    #[doc = " The most arena views of one op: the capacity of [`::memplan::Views`] from `views`."]
-    pub const MAX_VIEWS: usize = 1;
     #[doc = r" The views each op works on, all borrowed at once from the arena."]
     #[allow(non_camel_case_types)]
     pub mod op {

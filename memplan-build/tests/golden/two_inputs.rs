@@ -173,12 +173,6 @@ pub mod two_inputs {
                 x, y, product,
             }
         }
-        #[doc = " All arena views of op `k` (`OPS[k]`), for an interpreter's loop; `None` if there is no op `k`. Take each view by its tensor index (`TENSOR_INFO`)."]
-        #[inline]
-        pub fn views(&mut self, k: usize) -> ::core::option::Option <::memplan::Views <'_, MAX_VIEWS >> {
-            let op = OPS.get(k)?;
-            ::memplan::__private::views([&mut self.bytes[..]], op.cuts)
-        }
     }
     impl ::core::default::Default for Arena {
         fn default() -> Self {
@@ -226,31 +220,6 @@ pub mod two_inputs {
         #[doc = "Element type of `product`."]
         pub const product: ::memplan::DType = ::memplan::__private::F32;
     }
-    #[doc = " Every tensor of the model, in model order (external ones too): the indices of [`OPS`] refer to it."]
-    pub const TENSOR_INFO: &[::memplan::TensorInfo] = &[__memplan::tensor_info("x", __memplan::F32, &shape::x, 32, 0, 0, true),
-    __memplan::tensor_info("y", __memplan::F32, &shape::y, 32, 0, 0, true),
-    __memplan::tensor_info("s", __memplan::F32, &shape::s, 32, 0, 0, false),
-    __memplan::tensor_info("r", __memplan::F32, &shape::r, 32, 0, 0, false),
-    __memplan::tensor_info("sum", __memplan::F32, &shape::sum, 24, 0, 0, true),
-    __memplan::tensor_info("product", __memplan::F32, &shape::product, 32, 0, 0, true),
-    ];
-    #[doc = " The model's constants (`[weights]`), in file order: described, never stored."]
-    pub const WEIGHTS: &[::memplan::WeightInfo] = &[];
-    #[doc = " Every op in schedule order (`OPS[k]` runs at step `k`): its kind, operands, attributes and view cuts, for interpreters; `views(k)` hands out its views."]
-    pub const OPS: &[::memplan::OpInfo] = &[__memplan::op_info("add", "Add", 0, &[__memplan::tensor(0),
-    __memplan::tensor(1)], &[2], &[], &[], &[], &[::memplan::Cut {
-        pool: 0, gap: 0, size: 32, tensor: 2, absorbs: ::core::option::Option::None
-    }
-    ]), __memplan::op_info("relu", "Relu", 1, &[__memplan::tensor(2)], &[3], &[], &[(3, 2)], &[], &[::memplan::Cut {
-        pool: 0, gap: 0, size: 32, tensor: 3, absorbs: ::core::option::Option::Some(2)
-    }
-    ]), __memplan::op_info("matmul", "MatMul", 2, &[__memplan::tensor(3)], &[4], &[], &[], &[], &[::memplan::Cut {
-        pool: 0, gap: 0, size: 32, tensor: 3, absorbs: ::core::option::Option::None
-    }
-    ]), __memplan::op_info("mul", "Mul", 3, &[__memplan::tensor(0),
-    __memplan::tensor(1)], &[5], &[], &[], &[], &[]),];
-    #[doc = " The most arena views of one op: the capacity of [`::memplan::Views`] from `views`."]
-    pub const MAX_VIEWS: usize = 1;
     #[doc = r" The views each op works on, all borrowed at once from the arena."]
     #[allow(non_camel_case_types)]
     pub mod op {

@@ -133,8 +133,9 @@ pub(crate) fn module(model: &Model, plan: &ModelPlan) -> String {
         let _ = writeln!(
             doc,
             "The model has more than {} tensors, so the generated items carry no docs of their \
-             own (that keeps the build and rustdoc fast); this table, `TENSORS` and \
-             `TENSOR_INFO` describe every tensor.\n",
+             own (that keeps the build and rustdoc fast); this table, `TENSORS` and the \
+             module's table of tensors (`TENSOR_INFO`, or a network's `network::VALUES`) \
+             describe every tensor.\n",
             crate::codegen::layout::PER_ITEM_DOCS_UP_TO
         );
     }
@@ -180,7 +181,8 @@ pub(crate) fn module(model: &Model, plan: &ModelPlan) -> String {
     if model.tensors.len() > MAX_TABLE_ROWS {
         let _ = writeln!(
             doc,
-            "\n... and {} more tensors: see `TENSORS` and `TENSOR_INFO`.",
+            "\n... and {} more tensors: see `TENSORS` and the module's table of tensors \
+             (`TENSOR_INFO`, or a network's `network::VALUES`).",
             model.tensors.len() - MAX_TABLE_ROWS
         );
     }

@@ -10,7 +10,7 @@ use crate::codegen::layout::{
     aliases_by_op, op_fields, per_item_docs, reported_lifetimes, view_cuts,
 };
 use crate::codegen::names::camel;
-use crate::codegen::tables::{tables, views_method};
+use crate::codegen::tables::{Tables, tables, views_method};
 use crate::model_file::{Alias, Model};
 use crate::model_plan::{ModelPlan, check};
 
@@ -35,6 +35,13 @@ fn number(value: u64) -> Literal {
 /// # Runtime
 /// Linear in the number of tensors and op references (plus sorting each op's tensors).
 pub fn generate(model: &Model, plan: &ModelPlan) -> TokenStream {
+    generate_with(model, plan, Tables::Interpreter)
+}
+
+/// [`generate`], with the tables `which` says: [`Tables::Named`] leaves out the index tables
+/// (`TENSOR_INFO`, `WEIGHTS`, `attrs`, `OPS`, `MAX_VIEWS` and `views(k)`) for a caller that
+/// describes the network in a table of its own.
+pub fn generate_with(model: &Model, plan: &ModelPlan, which: Tables) -> TokenStream {
     let problems = check(model, plan);
     if !problems.is_empty() || plan.tensors.len() != model.tensors.len() {
         let message = format!(
@@ -45,8 +52,8 @@ pub fn generate(model: &Model, plan: &ModelPlan) -> TokenStream {
         return quote! { ::core::compile_error!(#message); };
     }
     match plan.pools.as_slice() {
-        [pool] if pool.default => single_pool(model, plan),
-        _ => several_pools(model, plan),
+        [pool] if pool.default => single_pool(model, plan, which),
+        _ => several_pools(model, plan, which),
     }
 }
 
@@ -171,7 +178,7 @@ fn all_op_views(model: &Model, plan: &ModelPlan) -> (TokenStream, TokenStream) {
     (lex(&methods), lex(&structs))
 }
 
-fn single_pool(model: &Model, plan: &ModelPlan) -> TokenStream {
+fn single_pool(model: &Model, plan: &ModelPlan, which: Tables) -> TokenStream {
     let pool = &plan.pools[0];
     let module = ident(&model.name);
     let placements = placements(model, plan, &pool.tensors);
@@ -179,8 +186,11 @@ fn single_pool(model: &Model, plan: &ModelPlan) -> TokenStream {
     let lens = len_consts(model);
     let accessors = accessors(model, plan, &pool.tensors, "len");
     let (op_methods, op_structs) = all_op_views(model, plan);
-    let tables = lex(&tables(model, plan));
-    let views = lex(&views_method(plan));
+    let tables = lex(&tables(model, plan, which));
+    let views = match which {
+        Tables::Interpreter => lex(&views_method(plan)),
+        Tables::Named => TokenStream::new(),
+    };
 
     let module_doc = doc_lines(&docs::module(model, plan));
     let arena_doc = docs::arena(model, plan, 0);
@@ -366,7 +376,7 @@ fn pointer_width_guard(model: &Model, plan: &ModelPlan) -> TokenStream {
     }
 }
 
-fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
+fn several_pools(model: &Model, plan: &ModelPlan, which: Tables) -> TokenStream {
     let module = ident(&model.name);
     let lens = len_consts(model);
     let steps = number(model.steps());
@@ -524,8 +534,11 @@ fn several_pools(model: &Model, plan: &ModelPlan) -> TokenStream {
         .map(|(name, _)| quote! { #name: &'static #name::Memory });
     let take_doc = take_doc(&model.name, &sectioned);
     let (op_methods, op_structs) = all_op_views(model, plan);
-    let tables = lex(&tables(model, plan));
-    let views = lex(&views_method(plan));
+    let tables = lex(&tables(model, plan, which));
+    let views = match which {
+        Tables::Interpreter => lex(&views_method(plan)),
+        Tables::Named => TokenStream::new(),
+    };
 
     quote! {
         #(#[doc = #module_doc])*

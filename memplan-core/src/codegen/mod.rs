@@ -71,7 +71,7 @@ pub use expand::{MAX_MACRO_TENSORS, expand_model, expand_model_for_macro, expand
 #[cfg(feature = "codegen")]
 pub use extend::append_to_module;
 #[cfg(feature = "codegen")]
-pub use items::generate;
+pub use items::{generate, generate_with};
 #[cfg(feature = "codegen")]
 pub use layout::reported_lifetimes;
 #[cfg(feature = "codegen")]
@@ -84,3 +84,5 @@ pub use crate::model_plan::{
 };
 #[cfg(feature = "codegen")]
 pub use source::to_source;
+#[cfg(feature = "codegen")]
+pub use tables::Tables;

@@ -13,6 +13,18 @@ use crate::codegen::layout::{aliases_by_op, op_fields, per_item_docs, view_cuts}
 use crate::model_file::{AttrValue, DType, Layout, Model, OpInput, sanitize_identifier};
 use crate::model_plan::ModelPlan;
 
+/// Which tables a generated module holds beside its named items.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tables {
+    /// Everything: `shape`/`dtype`, and the index tables an interpreter loops over
+    /// (`TENSOR_INFO`, `WEIGHTS`, `attrs`, `OPS`, `MAX_VIEWS`, `views(k)`). What `memplan!` gives.
+    Interpreter,
+    /// The named items only (`shape::<t>`, `dtype::<t>`): for a caller that emits its own table
+    /// of the same network (memplan-build's `network::{VALUES, CONSTANTS, NODES}`, which its
+    /// kernels' program describes), so that a generated module has one table, not two.
+    Named,
+}
+
 /// `__memplan::F32`: the dtype through the module's private alias of `::memplan::__private`.
 fn dtype_path(dtype: DType) -> String {
     format!("__memplan::{}", dtype.name().to_ascii_uppercase())
@@ -132,7 +144,7 @@ fn doc(model: &Model, text: impl FnOnce() -> String) -> String {
 
 /// Shapes, dtypes, `TENSOR_INFO`, `WEIGHTS`, weight shapes and dtypes, attribute constants,
 /// `OPS` and `MAX_VIEWS`, as source text for the model's module.
-pub(crate) fn tables(model: &Model, plan: &ModelPlan) -> String {
+pub(crate) fn tables(model: &Model, plan: &ModelPlan, which: Tables) -> String {
     let mut out = String::with_capacity(256 * (model.tensors.len() + model.ops.len()));
     out.push_str("#[allow(unused_imports)]\nuse ::memplan::__private as __memplan;\n");
     let dims = |shape: &[u64]| list(shape, u64::to_string);
@@ -173,6 +185,9 @@ pub(crate) fn tables(model: &Model, plan: &ModelPlan) -> String {
         );
     }
     out.push_str("}\n");
+    if which == Tables::Named {
+        return out;
+    }
 
     // TENSOR_INFO
     out.push_str(

@@ -20,9 +20,11 @@
 
 use crate::model_file::Model;
 
-/// Op kinds (ONNX `op_type` names) whose outputs may take an input's memory automatically:
-/// elementwise unary and binary ops, activations, and reshape-like ops that do not move bytes.
-/// Sorted, compared exactly (case-sensitive).
+/// Op kinds whose outputs may take an input's memory automatically: elementwise unary and binary
+/// ops, activations, and reshape-like ops that do not move bytes. The model file's kinds are
+/// named as ONNX names its operators (the vocabulary hand-written model files use); an op of
+/// any other kind, from any format, says the same with `inplace = true` (memplan-build writes it
+/// for a TFLite node whose kernel runs in place). Sorted, compared exactly (case-sensitive).
 pub const INPLACE_KINDS: &[&str] = &[
     "Abs",
     "Add",
@@ -320,11 +322,11 @@ impl Chains {
     }
 }
 
-/// The pairs op `op` gets from its kind: for each output in order, the first input that passes
+/// The pairs op `op` gets from its kind (or from `inplace = true`): for each output in order, the first input that passes
 /// [`Chains::check`], recorded in `chains`.
 pub(crate) fn automatic(model: &Model, op: usize, chains: &mut Chains) -> Vec<(usize, usize)> {
     let the_op = &model.ops[op];
-    if !the_op.kind.as_deref().is_some_and(allows_inplace) {
+    if !the_op.inplace_any_kind && !the_op.kind.as_deref().is_some_and(allows_inplace) {
         return Vec::new();
     }
     let mut pairs = Vec::new();

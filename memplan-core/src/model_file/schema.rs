@@ -264,6 +264,10 @@ pub struct Op {
     /// `inplace = { <output> = "<input>" }`: declared in-place pairs `(output, input)`; `None`
     /// when absent (the op's `kind` decides), `Some(vec![])` for `inplace = {}` (never in place).
     pub inplace: Option<Vec<(usize, usize)>>,
+    /// `inplace = true`: the op writes each output over an input where the planner can, its
+    /// pairs chosen as for an in-place `kind` whatever its kind is (how an importer of any format
+    /// says that a node's kernel runs in place; `false` without the key, when `kind` decides).
+    pub inplace_any_kind: bool,
     /// Where its table starts in the file.
     pub location: Location,
 }

@@ -119,6 +119,9 @@ impl Model {
             if !op.scratch.is_empty() {
                 let _ = writeln!(out, "scratch = {}", names(&op.scratch));
             }
+            if op.inplace_any_kind && op.inplace.is_none() {
+                let _ = writeln!(out, "inplace = true");
+            }
             if let Some(pairs) = &op.inplace {
                 let entries: Vec<String> = pairs
                     .iter()

@@ -106,6 +106,16 @@ pub const OPERATORS: &[&str] = &[
     "tflite.TANH",
 ];
 
+/// The `tflite.*` operators whose reference kernel takes its input 0 as [`Input::InPlace`] (the
+/// input's values already in the output buffer), so that the planner may give the output the
+/// input's memory: the reshape-like ones, which move no byte.
+pub const IN_PLACE: &[&str] = &["tflite.RESHAPE"];
+
+/// Whether `op`'s kernel runs with its output over its input 0 ([`IN_PLACE`]).
+pub fn runs_in_place(op: &str) -> bool {
+    IN_PLACE.contains(&op)
+}
+
 fn int(attrs: &Attrs<'_>, name: &str) -> Result<i32, KernelError> {
     let v = attrs.int(name, 0)?;
     i32::try_from(v).map_err(|_| crate::error::error!("attribute `{name}` = {v} overflows int32"))

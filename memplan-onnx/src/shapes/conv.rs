@@ -1,6 +1,8 @@
 //! Convolution and pooling geometry: `pads`, `strides`, `dilations`, `auto_pad`,
 //! `output_padding`, `output_shape` and `ceil_mode` over the spatial dimensions.
 
+use memplan_kernels::geometry::{self, Padding};
+
 use super::node::{INT64, Info, Node, Outputs, one};
 
 impl Node<'_> {
@@ -67,41 +69,33 @@ impl Node<'_> {
         if strides.iter().chain(&dilations).any(|&v| v <= 0) || kernel.contains(&0) {
             return Err("strides, dilations and kernel sizes must be positive".to_owned());
         }
+        if pads.iter().any(|&p| p < 0) {
+            return Err(format!("pads {pads:?} must not be negative"));
+        }
         let auto_pad = self.text("auto_pad", "NOTSET");
         let mut out = Vec::with_capacity(r);
         for i in 0..r {
-            let (n, s, d) = (input[i] as i128, strides[i] as i128, dilations[i] as i128);
-            let span = (kernel[i] as i128 - 1) * d + 1;
-            let o = match auto_pad.as_str() {
-                "NOTSET" | "VALID" => {
-                    let (b, e) = if auto_pad == "NOTSET" {
-                        (pads[i] as i128, pads[i + r] as i128)
-                    } else {
-                        (0, 0)
-                    };
-                    let padded = n + b + e;
-                    if padded < span {
-                        return Err(format!(
-                            "the kernel spans {span} elements, more than the padded input \
-                             {padded} along spatial dimension {i}"
-                        ));
-                    }
-                    if ceil {
-                        let mut o = (padded - span + s - 1) / s + 1;
-                        // A last window starting past the input and its leading padding is
-                        // dropped (ONNX Runtime).
-                        if (o - 1) * s >= n + b {
-                            o -= 1;
-                        }
-                        o
-                    } else {
-                        (padded - span) / s + 1
-                    }
-                }
-                "SAME_UPPER" | "SAME_LOWER" => (n + s - 1) / s,
+            // Each number is positive (above), so `as u64` keeps it.
+            let padding = match auto_pad.as_str() {
+                "NOTSET" => Padding::Explicit {
+                    begin: pads[i] as u64,
+                    end: pads[i + r] as u64,
+                },
+                "VALID" => Padding::Explicit { begin: 0, end: 0 },
+                "SAME_UPPER" => Padding::SameUpper,
+                "SAME_LOWER" => Padding::SameLower,
                 other => return Err(format!("auto_pad {other:?} is not an ONNX value")),
             };
-            out.push(o as u64);
+            let a = geometry::axis(
+                input[i],
+                kernel[i],
+                strides[i] as u64,
+                dilations[i] as u64,
+                padding,
+                ceil && matches!(padding, Padding::Explicit { .. }),
+            )
+            .map_err(|e| format!("{e} along spatial dimension {i}"))?;
+            out.push(a.output);
         }
         Ok(out)
     }

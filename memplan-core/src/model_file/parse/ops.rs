@@ -105,11 +105,14 @@ impl Parser<'_> {
                     .map(|v| self.string(v, &what(key)).map(str::to_owned))
                     .transpose()
             };
+            let mut inplace_any_kind = false;
             let (inplace, inplace_spans) = match table.get("inplace") {
                 None => (None, Vec::new()),
-                // `inplace = false`: never in place; `true`: as its kind allows.
+                // `inplace = false`: never in place; `true`: in place where the planner can,
+                // whatever the kind.
                 Some(v) if matches!(v.get_ref(), DeValue::Boolean(_)) => {
                     let allowed = self.boolean(v, &what("inplace"))?;
+                    inplace_any_kind = allowed;
                     (if allowed { None } else { Some(Vec::new()) }, Vec::new())
                 }
                 Some(v) => {
@@ -131,6 +134,7 @@ impl Parser<'_> {
                 outputs,
                 scratch,
                 inplace,
+                inplace_any_kind,
                 location: self.source.location(item.span().start),
             });
             spans.push(OpSpans {
