@@ -26,7 +26,9 @@ pub(crate) fn kernel_dtype(dtype: DType) -> Result<&'static str, String> {
 }
 
 /// An attribute's value, memplan's own whichever format the network came from (the ONNX front
-/// end converts its attributes, the TFLite lowering computes them).
+/// end converts its attributes, the TFLite lowering computes them). Not the model file's
+/// [`memplan_core::AttrValue`]: floats here are the `f32` the kernels read (the model file's are
+/// TOML's `f64`), and there are no booleans.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum AttrValue {
     /// An integer.
