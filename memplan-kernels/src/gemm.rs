@@ -9,7 +9,8 @@
 //! one panel at a time, never the whole matrix). A row-major `A` needs no packing: the
 //! micro-kernel broadcasts one element of `A` per row and step, from a panel or from `A`'s row
 //! alike. The micro-kernel computes a tile of `H` rows by `W` columns (each dividing
-//! 16, so a tile lies inside its panels) with the tile's sums in registers: per step one vector
+//! 16, so a tile lies inside its panels; at AVX2 a tile of `A`'s rows read in place is 6 high,
+//! as no panel of `A` has to hold it) with the tile's sums in registers: per step one vector
 //! of `B`'s panel row, `H` broadcasts of `A`'s, `H` fused multiply-adds of `W` lanes
 //! ([`crate::simd::MulAdd`], `vfmadd` at AVX2 and AVX-512). Each row's sums are a variable of
 //! their own (`micro_fn!`), so the compiler keeps each in a vector register.
@@ -281,8 +282,16 @@ fn drive_portable<P: Panel>(p: &mut Product<'_, '_>, a: A<'_>, b: B<'_, P>, buf:
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 fn drive_avx2<P: Panel>(p: &mut Product<'_, '_>, a: A<'_>, b: B<'_, P>, buf: &mut [Row]) {
-    // 4 rows x 16 columns (2 ymm registers), 8 of the 16 registers.
-    drive::<P, _, 4, 2, 1, 16, 8, 4>(crate::simd::Avx2Fma::new(), p, a, b, buf);
+    let fma = crate::simd::Avx2Fma::new();
+    match a {
+        // 6 rows x 16 columns: 12 of the 16 ymm registers hold sums, enough independent
+        // multiply-adds to cover the latency of both FMA units. `A`'s rows are read in place,
+        // so a tile of 6 needs no panel of 16 to lie in.
+        A::Rows { .. } => drive::<P, _, 6, 4, 2, 16, 8, 4>(fma, p, a, b, buf),
+        // 4 rows x 16 columns (2 ymm registers), 8 of the 16 registers: a tile inside a packed
+        // panel of 16 rows.
+        A::Packed(_) => drive::<P, _, 4, 2, 1, 16, 8, 4>(fma, p, a, b, buf),
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -338,7 +347,7 @@ fn a_tile<'x>(a: &A<'x>, k: usize, m0: usize, k0: usize, kc: usize) -> ATile<'x>
 /// meets every tile of rows; with `B` packed at build time, each tile of rows meets every panel.
 /// Tiles are `R` rows by `NR` columns; the last rows and columns take the smallest of the
 /// heights `R, RH, RQ, 1` and widths `NR, NH, NQ, 1` that covers them (each divides 16, so a
-/// tile stays inside its panels).
+/// tile stays inside its panels; a height that does not, AVX2's 6, only with `A::Rows`).
 #[inline(always)]
 fn drive<
     P: Panel,
@@ -648,6 +657,7 @@ fn micro<'b, F: MulAdd, const H: usize, const W: usize, I: Iterator<Item = &'b [
     match H {
         16 => micro16::<F, W, I>(fma, sums, a, r0, b),
         8 => micro8::<F, W, I>(fma, sums, a, r0, b),
+        6 => micro6::<F, W, I>(fma, sums, a, r0, b),
         4 => micro4::<F, W, I>(fma, sums, a, r0, b),
         2 => micro2::<F, W, I>(fma, sums, a, r0, b),
         _ => micro1::<F, W, I>(fma, sums, a, r0, b),
@@ -692,6 +702,7 @@ fn micro_rows<'b, F: MulAdd, const H: usize, const W: usize, I: Iterator<Item = 
     match H {
         16 => rows16::<F, W, I>(fma, sums, a, b),
         8 => rows8::<F, W, I>(fma, sums, a, b),
+        6 => rows6::<F, W, I>(fma, sums, a, b),
         4 => rows4::<F, W, I>(fma, sums, a, b),
         2 => rows2::<F, W, I>(fma, sums, a, b),
         _ => rows1::<F, W, I>(fma, sums, a, b),
@@ -728,12 +739,14 @@ macro_rules! micro_rows_fn {
 }
 micro_rows_fn!(rows16, 16, [s0 r0 0, s1 r1 1, s2 r2 2, s3 r3 3, s4 r4 4, s5 r5 5, s6 r6 6, s7 r7 7, s8 r8 8, s9 r9 9, s10 r10 10, s11 r11 11, s12 r12 12, s13 r13 13, s14 r14 14, s15 r15 15]);
 micro_rows_fn!(rows8, 8, [s0 r0 0, s1 r1 1, s2 r2 2, s3 r3 3, s4 r4 4, s5 r5 5, s6 r6 6, s7 r7 7]);
+micro_rows_fn!(rows6, 6, [s0 r0 0, s1 r1 1, s2 r2 2, s3 r3 3, s4 r4 4, s5 r5 5]);
 micro_rows_fn!(rows4, 4, [s0 r0 0, s1 r1 1, s2 r2 2, s3 r3 3]);
 micro_rows_fn!(rows2, 2, [s0 r0 0, s1 r1 1]);
 micro_rows_fn!(rows1, 1, [s0 r0 0]);
 
 micro_fn!(micro16, 16, [s0 0, s1 1, s2 2, s3 3, s4 4, s5 5, s6 6, s7 7, s8 8, s9 9, s10 10, s11 11, s12 12, s13 13, s14 14, s15 15]);
 micro_fn!(micro8, 8, [s0 0, s1 1, s2 2, s3 3, s4 4, s5 5, s6 6, s7 7]);
+micro_fn!(micro6, 6, [s0 0, s1 1, s2 2, s3 3, s4 4, s5 5]);
 micro_fn!(micro4, 4, [s0 0, s1 1, s2 2, s3 3]);
 micro_fn!(micro2, 2, [s0 0, s1 1]);
 micro_fn!(micro1, 1, [s0 0]);

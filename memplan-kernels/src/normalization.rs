@@ -10,6 +10,7 @@ use crate::attrs::Attrs;
 use crate::broadcast::{broadcast_strides, for_each};
 use crate::error::{KernelError, bail};
 use crate::fast_math;
+use crate::simd::dispatch;
 use crate::tensor::{
     DataMut, Dims, Input, Operand, Output, axis, collect, expect_shape, operand, opt_value, output,
     strides, typed,
@@ -124,22 +125,29 @@ pub(crate) fn layer_norm(
     if row == 0 {
         return Ok(());
     }
-    // row lengths are far below 2^24
-    let n = row as f32;
+    // Scale and bias of the row's own shape (the usual case): read as slices beside the row.
+    let whole = |s: &[f32]| s.len() == row;
+    let direct = whole(scale) && (n_params == 1 || whole(bias));
     for (r, values) in y.chunks_exact_mut(row).enumerate() {
-        let mean = values.iter().fold(0.0f32, |a, &v| a + v) / n;
-        let var = values
-            .iter()
-            .fold(0.0f32, |a, &v| a + (v - mean) * (v - mean))
-            / n;
-        let inv = 1.0 / libm::sqrtf(var + eps);
-        for_each(norm_shape, &params[..n_params], |j, o| {
-            let mut z = (values[j] - mean) * inv * scale[o[0]];
-            if n_params == 2 {
-                z += bias[o[1]];
-            }
-            values[j] = z;
-        })?;
+        let (mean, inv) = if direct {
+            let bias = (n_params == 2).then_some(bias);
+            dispatch!(
+                normalize_row,
+                normalize_row_avx2,
+                normalize_row_avx512,
+                (values, scale, bias, eps)
+            )
+        } else {
+            let (mean, inv) = row_statistics(values, eps);
+            for_each(norm_shape, &params[..n_params], |j, o| {
+                let mut z = (values[j] - mean) * inv * scale[o[0]];
+                if n_params == 2 {
+                    z += bias[o[1]];
+                }
+                values[j] = z;
+            })?;
+            (mean, inv)
+        };
         if let Some(m) = mean_out.as_deref_mut() {
             m[r] = mean;
         }
@@ -148,6 +156,79 @@ pub(crate) fn layer_norm(
         }
     }
     Ok(())
+}
+
+/// Lanes of the row sums: 8 partial sums, element `j` into lane `j % 8`, combined in a fixed
+/// order, so the result is the same on every target while the loop runs as vector additions.
+const LANES: usize = 8;
+
+/// `sum of f(v)` over `values`, in [`LANES`] partial sums added pairwise at the end.
+#[inline(always)]
+fn lane_sum(values: &[f32], f: impl Fn(f32) -> f32) -> f32 {
+    let mut lanes = [0.0f32; LANES];
+    let (chunks, rest) = values.as_chunks::<LANES>();
+    for chunk in chunks {
+        for (l, &v) in lanes.iter_mut().zip(chunk) {
+            *l += f(v);
+        }
+    }
+    for (l, &v) in lanes.iter_mut().zip(rest) {
+        *l += f(v);
+    }
+    ((lanes[0] + lanes[4]) + (lanes[2] + lanes[6]))
+        + ((lanes[1] + lanes[5]) + (lanes[3] + lanes[7]))
+}
+
+/// A row's mean and `1 / sqrt(variance + eps)`.
+#[inline(always)]
+fn row_statistics(values: &[f32], eps: f32) -> (f32, f32) {
+    // row lengths are far below 2^24
+    let n = values.len() as f32;
+    let mean = lane_sum(values, |v| v) / n;
+    let var = lane_sum(values, |v| (v - mean) * (v - mean)) / n;
+    (mean, 1.0 / libm::sqrtf(var + eps))
+}
+
+/// One row normalised in place with a scale (and bias) of its length; its mean and inverse
+/// standard deviation.
+#[inline(always)]
+fn normalize_row(values: &mut [f32], scale: &[f32], bias: Option<&[f32]>, eps: f32) -> (f32, f32) {
+    let (mean, inv) = row_statistics(values, eps);
+    match bias {
+        Some(bias) => {
+            for ((v, &s), &b) in values.iter_mut().zip(scale).zip(bias) {
+                *v = (*v - mean) * inv * s + b;
+            }
+        }
+        None => {
+            for (v, &s) in values.iter_mut().zip(scale) {
+                *v = (*v - mean) * inv * s;
+            }
+        }
+    }
+    (mean, inv)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn normalize_row_avx2(
+    values: &mut [f32],
+    scale: &[f32],
+    bias: Option<&[f32]>,
+    eps: f32,
+) -> (f32, f32) {
+    normalize_row(values, scale, bias, eps)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,fma")]
+fn normalize_row_avx512(
+    values: &mut [f32],
+    scale: &[f32],
+    bias: Option<&[f32]>,
+    eps: f32,
+) -> (f32, f32) {
+    normalize_row(values, scale, bias, eps)
 }
 
 /// Softmax (or LogSoftmax) along one axis (opset 13 semantics, default the last).
@@ -406,4 +487,79 @@ pub(crate) fn lp_norm(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod layer_norm_tests {
+    use super::*;
+    use crate::simd::{Level, detected, limit};
+    use crate::tensor::{Data, DataMut};
+    use std::vec::Vec;
+
+    fn layer_norm_of(
+        x: &[f32],
+        shape: &[usize],
+        scale: (&[usize], &[f32]),
+        bias: (&[usize], &[f32]),
+    ) -> Vec<f32> {
+        let mut y = x.to_vec();
+        let inputs = [
+            Input::Value {
+                shape,
+                data: Data::F32(x),
+            },
+            Input::Value {
+                shape: scale.0,
+                data: Data::F32(scale.1),
+            },
+            Input::Value {
+                shape: bias.0,
+                data: Data::F32(bias.1),
+            },
+        ];
+        let mut outputs = [Output {
+            shape,
+            data: DataMut::F32(&mut y),
+        }];
+        // Normalised over the last two dimensions: rows of 26.
+        let axis = [("axis", crate::Attr::Int(1))];
+        layer_norm(&Attrs::new(&axis), &inputs, &mut outputs).unwrap();
+        y
+    }
+
+    /// A scale and bias of the row's shape (read as slices) give the bits of the same values
+    /// broadcast (read through strides), at every SIMD level; and the rows are normalised.
+    #[test]
+    fn the_row_path_equals_the_broadcast_path_at_every_level() {
+        let shape = [3, 2, 13];
+        let x: Vec<f32> = (0..78)
+            .map(|i| ((i * 37) % 23) as f32 * 0.37 - 3.0)
+            .collect();
+        let scale_row: Vec<f32> = (0..13).map(|j| 0.5 + j as f32 * 0.1).collect();
+        let bias_row: Vec<f32> = (0..13).map(|j| j as f32 * -0.2).collect();
+        let (scale, bias): (Vec<f32>, Vec<f32>) = (scale_row.repeat(2), bias_row.repeat(2));
+        let broadcast = layer_norm_of(&x, &shape, (&[1, 13], &scale_row), (&[13], &bias_row));
+        for level in [Level::Portable, Level::Avx2, Level::Avx512] {
+            if level > detected() {
+                continue;
+            }
+            limit(level);
+            let direct = layer_norm_of(&x, &shape, (&[2, 13], &scale), (&[2, 13], &bias));
+            let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&direct), bits(&broadcast), "{level:?}");
+        }
+        limit(Level::Avx512);
+        // Each row of 26, unscaled, has mean 0 and variance 1.
+        let ones = [1.0f32; 26];
+        let zeros = [0.0f32; 26];
+        let y = layer_norm_of(&x, &shape, (&[2, 13], &ones), (&[2, 13], &zeros));
+        for row in y.chunks(26) {
+            let mean: f32 = row.iter().sum::<f32>() / 26.0;
+            let var: f32 = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / 26.0;
+            assert!(
+                mean.abs() < 1e-6 && (var - 1.0).abs() < 1e-4,
+                "{mean} {var}"
+            );
+        }
+    }
 }

@@ -91,6 +91,33 @@ fn reduce(
     if count == 0 {
         bail!("reducing over an empty axis is not supported");
     }
+    // A sum over one block of adjacent axes (`x` seen as [outer, count, inner]): each output
+    // adds the rows of its block in order, a whole row of `inner` outputs at a time, the same
+    // additions in the same order as the walk below.
+    let (first, last) = match (axes.first(), axes.last()) {
+        (Some(&first), Some(&last)) => (first, last),
+        _ => (0, 0),
+    };
+    // (A scalar has no axis to reduce: not a block.)
+    let adjacent = !axes.is_empty() && last + 1 == first + axes.len();
+    let term: Option<fn(f32) -> f32> = match kind {
+        Kind::Sum | Kind::Mean => Some(|v| v),
+        Kind::SumSquare => Some(|v| v * v),
+        Kind::L1 => Some(f32::abs),
+        _ => None,
+    };
+    if let (true, Some(term)) = (adjacent, term) {
+        let inner: usize = xs[last + 1..].iter().product();
+        sum_blocks(x, y, count, inner, term);
+        if matches!(kind, Kind::Mean) {
+            // reduced counts are far below 2^24
+            let n = count as f32;
+            for v in y.iter_mut() {
+                *v /= n;
+            }
+        }
+        return Ok(());
+    }
     // Output element `o` reduces the input elements `base + r`: `base` walks the kept dimensions
     // (in output order), `r` the reduced ones (in row-major input order).
     let xst = strides(xs)?;
@@ -139,6 +166,23 @@ fn reduce(
     match failed {
         Some(e) => Err(e),
         None => Ok(()),
+    }
+}
+
+/// `y[o][i] = -0 + term(x[o][0][i]) + term(x[o][1][i]) + ...` for `x` as [outer, `count`,
+/// `inner`] and `y` as [outer, `inner`], each sum in increasing row order (from -0, the identity
+/// of IEEE addition).
+fn sum_blocks(x: &[f32], y: &mut [f32], count: usize, inner: usize, term: fn(f32) -> f32) {
+    if inner == 0 {
+        return;
+    }
+    for (block, sums) in x.chunks_exact(count * inner).zip(y.chunks_exact_mut(inner)) {
+        sums.fill(-0.0);
+        for row in block.chunks_exact(inner) {
+            for (s, &v) in sums.iter_mut().zip(row) {
+                *s += term(v);
+            }
+        }
     }
 }
 
@@ -214,4 +258,68 @@ fn arg(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod block_tests {
+    use super::*;
+    use crate::Attr;
+    use crate::tensor::{Data, DataMut};
+    use std::vec;
+    use std::vec::Vec;
+
+    /// A sum over adjacent axes (the row-by-row path) equals the element-by-element sums in
+    /// row-major order, bit for bit, for every reduction that takes it.
+    #[test]
+    fn sums_over_adjacent_axes_are_the_in_order_sums() {
+        let xs = [2usize, 3, 4, 5];
+        let x: Vec<f32> = (0..120)
+            .map(|i| ((i * 29) % 17) as f32 * 0.731 - 5.5)
+            .collect();
+        for axes in [&[1i64][..], &[1, 2], &[2, 3], &[3], &[0, 1, 2, 3], &[-2]] {
+            let resolved: Vec<usize> = axes
+                .iter()
+                .map(|&a| if a < 0 { (a + 4) as usize } else { a as usize })
+                .collect();
+            let kept: Vec<usize> = (0..4)
+                .map(|d| if resolved.contains(&d) { 1 } else { xs[d] })
+                .collect();
+            let outputs_len: usize = kept.iter().product();
+            for (op, term) in [
+                ("ReduceSum", (|v| v) as fn(f32) -> f32),
+                ("ReduceMean", |v| v),
+                ("ReduceSumSquare", |v| v * v),
+                ("ReduceL1", f32::abs),
+            ] {
+                let list = [("axes", Attr::Ints(axes))];
+                let mut y = vec![0.0f32; outputs_len];
+                let inputs = [Input::Value {
+                    shape: &xs,
+                    data: Data::F32(&x),
+                }];
+                let mut outputs = [Output {
+                    shape: &kept,
+                    data: DataMut::F32(&mut y),
+                }];
+                run(op, &Attrs::new(&list), &inputs, &mut outputs)
+                    .unwrap()
+                    .unwrap();
+                // The in-order sum of each output's elements.
+                let mut want = vec![-0.0f32; outputs_len];
+                let count: usize = resolved.iter().map(|&a| xs[a]).product();
+                for (i, &v) in x.iter().enumerate() {
+                    let idx = [i / 60, i / 20 % 3, i / 5 % 4, i % 5];
+                    let o = (0..4).fold(0, |o, d| {
+                        o * kept[d] + if resolved.contains(&d) { 0 } else { idx[d] }
+                    });
+                    want[o] += term(v);
+                }
+                if op == "ReduceMean" {
+                    want.iter_mut().for_each(|w| *w /= count as f32);
+                }
+                let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&y), bits(&want), "{op} over {axes:?}");
+            }
+        }
+    }
 }
