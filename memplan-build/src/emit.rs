@@ -370,8 +370,9 @@ fn run_fn(prepared: &Prepared, offsets: &[usize]) -> String {
             let _ = writeln!(s, "{statement}\n}}");
             continue;
         }
-        if node.overwrites {
-            // `ram_budget::candidates` chose only nodes whose statement it could write.
+        if node.overwrites && kernel.is_some() {
+            // `ram_budget::candidates` chose only nodes whose statement it could write (a node
+            // with no specialised kernel, an ONNX depthwise Conv, runs as any in-place pair).
             let _ = writeln!(
                 s,
                 "::core::compile_error!(\"memplan-build: node `{label}` was to be written in place but its kernel call could not be generated; please report this\");\n}}"

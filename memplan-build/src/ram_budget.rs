@@ -23,6 +23,7 @@ use std::ops::Range;
 use crate::graph::OpInput;
 use memplan_core::Model;
 
+use crate::fold;
 use crate::graph::{Constant, Node};
 use crate::options::Options;
 use crate::patches::Stage;
@@ -63,33 +64,62 @@ pub(crate) fn candidates(
         else {
             continue;
         };
-        let Some(kernel) = specialise::plan(node, &operands) else {
-            continue;
-        };
         let arena = |t: usize| !model.tensors[t].memory.external;
         let read_once = model.ops[k].inputs.iter().filter(|&&t| t == input).count() == 1;
-        let mut overwriting = node.clone();
-        overwriting.overwrites = true;
-        let emits = call
-            .statement(&overwriting, &kernel, &|_| String::new(), "")
-            .is_some();
+        let writes_over = match specialise::plan(node, &operands) {
+            Some(kernel) => {
+                let mut overwriting = node.clone();
+                overwriting.overwrites = true;
+                kernel.can_overwrite()
+                    && call
+                        .statement(&overwriting, &kernel, &|_| String::new(), "")
+                        .is_some()
+            }
+            // An ONNX depthwise Conv runs over its input through the padded plane its scratch
+            // holds anyway (`memplan_kernels::conv_runs_in_place`), called as any node with an
+            // in-place pair is (`Input::InPlace`).
+            None => onnx_conv_in_place(node, shapes, constants),
+        };
         // An output smaller than its input would keep the input's height in the arena for
         // as long as the output lives (a chain is one rectangle as tall as its tallest member):
         // only outputs of the input's size go over it.
         let same_size = model.tensors[input].size == model.tensors[output].size;
-        if kernel.can_overwrite()
+        if writes_over
             && same_size
             && arena(input)
             && arena(output)
             && read_once
             && last_reader[input] == Some(k)
             && !model.outputs.contains(&input)
-            && emits
         {
             found.push(k);
         }
     }
     found
+}
+
+/// Whether `node` is an ONNX Conv its kernel can run with the output over input 0.
+fn onnx_conv_in_place(node: &Node, shapes: &[Vec<u64>], constants: &[Constant]) -> bool {
+    let (Some(&OpInput::Tensor(x)), Some(&OpInput::Weight(w)), &[y]) = (
+        node.inputs.first(),
+        node.inputs.get(1),
+        node.outputs.as_slice(),
+    ) else {
+        return false;
+    };
+    let dims = |s: &[u64]| s.iter().map(|&d| d as usize).collect::<Vec<usize>>();
+    let Some(weight) = constants.get(w) else {
+        return false;
+    };
+    node.op_type == "Conv"
+        && fold::with_attrs(&node.attrs, |attrs| {
+            memplan_kernels::conv_runs_in_place(
+                attrs,
+                &dims(&shapes[x]),
+                &dims(&weight.shape),
+                &dims(&shapes[y]),
+            )
+        })
 }
 
 /// The most nodes one stage runs band by band: past a few stride-2 layers, the band buffers

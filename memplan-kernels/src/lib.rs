@@ -188,6 +188,7 @@ mod trilu;
 mod unary;
 
 pub use attrs::{Attr, Attrs};
+pub use conv::conv_runs_in_place;
 pub use error::{KernelError, MESSAGE_CAPACITY};
 #[cfg(feature = "alloc")]
 pub use owned::{ByteLengthError, OwnedData};

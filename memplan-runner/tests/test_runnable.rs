@@ -149,3 +149,60 @@ fn any_input_values_run_without_a_panic() {
         runner.run_both(&format!("pattern {k}"), &input, &dir);
     }
 }
+
+/// An ONNX network under a RAM budget below its whole-tensor arena
+/// (`tests/fixtures/make_depthwise_budget.py`: its peak is a depthwise Conv's input and
+/// output): the build writes the depthwise Conv over its input, the arena fits the budget, the
+/// output is the whole-tensor run's bit for bit and ONNX Runtime's within tolerance. A budget
+/// below what that reaches fails the build, naming the least arena.
+#[test]
+fn an_onnx_depthwise_conv_is_written_over_its_input_under_a_ram_budget() {
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let model = fixtures.join("depthwise_budget.onnx");
+    let input = fixtures.join("depthwise_budget.input.bin");
+    let reference = common::read_f32(&fixtures.join("depthwise_budget.output.bin"));
+    let dir = common::scratch("onnx-depthwise-budget");
+    let arena = |summary: &str| -> u64 {
+        summary
+            .split("arena ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no arena in {summary}"))
+    };
+    let runner = Runner::lock();
+    runner.build_with_budget(&model, true, None).unwrap();
+    let (whole, summary) = runner.run_both("whole tensors", &input, &dir);
+    let whole_arena = arena(&summary);
+    // Two 16 x 32 x 32 float tensors at the depthwise Conv: 128 KiB and its padded plane.
+    assert!(whole_arena >= 2 * 65_536, "{summary}");
+    let budget = whole_arena - 1;
+    runner
+        .build_with_budget(&model, true, Some(budget))
+        .unwrap_or_else(|e| panic!("under {budget} bytes: {e}"));
+    let (ours, summary) = runner.run_both("under a budget", &input, &dir);
+    common::assert_same_bytes("under a budget", &ours, &whole, "the whole-tensor run");
+    common::assert_close(
+        "under a budget",
+        &common::f32s(&ours),
+        &reference,
+        "ONNX Runtime",
+    );
+    let fits = arena(&summary);
+    assert!(fits <= budget, "{summary}");
+    // The depthwise Conv's output needs no memory of its own: the peak moves to the pointwise
+    // Conv after it (its 64 KiB input and 32 KiB output), 37 KiB below the whole-tensor one.
+    assert!(
+        fits + 32_768 <= whole_arena,
+        "{fits} of {whole_arena}: {summary}"
+    );
+    assert!(summary.contains("(2 pairs)"), "{summary}");
+    println!("depthwise_budget: whole {whole_arena} bytes, under the budget {fits}");
+    let refusal = runner
+        .build_with_budget(&model, true, Some(4_096))
+        .expect_err("4 KiB is below every schedule");
+    assert!(
+        refusal.contains("the least arena this network can run in is"),
+        "{refusal}"
+    );
+}

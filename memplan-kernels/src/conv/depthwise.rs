@@ -16,7 +16,11 @@ pub(super) const MAX_DW_K: usize = 32;
 /// A depthwise Conv's operands.
 pub(super) struct Depthwise<'a> {
     pub(super) geo: &'a ConvGeometry,
+    /// The input; empty when the Conv runs in place ([`runs_in_place`]): the input is then in
+    /// the output buffer, each plane copied into the padded plane before its channel's output
+    /// is written over it.
     pub(super) x: &'a [f32],
+    pub(super) in_place: bool,
     pub(super) w: &'a [f32],
     pub(super) bias: Option<&'a [f32]>,
     pub(super) act: Activation,
@@ -255,7 +259,12 @@ pub(super) fn padded(
     for b in 0..geo.n {
         for oc in 0..m {
             let ic = oc / mg;
-            if oc % mg == 0 {
+            if d.in_place {
+                // One output channel per input channel and planes of one size
+                // (`in_place_plane`): this channel's output plane is its input plane, copied
+                // out before it is written; every later input plane is still whole.
+                plane.fill(&y[(b * c + ic) * in_plane..][..in_plane], ih, iw, pad);
+            } else if oc % mg == 0 {
                 plane.fill(&d.x[(b * c + ic) * in_plane..][..in_plane], ih, iw, pad);
             }
             let pad: &[f32] = pad;
@@ -282,6 +291,19 @@ pub(super) fn padded(
         }
     }
     Ok(())
+}
+
+/// Whether a Conv of this geometry can write its output over its input ([`Input::InPlace`]): a
+/// depthwise one with one output channel per input channel, a padded plane
+/// ([`Plane::of`]), and output planes of the input's size (so the buffer holds the input, as
+/// [`Input::InPlace`] has it). The input planes are read one at a time into the scratch (the
+/// node's scratch is that plane either way), so the output needs no memory of its own.
+pub(super) fn in_place_plane(geo: &ConvGeometry) -> Option<Plane> {
+    let out_plane: usize = geo.win.output.iter().product();
+    let in_plane: usize = geo.win.input.iter().product();
+    (geo.depthwise() && geo.m == geo.c && out_plane == in_plane)
+        .then(|| Plane::of(&geo.win))
+        .flatten()
 }
 
 /// `s += a * b` lane by lane (a multiply, then an add: the direct method's bits), one vector.

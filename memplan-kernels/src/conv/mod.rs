@@ -114,6 +114,67 @@ fn weight_shape(
     Ok(logical)
 }
 
+/// A depthwise Conv whose input is in its output buffer ([`conv_runs_in_place`]).
+fn depthwise_in_place(
+    attrs: &Attrs,
+    xs: &[usize],
+    inputs: &[Input<'_>],
+    outputs: &mut [Output<'_>],
+    scratch: &mut [u64],
+) -> Result<(), KernelError> {
+    let (ws, w) = typed::<f32>(inputs, 1)?;
+    let bias = match opt_value(inputs, 2)? {
+        None => None,
+        Some(_) => Some(typed::<f32>(inputs, 2)?),
+    };
+    let act = Activation::from_attrs(attrs)?;
+    let (ys, y) = output::<f32>(outputs, 0)?;
+    if packed(attrs)? {
+        bail!("a depthwise Conv reads its weights unpacked");
+    }
+    let geo = ConvGeometry::new(attrs, xs, ws, ys)?;
+    let m = geo.m;
+    if let Some((bs, _)) = bias
+        && bs != [m]
+    {
+        bail!("bias {bs:?} must be [{m}]");
+    }
+    let floats: &mut [f32] = bytemuck::cast_slice_mut(scratch);
+    let Some(plane) = in_place_plane(&geo).filter(|p| p.reach <= floats.len()) else {
+        bail!(
+            "this Conv cannot run in place (only a depthwise one with one output channel per input channel, output planes the size of its input's and a padded plane in its scratch can)"
+        );
+    };
+    let args = Depthwise {
+        geo: &geo,
+        x: &[],
+        in_place: true,
+        w,
+        bias: bias.map(|(_, b)| b),
+        act,
+    };
+    let pad = &mut floats[..plane.reach];
+    dispatch!(
+        padded_portable,
+        padded_avx2,
+        padded_avx512,
+        (&args, &plane, pad, y)
+    )
+}
+
+/// Whether the Conv with these attributes and shapes (input, unpacked weight, output) can run
+/// with its output over its input (passed as [`Input::InPlace`]): a depthwise Conv with one
+/// output channel per input channel whose output planes are the size of its input's, through
+/// the scratch it has anyway (one padded input plane, [`crate::scratch_len`]). The same bits as
+/// with separate buffers.
+pub fn conv_runs_in_place(attrs: &Attrs<'_>, xs: &[usize], ws: &[usize], ys: &[usize]) -> bool {
+    !packed(attrs).unwrap_or(true)
+        && ConvGeometry::new(attrs, xs, ws, ys)
+            .ok()
+            .and_then(|geo| in_place_plane(&geo))
+            .is_some()
+}
+
 /// Conv.
 pub(crate) fn conv(
     attrs: &Attrs,
@@ -121,6 +182,9 @@ pub(crate) fn conv(
     outputs: &mut [Output<'_>],
     scratch: &mut [u64],
 ) -> Result<(), KernelError> {
+    if let Some(Input::InPlace { shape, .. }) = inputs.first() {
+        return depthwise_in_place(attrs, shape, inputs, outputs, scratch);
+    }
     let (xs, x) = typed::<f32>(inputs, 0)?;
     let (packed_shape, w) = typed::<f32>(inputs, 1)?;
     let bias = match opt_value(inputs, 2)? {
@@ -146,6 +210,7 @@ pub(crate) fn conv(
         let args = Depthwise {
             geo: &geo,
             x,
+            in_place: false,
             w,
             bias,
             act,
@@ -380,9 +445,52 @@ mod tests {
                 for (a, b) in padded.iter().zip(&direct) {
                     assert_eq!(a.to_bits(), b.to_bits(), "{xs:?} {ws:?} at {level:?}");
                 }
+                // Written over its input where it can: the same bits.
+                let can = crate::conv_runs_in_place(&attrs, &xs, &ws, &ys);
+                assert_eq!(
+                    can,
+                    ws[0] == xs[1] && xs[2..] == ys[2..],
+                    "{xs:?} {ws:?} {ys:?}"
+                );
+                if can {
+                    let over = conv_in_place(&attrs, &xs, &ws, &ys);
+                    for (a, b) in over.iter().zip(&direct) {
+                        assert_eq!(a.to_bits(), b.to_bits(), "in place {xs:?} at {level:?}");
+                    }
+                }
             }
             limit(Level::Avx512);
         }
+    }
+
+    /// [`conv`] with the input in the output buffer (`Input::InPlace`).
+    fn conv_in_place(attrs: &Attrs<'_>, xs: &[usize], ws: &[usize], ys: &[usize]) -> Vec<f32> {
+        let mut y = values(xs.iter().product(), 1);
+        let w = values(ws.iter().product(), 2);
+        let b = values(ws[0], 3);
+        let bs = [ws[0]];
+        let inputs = [
+            Input::InPlace {
+                output: 0,
+                shape: xs,
+            },
+            Input::Value {
+                shape: ws,
+                data: Data::F32(&w),
+            },
+            Input::Value {
+                shape: &bs,
+                data: Data::F32(&b),
+            },
+        ];
+        let words = scratch_len("Conv", attrs, &[Some(xs), Some(ws), Some(&bs)], &[ys]).unwrap();
+        let mut scratch = vec![0x7fc0_0000_7fc0_0000u64; words];
+        let mut outputs = [Output {
+            shape: ys,
+            data: DataMut::F32(&mut y),
+        }];
+        run("Conv", attrs, &inputs, &mut outputs, &mut scratch).unwrap();
+        y
     }
 
     /// One case of [`im2col_panels_are_the_im2col_matrix`]: spatial input sizes, kernel sizes,
