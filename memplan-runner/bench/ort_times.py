@@ -15,7 +15,8 @@ of 5 samples, after two warm-up runs. The runner's `--bench N` measures memplan 
 prints the ratio against this file (matched by the model's file name and byte size).
 
 Options: `--models A.onnx B.onnx ...` (default: the runnable models, the float KWS, the runner's
-default model and the two hand-built fixtures), `--out FILE`, `--samples 5`.
+default model, the two hand-built fixtures and the six networks of `make_unseen.py` when it has
+made them in `target/unseen`, or `MEMPLAN_UNSEEN_DIR`), `--out FILE`, `--samples 5`.
 """
 
 import argparse
@@ -36,6 +37,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 RUNNER = os.path.dirname(HERE)
 WORKSPACE = os.path.dirname(RUNNER)
 SHARED = os.environ.get("MEMPLAN_BENCH_DIR", os.path.join(WORKSPACE, "..", "shared", "bench"))
+# Where `make_unseen.py` writes its networks (its default `--out`).
+UNSEEN = os.environ.get("MEMPLAN_UNSEEN_DIR", os.path.join(WORKSPACE, "target", "unseen"))
+UNSEEN_NETWORKS = ["gpt2_tiny", "vit_tiny", "resnet8_32", "dwcnn_96", "mlp_784", "convnext_like_28"]
 
 
 def default_models():
@@ -48,6 +52,8 @@ def default_models():
     models.append(os.path.join(RUNNER, "models", "default.onnx"))
     fixtures = os.path.join(RUNNER, "tests", "fixtures")
     models += [os.path.join(fixtures, f"{n}.onnx") for n in ["unseen_cnn", "unseen_transformer"]]
+    # The networks of `make_unseen.py`, when made (families the kernels were not tuned on).
+    models += [os.path.join(UNSEEN, f"{n}.onnx") for n in UNSEEN_NETWORKS]
     return [m for m in models if os.path.isfile(m)]
 
 

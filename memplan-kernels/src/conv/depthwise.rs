@@ -202,7 +202,7 @@ pub(super) fn padded_portable(
     pad: &mut [f32],
     y: &mut [f32],
 ) -> Result<(), KernelError> {
-    padded(d, plane, pad, y)
+    padded::<DW_CHUNKS>(d, plane, pad, y)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -213,7 +213,8 @@ pub(super) fn padded_avx2(
     pad: &mut [f32],
     y: &mut [f32],
 ) -> Result<(), KernelError> {
-    padded(d, plane, pad, y)
+    // 4 vectors of 16 sums: 8 of the 16 ymm registers (8 vectors would spill them all).
+    padded::<4>(d, plane, pad, y)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -224,16 +225,17 @@ pub(super) fn padded_avx512(
     pad: &mut [f32],
     y: &mut [f32],
 ) -> Result<(), KernelError> {
-    padded(d, plane, pad, y)
+    padded::<DW_CHUNKS>(d, plane, pad, y)
 }
 
 /// The depthwise method on a padded plane: the outputs, numbered across rows as the plane
 /// numbers them ([`Plane`]), in blocks of up to 128 (8 vectors of sums in registers), every tap
 /// (in the order (kh, kw), the padding's zeros included) added to the whole block with no edge
 /// to test; then the bias and the activation, and the block's valid columns stored. A small
-/// plane is a few blocks in all, however narrow its rows.
+/// plane is a few blocks in all, however narrow its rows. `MOST` vectors of sums at most a block
+/// (as many as the registers hold); each output's sum is the same whatever the block.
 #[inline(always)]
-pub(super) fn padded(
+pub(super) fn padded<const MOST: usize>(
     d: &Depthwise<'_>,
     plane: &Plane,
     pad: &mut [f32],
@@ -281,11 +283,14 @@ pub(super) fn padded(
             let mut q0 = 0;
             while q0 < end {
                 let chunks = (end - q0).div_ceil(DW_COLS);
-                q0 = match chunks {
-                    DW_CHUNKS.. => block.run::<DW_CHUNKS>(q0, out),
-                    4.. => block.run::<4>(q0, out),
-                    2.. => block.run::<2>(q0, out),
-                    _ => block.run::<1>(q0, out),
+                q0 = if MOST >= DW_CHUNKS && chunks >= DW_CHUNKS {
+                    block.run::<DW_CHUNKS>(q0, out)
+                } else if MOST >= 4 && chunks >= 4 {
+                    block.run::<4>(q0, out)
+                } else if chunks >= 2 {
+                    block.run::<2>(q0, out)
+                } else {
+                    block.run::<1>(q0, out)
                 };
             }
         }
