@@ -293,9 +293,10 @@ fn refusal(
 ) -> String {
     let whole_arena = whole.plan.total_arena_size();
     let how = if candidates.is_empty() {
-        "no node can write its output over its input (memplan runs int8 pointwise convolutions \
-         with no more output than input channels, and int8 depthwise convolutions whose output \
-         is no larger than their input, in place)"
+        "no node can write its output over its input (memplan runs TFLite pointwise \
+         convolutions with no more output than input channels, TFLite depthwise convolutions \
+         whose output is no larger than their input, int8 ADD, SUB and MUL of one shape, and ONNX \
+         depthwise Convs with planes of one size, in place)"
             .to_owned()
     } else {
         format!(
@@ -305,13 +306,13 @@ fn refusal(
         )
     };
     let streams = if chains.is_empty() {
-        "no chain of int8 convolutions (each the only reader of the one before) can run band \
-         by band"
+        "no chain of TFLite convolutions (each the only reader of the one before) can run band \
+         by band (ONNX networks have no band form yet)"
             .to_owned()
     } else {
         let longest = chains.iter().map(ExactSizeIterator::len).max().unwrap_or(0);
         format!(
-            "{} chain(s) of int8 convolutions (up to {longest} nodes) can run band by band, \
+            "{} chain(s) of TFLite convolutions (up to {longest} nodes) can run band by band, \
              up to {MAX_STAGE} nodes at a time",
             chains.len()
         )
