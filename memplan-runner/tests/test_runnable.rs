@@ -162,14 +162,7 @@ fn an_onnx_depthwise_conv_is_written_over_its_input_under_a_ram_budget() {
     let input = fixtures.join("depthwise_budget.input.bin");
     let reference = common::read_f32(&fixtures.join("depthwise_budget.output.bin"));
     let dir = common::scratch("onnx-depthwise-budget");
-    let arena = |summary: &str| -> u64 {
-        summary
-            .split("arena ")
-            .nth(1)
-            .and_then(|rest| rest.split(' ').next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no arena in {summary}"))
-    };
+    let arena = common::arena_of;
     let runner = Runner::lock();
     runner.build_with_budget(&model, true, None).unwrap();
     let (whole, summary) = runner.run_both("whole tensors", &input, &dir);

@@ -106,14 +106,7 @@ fn under_budgets(name: &str, model: &[u8], input: &[u8]) {
     std::fs::write(&model_path, model).unwrap();
     let input_path = dir.join(format!("{name}.input.bin"));
     std::fs::write(&input_path, input).unwrap();
-    let arena = |summary: &str| -> u64 {
-        summary
-            .split("arena ")
-            .nth(1)
-            .and_then(|rest| rest.split(' ').next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no arena in {summary}"))
-    };
+    let arena = common::arena_of;
     let runner = common::Runner::lock();
     runner.build_with_budget(&model_path, true, None).unwrap();
     let (whole, summary) = runner.run_both("whole tensors", &input_path, &dir);
@@ -172,13 +165,7 @@ fn mobilenet_like_int8_networks_run_band_by_band_equal_litert_byte_for_byte() {
             &litert,
             "LiteRT",
         );
-        let arena: u64 = summary
-            .split("arena ")
-            .nth(1)
-            .and_then(|rest| rest.split(' ').next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no arena in {summary}"));
-        assert!(arena <= budget, "{summary}");
+        assert!(common::arena_of(&summary) <= budget, "{summary}");
         println!("{name} under {budget} bytes: equal to LiteRT\n{summary}");
     }
 }

@@ -114,6 +114,18 @@ fn weight_shape(
     Ok(logical)
 }
 
+/// The optional bias (input 2): `m` elements, one an output channel.
+fn bias_of<'a>(inputs: &[Input<'a>], m: usize) -> Result<Option<&'a [f32]>, KernelError> {
+    if opt_value(inputs, 2)?.is_none() {
+        return Ok(None);
+    }
+    let (bs, b) = typed::<f32>(inputs, 2)?;
+    if bs != [m] {
+        bail!("bias {bs:?} must be [{m}]");
+    }
+    Ok(Some(b))
+}
+
 /// A depthwise Conv whose input is in its output buffer ([`conv_runs_in_place`]).
 fn depthwise_in_place(
     attrs: &Attrs,
@@ -123,22 +135,13 @@ fn depthwise_in_place(
     scratch: &mut [u64],
 ) -> Result<(), KernelError> {
     let (ws, w) = typed::<f32>(inputs, 1)?;
-    let bias = match opt_value(inputs, 2)? {
-        None => None,
-        Some(_) => Some(typed::<f32>(inputs, 2)?),
-    };
     let act = Activation::from_attrs(attrs)?;
     let (ys, y) = output::<f32>(outputs, 0)?;
     if packed(attrs)? {
         bail!("a depthwise Conv reads its weights unpacked");
     }
     let geo = ConvGeometry::new(attrs, xs, ws, ys)?;
-    let m = geo.m;
-    if let Some((bs, _)) = bias
-        && bs != [m]
-    {
-        bail!("bias {bs:?} must be [{m}]");
-    }
+    let bias = bias_of(inputs, geo.m)?;
     let floats: &mut [f32] = bytemuck::cast_slice_mut(scratch);
     let Some(plane) = in_place_plane(&geo).filter(|p| p.reach <= floats.len()) else {
         bail!(
@@ -150,7 +153,7 @@ fn depthwise_in_place(
         x: &[],
         in_place: true,
         w,
-        bias: bias.map(|(_, b)| b),
+        bias,
         act,
     };
     let pad = &mut floats[..plane.reach];
@@ -187,22 +190,13 @@ pub(crate) fn conv(
     }
     let (xs, x) = typed::<f32>(inputs, 0)?;
     let (packed_shape, w) = typed::<f32>(inputs, 1)?;
-    let bias = match opt_value(inputs, 2)? {
-        None => None,
-        Some(_) => Some(typed::<f32>(inputs, 2)?),
-    };
     let act = Activation::from_attrs(attrs)?;
     let (ys, y) = output::<f32>(outputs, 0)?;
     let ws = weight_shape(attrs, xs, packed_shape, ys)?;
     let is_packed = packed(attrs)?;
     let geo = ConvGeometry::new(attrs, xs, &ws, ys)?;
     let m = geo.m;
-    if let Some((bs, _)) = bias
-        && bs != [m]
-    {
-        bail!("bias {bs:?} must be [{m}]");
-    }
-    let bias = bias.map(|(_, b)| b);
+    let bias = bias_of(inputs, m)?;
     if geo.depthwise() {
         if is_packed {
             bail!("a depthwise Conv reads its weights unpacked");

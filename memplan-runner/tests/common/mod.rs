@@ -221,3 +221,13 @@ pub(crate) fn check_model(model: &Path, input: &Path, reference: &Path, inplace:
     );
     summary
 }
+
+/// The arena bytes a runner's summary reports (`arena N bytes ...`).
+pub(crate) fn arena_of(summary: &str) -> u64 {
+    summary
+        .split("arena ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no arena in {summary}"))
+}
