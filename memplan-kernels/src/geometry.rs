@@ -113,8 +113,10 @@ pub fn axis(
             let (mut output, mut dropped_last) = (room / stride + 1, false);
             if ceil {
                 output = room.div_ceil(stride) + 1;
-                // `input + begin` fits: it is at most `padded`.
-                if (output - 1) * stride >= input + begin {
+                // The last window starts at `(output - 1) stride`, at or past `input + begin`
+                // (which fits: it is at most `padded`) exactly when `output - 1` reaches
+                // `ceil((input + begin) / stride)`; compared so, no product can overflow.
+                if output > (input + begin).div_ceil(stride) {
                     output -= 1;
                     dropped_last = true;
                 }
@@ -198,6 +200,10 @@ mod tests {
 
     #[test]
     fn hostile_numbers_are_errors_not_overflows() {
+        // ceil_mode over the largest axis: rounding up gives a third window, starting at
+        // 2 (2^63 + 1), past 2^64 (and past the input): dropped, without computing its start.
+        let a = axis(u64::MAX - 2, 1, u64::MAX / 2 + 2, 1, explicit(0, 1), true).unwrap();
+        assert_eq!((a.output, a.dropped_last), (2, true));
         assert_eq!(
             axis(8, 0, 1, 1, explicit(0, 0), false),
             Err(AxisError::NotPositive)

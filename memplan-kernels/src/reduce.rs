@@ -29,6 +29,28 @@ enum Kind {
     LogSumExp,
 }
 
+impl Kind {
+    /// For the reductions that sum one term an element (from -0), the term.
+    fn term(self) -> Option<fn(f32) -> f32> {
+        match self {
+            Kind::Sum | Kind::Mean | Kind::LogSum => Some(|v| v),
+            Kind::SumSquare | Kind::L2 => Some(|v| v * v),
+            Kind::L1 => Some(f32::abs),
+            Kind::Max | Kind::Min | Kind::Prod | Kind::LogSumExp => None,
+        }
+    }
+
+    /// Such a reduction's value from its sum of `n` terms.
+    fn finish(self, sum: f32, n: f32) -> f32 {
+        match self {
+            Kind::Mean => sum / n,
+            Kind::L2 => libm::sqrtf(sum),
+            Kind::LogSum => libm::logf(sum),
+            _ => sum,
+        }
+    }
+}
+
 /// Runs the reduction `op`, if it is one.
 pub(crate) fn run(
     op: &str,
@@ -91,30 +113,20 @@ fn reduce(
     if count == 0 {
         bail!("reducing over an empty axis is not supported");
     }
+    // reduced counts are far below 2^24
+    let n = count as f32;
     // A sum over one block of adjacent axes (`x` seen as [outer, count, inner]): each output
     // adds the rows of its block in order, a whole row of `inner` outputs at a time, the same
     // additions in the same order as the walk below.
-    let (first, last) = match (axes.first(), axes.last()) {
-        (Some(&first), Some(&last)) => (first, last),
-        _ => (0, 0),
+    let block_end = match (axes.first(), axes.last()) {
+        (Some(&first), Some(&last)) if last + 1 == first + axes.len() => Some(last + 1),
+        _ => None, // (a scalar has no axis to reduce)
     };
-    // (A scalar has no axis to reduce: not a block.)
-    let adjacent = !axes.is_empty() && last + 1 == first + axes.len();
-    let term: Option<fn(f32) -> f32> = match kind {
-        Kind::Sum | Kind::Mean => Some(|v| v),
-        Kind::SumSquare => Some(|v| v * v),
-        Kind::L1 => Some(f32::abs),
-        _ => None,
-    };
-    if let (true, Some(term)) = (adjacent, term) {
-        let inner: usize = xs[last + 1..].iter().product();
+    if let (Some(end), Some(term)) = (block_end, kind.term()) {
+        let inner: usize = xs[end..].iter().product();
         sum_blocks(x, y, count, inner, term);
-        if matches!(kind, Kind::Mean) {
-            // reduced counts are far below 2^24
-            let n = count as f32;
-            for v in y.iter_mut() {
-                *v /= n;
-            }
+        for v in y.iter_mut() {
+            *v = kind.finish(*v, n);
         }
         return Ok(());
     }
@@ -127,8 +139,6 @@ fn reduce(
     let reduced_strides: Dims =
         collect((0..xs.len()).map(|d| if axes.contains(&d) { xst[d] } else { 0 }))?;
     let reduced_strides = [reduced_strides];
-    // reduced counts are far below 2^24
-    let n = count as f32;
     let mut failed = None;
     for_each(&kept, &[base_strides], |o, base| {
         let r = Reduced {
@@ -140,19 +150,14 @@ fn reduce(
         let max = |a: f32, v: f32| if v > a { v } else { a };
         // Sums start from -0, the identity of IEEE addition: a sum of -0s is -0, as ONNX
         // Runtime's (which starts from the first element) is.
-        let value = match kind {
-            Kind::Sum => r.fold(-0.0, |a, v| a + v),
-            Kind::Mean => r.fold(-0.0, |a, v| a + v).map(|s| s / n),
-            Kind::Max => r.fold_first(max),
-            Kind::Min => r.fold_first(|a, v| if v < a { v } else { a }),
-            Kind::Prod => r.fold(1.0, |a, v| a * v),
-            Kind::SumSquare => r.fold(-0.0, |a, v| a + v * v),
-            Kind::L1 => r.fold(-0.0, |a, v| a + v.abs()),
-            Kind::L2 => r.fold(-0.0, |a, v| a + v * v).map(libm::sqrtf),
-            Kind::LogSum => r.fold(-0.0, |a, v| a + v).map(libm::logf),
-            // log(sum(e^(x - m))) + m, m the maximum (0 if infinite), as ONNX Runtime computes
-            // it: large x do not overflow.
-            Kind::LogSumExp => r.fold_first(max).and_then(|m| {
+        let value = match (kind, kind.term()) {
+            (_, Some(term)) => r.fold(-0.0, |a, v| a + term(v)).map(|s| kind.finish(s, n)),
+            (Kind::Max, _) => r.fold_first(max),
+            (Kind::Min, _) => r.fold_first(|a, v| if v < a { v } else { a }),
+            (Kind::Prod, _) => r.fold(1.0, |a, v| a * v),
+            // LogSumExp: log(sum(e^(x - m))) + m, m the maximum (0 if infinite), as ONNX Runtime
+            // computes it: large x do not overflow.
+            (_, None) => r.fold_first(max).and_then(|m| {
                 let m = if m.is_infinite() { 0.0 } else { m };
                 r.fold(0.0, |a, v| a + libm::expf(v - m))
                     .map(|s| libm::logf(s) + m)
@@ -285,11 +290,19 @@ mod block_tests {
                 .map(|d| if resolved.contains(&d) { 1 } else { xs[d] })
                 .collect();
             let outputs_len: usize = kept.iter().product();
-            for (op, term) in [
-                ("ReduceSum", (|v| v) as fn(f32) -> f32),
-                ("ReduceMean", |v| v),
-                ("ReduceSumSquare", |v| v * v),
-                ("ReduceL1", f32::abs),
+            let count = resolved.iter().map(|&a| xs[a]).product::<usize>() as f32;
+            // Each reduction: its term, and its value from the sum of `count` terms.
+            type Term = fn(f32) -> f32;
+            type Finish = fn(f32, f32) -> f32;
+            let (same, square): (Term, Term) = (|v| v, |v| v * v);
+            let sum: Finish = |s, _| s;
+            for (op, term, finish) in [
+                ("ReduceSum", same, sum),
+                ("ReduceMean", same, |s, n| s / n),
+                ("ReduceSumSquare", square, sum),
+                ("ReduceL1", f32::abs, sum),
+                ("ReduceL2", square, |s, _| libm::sqrtf(s)),
+                ("ReduceLogSum", same, |s, _| libm::logf(s)),
             ] {
                 let list = [("axes", Attr::Ints(axes))];
                 let mut y = vec![0.0f32; outputs_len];
@@ -306,7 +319,6 @@ mod block_tests {
                     .unwrap();
                 // The in-order sum of each output's elements.
                 let mut want = vec![-0.0f32; outputs_len];
-                let count: usize = resolved.iter().map(|&a| xs[a]).product();
                 for (i, &v) in x.iter().enumerate() {
                     let idx = [i / 60, i / 20 % 3, i / 5 % 4, i % 5];
                     let o = (0..4).fold(0, |o, d| {
@@ -314,8 +326,8 @@ mod block_tests {
                     });
                     want[o] += term(v);
                 }
-                if op == "ReduceMean" {
-                    want.iter_mut().for_each(|w| *w /= count as f32);
+                for w in &mut want {
+                    *w = finish(*w, count);
                 }
                 let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
                 assert_eq!(bits(&y), bits(&want), "{op} over {axes:?}");

@@ -16,11 +16,10 @@ pub(super) const MAX_DW_K: usize = 32;
 /// A depthwise Conv's operands.
 pub(super) struct Depthwise<'a> {
     pub(super) geo: &'a ConvGeometry,
-    /// The input; empty when the Conv runs in place ([`runs_in_place`]): the input is then in
-    /// the output buffer, each plane copied into the padded plane before its channel's output
+    /// The input, or `None` when the Conv runs in place ([`in_place_plane`]): the input is then
+    /// in the output buffer, each plane copied into the padded plane before its channel's output
     /// is written over it.
-    pub(super) x: &'a [f32],
-    pub(super) in_place: bool,
+    pub(super) x: Option<&'a [f32]>,
     pub(super) w: &'a [f32],
     pub(super) bias: Option<&'a [f32]>,
     pub(super) act: Activation,
@@ -261,13 +260,15 @@ pub(super) fn padded<const MOST: usize>(
     for b in 0..geo.n {
         for oc in 0..m {
             let ic = oc / mg;
-            if d.in_place {
+            match d.x {
                 // One output channel per input channel and planes of one size
                 // (`in_place_plane`): this channel's output plane is its input plane, copied
                 // out before it is written; every later input plane is still whole.
-                plane.fill(&y[(b * c + ic) * in_plane..][..in_plane], ih, iw, pad);
-            } else if oc % mg == 0 {
-                plane.fill(&d.x[(b * c + ic) * in_plane..][..in_plane], ih, iw, pad);
+                None => plane.fill(&y[(b * c + ic) * in_plane..][..in_plane], ih, iw, pad),
+                Some(x) if oc % mg == 0 => {
+                    plane.fill(&x[(b * c + ic) * in_plane..][..in_plane], ih, iw, pad);
+                }
+                Some(_) => {}
             }
             let pad: &[f32] = pad;
             let block = Block {
@@ -399,6 +400,9 @@ pub(super) fn depthwise_avx512(d: &Depthwise<'_>, y: &mut [f32]) -> Result<(), K
 /// The depthwise method: output row by output row, each tap in order over the whole row.
 #[inline(always)]
 pub(super) fn depthwise(d: &Depthwise<'_>, y: &mut [f32]) -> Result<(), KernelError> {
+    let Some(x) = d.x else {
+        bail!("internal error: the direct depthwise method does not run in place");
+    };
     let geo = d.geo;
     let win = &geo.win;
     let (c, m) = (geo.c, geo.m);
@@ -413,7 +417,7 @@ pub(super) fn depthwise(d: &Depthwise<'_>, y: &mut [f32]) -> Result<(), KernelEr
     for b in 0..geo.n {
         for oc in 0..m {
             let ic = oc / mg;
-            let plane = &d.x[(b * c + ic) * in_plane..][..in_plane];
+            let plane = &x[(b * c + ic) * in_plane..][..in_plane];
             let weights = &d.w[oc * taps..][..taps];
             let out = &mut y[(b * m + oc) * out_plane..][..out_plane];
             for zo in 0..od {

@@ -23,7 +23,7 @@
 
 use crate::activation::Activation;
 use crate::attrs::Attrs;
-use crate::error::{KernelError, bail};
+use crate::error::{KernelError, bail, error};
 use crate::gemm::{self, A, B, Bias, PANEL, Panel, Product, Row, RowMajor};
 use crate::pack;
 use crate::simd::dispatch;
@@ -126,45 +126,6 @@ fn bias_of<'a>(inputs: &[Input<'a>], m: usize) -> Result<Option<&'a [f32]>, Kern
     Ok(Some(b))
 }
 
-/// A depthwise Conv whose input is in its output buffer ([`conv_runs_in_place`]).
-fn depthwise_in_place(
-    attrs: &Attrs,
-    xs: &[usize],
-    inputs: &[Input<'_>],
-    outputs: &mut [Output<'_>],
-    scratch: &mut [u64],
-) -> Result<(), KernelError> {
-    let (ws, w) = typed::<f32>(inputs, 1)?;
-    let act = Activation::from_attrs(attrs)?;
-    let (ys, y) = output::<f32>(outputs, 0)?;
-    if packed(attrs)? {
-        bail!("a depthwise Conv reads its weights unpacked");
-    }
-    let geo = ConvGeometry::new(attrs, xs, ws, ys)?;
-    let bias = bias_of(inputs, geo.m)?;
-    let floats: &mut [f32] = bytemuck::cast_slice_mut(scratch);
-    let Some(plane) = in_place_plane(&geo).filter(|p| p.reach <= floats.len()) else {
-        bail!(
-            "this Conv cannot run in place (only a depthwise one with one output channel per input channel, output planes the size of its input's and a padded plane in its scratch can)"
-        );
-    };
-    let args = Depthwise {
-        geo: &geo,
-        x: &[],
-        in_place: true,
-        w,
-        bias,
-        act,
-    };
-    let pad = &mut floats[..plane.reach];
-    dispatch!(
-        padded_portable,
-        padded_avx2,
-        padded_avx512,
-        (&args, &plane, pad, y)
-    )
-}
-
 /// Whether the Conv with these attributes and shapes (input, unpacked weight, output) can run
 /// with its output over its input (passed as [`Input::InPlace`]): a depthwise Conv with one
 /// output channel per input channel whose output planes are the size of its input's, through
@@ -185,10 +146,20 @@ pub(crate) fn conv(
     outputs: &mut [Output<'_>],
     scratch: &mut [u64],
 ) -> Result<(), KernelError> {
-    if let Some(Input::InPlace { shape, .. }) = inputs.first() {
-        return depthwise_in_place(attrs, shape, inputs, outputs, scratch);
-    }
-    let (xs, x) = typed::<f32>(inputs, 0)?;
+    // The input in the output buffer (`Input::InPlace`): only a depthwise Conv runs so
+    // (`conv_runs_in_place`), reading each plane before writing over it.
+    let (xs, x) = match inputs.first() {
+        Some(Input::InPlace { shape, .. }) => (*shape, None),
+        _ => {
+            let (xs, x) = typed::<f32>(inputs, 0)?;
+            (xs, Some(x))
+        }
+    };
+    let cannot = || {
+        error!(
+            "this Conv cannot run in place (only a depthwise one with one output channel per input channel, output planes the size of its input's and a padded plane in its scratch can)"
+        )
+    };
     let (packed_shape, w) = typed::<f32>(inputs, 1)?;
     let act = Activation::from_attrs(attrs)?;
     let (ys, y) = output::<f32>(outputs, 0)?;
@@ -204,13 +175,16 @@ pub(crate) fn conv(
         let args = Depthwise {
             geo: &geo,
             x,
-            in_place: false,
             w,
             bias,
             act,
         };
         let floats: &mut [f32] = bytemuck::cast_slice_mut(scratch);
-        if let Some(plane) = Plane::of(&geo.win).filter(|p| p.reach <= floats.len()) {
+        let plane = match x {
+            Some(_) => Plane::of(&geo.win),
+            None => in_place_plane(&geo),
+        };
+        if let Some(plane) = plane.filter(|p| p.reach <= floats.len()) {
             let pad = &mut floats[..plane.reach];
             return dispatch!(
                 padded_portable,
@@ -219,6 +193,9 @@ pub(crate) fn conv(
                 (&args, &plane, pad, y)
             );
         }
+        if x.is_none() {
+            return Err(cannot());
+        }
         return dispatch!(
             depthwise_portable,
             depthwise_avx2,
@@ -226,6 +203,7 @@ pub(crate) fn conv(
             (&args, y)
         );
     }
+    let x = x.ok_or_else(cannot)?;
     let win = &geo.win;
     let (c, group) = (geo.c, geo.group);
     let (cg, mg) = (c / group, m / group);
