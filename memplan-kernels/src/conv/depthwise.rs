@@ -16,6 +16,8 @@ pub(super) const MAX_DW_K: usize = 32;
 /// A depthwise Conv's operands.
 pub(super) struct Depthwise<'a> {
     pub(super) geo: &'a ConvGeometry,
+    /// Where each channel's input and output plane starts.
+    pub(super) planes: Planes,
     /// The input, or `None` when the Conv runs in place ([`in_place_plane`]): the input is then
     /// in the output buffer, each plane copied into the padded plane before its channel's output
     /// is written over it.
@@ -266,7 +268,7 @@ pub(super) fn padded<const MOST: usize>(
                 // out before it is written; every later input plane is still whole.
                 None => plane.fill(&y[(b * c + ic) * in_plane..][..in_plane], ih, iw, pad),
                 Some(x) if oc % mg == 0 => {
-                    plane.fill(&x[(b * c + ic) * in_plane..][..in_plane], ih, iw, pad);
+                    plane.fill(&x[(b * c + ic) * d.planes.x..][..in_plane], ih, iw, pad);
                 }
                 Some(_) => {}
             }
@@ -280,7 +282,7 @@ pub(super) fn padded<const MOST: usize>(
                 act: d.act,
                 ow,
             };
-            let out = &mut y[(b * m + oc) * out_plane..][..out_plane];
+            let out = &mut y[(b * m + oc) * d.planes.y..][..out_plane];
             let mut q0 = 0;
             while q0 < end {
                 let chunks = (end - q0).div_ceil(DW_COLS);
@@ -417,9 +419,9 @@ pub(super) fn depthwise(d: &Depthwise<'_>, y: &mut [f32]) -> Result<(), KernelEr
     for b in 0..geo.n {
         for oc in 0..m {
             let ic = oc / mg;
-            let plane = &x[(b * c + ic) * in_plane..][..in_plane];
+            let plane = &x[(b * c + ic) * d.planes.x..][..in_plane];
             let weights = &d.w[oc * taps..][..taps];
-            let out = &mut y[(b * m + oc) * out_plane..][..out_plane];
+            let out = &mut y[(b * m + oc) * d.planes.y..][..out_plane];
             for zo in 0..od {
                 for yo in 0..oh {
                     let row_out = &mut out[(zo * oh + yo) * ow..][..ow];

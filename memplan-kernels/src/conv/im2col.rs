@@ -7,8 +7,9 @@ use super::*;
 /// `B` of a Conv as a product: row `(input channel, kd, kh, kw)`, column = output pixel, the
 /// input element that tap reads for that pixel (zero in the padding).
 pub(super) struct Im2col<'a> {
-    /// The group's input channels, one plane after the other.
+    /// The group's input channels, `stride` words from one plane to the next.
     pub(super) x: &'a [f32],
+    pub(super) stride: usize,
     pub(super) win: &'a Window,
 }
 
@@ -81,7 +82,7 @@ impl Panel for Im2col<'_> {
                 }
             }
             let gathers = &gathers[..count];
-            let mut plane_at = first_ci * in_plane;
+            let mut plane_at = first_ci * self.stride;
             while r < end {
                 let plane = &self.x[plane_at..][..in_plane];
                 let row = &mut dst[r - k0];
@@ -102,7 +103,7 @@ impl Panel for Im2col<'_> {
                     }
                 }
                 r += taps;
-                plane_at += in_plane;
+                plane_at += self.stride;
             }
         }
     }

@@ -31,9 +31,11 @@ use crate::spatial::{ConvGeometry, Window};
 use crate::tensor::{Dims, Input, Output, collect, opt_value, output, typed};
 use arrayvec::ArrayVec;
 
+mod band;
 mod depthwise;
 mod im2col;
 
+pub use band::{ConvBand, conv_band, conv_band_scratch_len};
 use depthwise::*;
 use im2col::*;
 
@@ -155,25 +157,81 @@ pub(crate) fn conv(
             (xs, Some(x))
         }
     };
+    let (packed_shape, w) = typed::<f32>(inputs, 1)?;
+    let (ys, y) = output::<f32>(outputs, 0)?;
+    let ws = weight_shape(attrs, xs, packed_shape, ys)?;
+    let geo = ConvGeometry::new(attrs, xs, &ws, ys)?;
+    let planes = Planes::whole(&geo);
+    compute(attrs, inputs, &geo, planes, x, w, y, scratch)
+}
+
+/// Where each channel's plane starts: `x` words from one input channel's to the next's, `y`
+/// from one output channel's to the next's (the planes' own sizes for whole tensors; the rows of
+/// a band buffer for a band, [`band`]).
+#[derive(Clone, Copy)]
+struct Planes {
+    x: usize,
+    y: usize,
+}
+
+impl Planes {
+    /// Planes one after the other.
+    fn whole(geo: &ConvGeometry) -> Planes {
+        Planes {
+            x: geo.win.input.iter().product(),
+            y: geo.win.output.iter().product(),
+        }
+    }
+
+    /// Words of `count` planes of `plane` words, `stride` apart.
+    fn span(count: usize, stride: usize, plane: usize) -> usize {
+        match count {
+            0 => 0,
+            _ => (count - 1) * stride + plane,
+        }
+    }
+}
+
+/// A Conv of checked geometry `geo` on planes laid out as `planes` says: the input `x` (`None`:
+/// in the output buffer), the weights `w` as input 1 gives them, the bias (input 2), the output
+/// `y`.
+#[allow(clippy::too_many_arguments)]
+fn compute(
+    attrs: &Attrs,
+    inputs: &[Input<'_>],
+    geo: &ConvGeometry,
+    planes: Planes,
+    x: Option<&[f32]>,
+    w: &[f32],
+    y: &mut [f32],
+    scratch: &mut [u64],
+) -> Result<(), KernelError> {
     let cannot = || {
         error!(
             "this Conv cannot run in place (only a depthwise one with one output channel per input channel, output planes the size of its input's and a padded plane in its scratch can)"
         )
     };
-    let (packed_shape, w) = typed::<f32>(inputs, 1)?;
     let act = Activation::from_attrs(attrs)?;
-    let (ys, y) = output::<f32>(outputs, 0)?;
-    let ws = weight_shape(attrs, xs, packed_shape, ys)?;
     let is_packed = packed(attrs)?;
-    let geo = ConvGeometry::new(attrs, xs, &ws, ys)?;
     let m = geo.m;
     let bias = bias_of(inputs, m)?;
+    let in_plane: usize = geo.win.input.iter().product();
+    let out_plane: usize = geo.win.output.iter().product();
+    if let Some(x) = x
+        && x.len() < Planes::span(geo.n * geo.c, planes.x, in_plane)
+    {
+        bail!("internal error: the input is shorter than its planes");
+    }
+    if y.len() < Planes::span(geo.n * m, planes.y, out_plane) {
+        bail!("internal error: the output is shorter than its planes");
+    }
     if geo.depthwise() {
         if is_packed {
             bail!("a depthwise Conv reads its weights unpacked");
         }
         let args = Depthwise {
-            geo: &geo,
+            geo,
+            planes,
             x,
             w,
             bias,
@@ -182,7 +240,7 @@ pub(crate) fn conv(
         let floats: &mut [f32] = bytemuck::cast_slice_mut(scratch);
         let plane = match x {
             Some(_) => Plane::of(&geo.win),
-            None => in_place_plane(&geo),
+            None => in_place_plane(geo),
         };
         if let Some(plane) = plane.filter(|p| p.reach <= floats.len()) {
             let pad = &mut floats[..plane.reach];
@@ -207,21 +265,19 @@ pub(crate) fn conv(
     let win = &geo.win;
     let (c, group) = (geo.c, geo.group);
     let (cg, mg) = (c / group, m / group);
-    let in_plane: usize = win.input.iter().product();
-    let out_plane: usize = win.output.iter().product();
     let k = cg * geo.taps();
     let panels = mg.div_ceil(PANEL);
     let packed_rows: &[Row] = w.as_chunks::<PANEL>().0;
     let buf = gemm::panel_buffer(scratch);
     for b in 0..geo.n {
         for g in 0..group {
-            let xg = &x[(b * c + g * cg) * in_plane..][..cg * in_plane];
+            let xg = &x[(b * c + g * cg) * planes.x..][..Planes::span(cg, planes.x, in_plane)];
             let mut p = Product {
                 m: mg,
                 n: out_plane,
                 k,
-                c: &mut y[(b * m + g * mg) * out_plane..][..mg * out_plane],
-                ldc: out_plane,
+                c: &mut y[(b * m + g * mg) * planes.y..][..Planes::span(mg, planes.y, out_plane)],
+                ldc: planes.y,
                 bias: bias.map_or(Bias::None, |bias| Bias::Row(&bias[g * mg..][..mg])),
                 act,
             };
@@ -237,11 +293,16 @@ pub(crate) fn conv(
                 // Packed weights read the input in place; unpacked ones pack it as `RowMajor`.
                 let b: B<'_, RowMajor<'_>> = B::InPlace {
                     b: xg,
-                    ld: in_plane,
+                    ld: planes.x,
                 };
                 gemm::product(&mut p, a, b, buf)?;
             } else {
-                gemm::product(&mut p, a, B::Pack(&Im2col { x: xg, win }), buf)?;
+                let im2col = Im2col {
+                    x: xg,
+                    stride: planes.x,
+                    win,
+                };
+                gemm::product(&mut p, a, B::Pack(&im2col), buf)?;
             }
         }
     }
@@ -516,7 +577,11 @@ mod tests {
             let plane: usize = input.iter().product();
             // Distinct non-zero values: an input read from the wrong place shows.
             let x: Vec<f32> = (0..channels * plane).map(|i| i as f32 + 1.0).collect();
-            let im2col = Im2col { x: &x, win: &win };
+            let im2col = Im2col {
+                x: &x,
+                stride: plane,
+                win: &win,
+            };
             let taps: usize = kernel.iter().product();
             let (k, n) = (channels * taps, given.iter().product::<usize>());
             let want = |row: usize, col: usize| -> f32 {
