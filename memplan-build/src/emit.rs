@@ -237,6 +237,35 @@ fn arena_type(prepared: &Prepared) -> &'static str {
     }
 }
 
+/// Constant `w` as a kernel's `Input`, read in place from the blob.
+fn constant_input(prepared: &Prepared, offsets: &[usize], w: usize) -> String {
+    let c = &prepared.constants[w];
+    let rust = match c.dtype {
+        DType::Bool => "u8",
+        other => other.rust_type(),
+    };
+    format!(
+        "__k::Input::Value {{ shape: {}, data: __k::Data::{}(__k::program::constant::<{rust}>(__blob, {}, {}).map_err(__e)?) }}",
+        shape_literal(&c.shape),
+        variant(c.dtype),
+        offsets[w],
+        c.shape.iter().product::<u64>()
+    )
+}
+
+/// The attributes of `node` as a static `__ATTRS` beside its call.
+fn attrs_static(node: &crate::graph::Node) -> String {
+    let attrs: Vec<String> = node
+        .attrs
+        .iter()
+        .map(|(n, v)| format!("({n:?}, {})", attr_literal(v, "__k::")))
+        .collect();
+    format!(
+        "static __ATTRS: __k::Attrs<'static> = __k::Attrs::new(&[{}]);",
+        attrs.join(", ")
+    )
+}
+
 /// `run`: straight-line code, one block per node.
 fn run_fn(prepared: &Prepared, offsets: &[usize]) -> String {
     let model = &prepared.model;
@@ -357,7 +386,11 @@ fn run_fn(prepared: &Prepared, offsets: &[usize]) -> String {
             None => "&mut []".to_owned(),
         };
         if let Some(stage) = &node.stage {
-            let body = stage_body(prepared, &call, &operands, stage, &view, &scratch)
+            let body = if stage.nodes.iter().all(crate::patches::nchw) {
+                nchw_stage_body(prepared, offsets, stage, &view, &scratch)
+            } else {
+                stage_body(prepared, &call, &operands, stage, &view, &scratch)
+            }
                 .unwrap_or_else(|| format!(
                     "::core::compile_error!(\"memplan-build: the band loop of `{label}` could not be generated; please report this\");"
                 ));
@@ -383,20 +416,7 @@ fn run_fn(prepared: &Prepared, offsets: &[usize]) -> String {
         for input in &node.inputs {
             inputs.push(match *input {
                 OpInput::Absent => "__k::Input::Absent".to_owned(),
-                OpInput::Weight(w) => {
-                    let c = &prepared.constants[w];
-                    let rust = match c.dtype {
-                        DType::Bool => "u8",
-                        other => other.rust_type(),
-                    };
-                    format!(
-                        "__k::Input::Value {{ shape: {}, data: __k::Data::{}(__k::program::constant::<{rust}>(__blob, {}, {}).map_err(__e)?) }}",
-                        shape_literal(&c.shape),
-                        variant(c.dtype),
-                        offsets[w],
-                        c.shape.iter().product::<u64>()
-                    )
-                }
+                OpInput::Weight(w) => constant_input(prepared, offsets, w),
                 OpInput::Tensor(t) => {
                     let shape = shape_literal(&prepared.shapes[t]);
                     match pairs.iter().find(|a| a.input == t) {
@@ -431,11 +451,6 @@ fn run_fn(prepared: &Prepared, offsets: &[usize]) -> String {
             .collect();
         // The attributes as a constant table beside the call (`network::NODES` is for
         // interpreters; `run` does not read it).
-        let attrs: Vec<String> = node
-            .attrs
-            .iter()
-            .map(|(n, v)| format!("({n:?}, {})", attr_literal(v, "__k::")))
-            .collect();
         let run = match specialise::tflite_function(&node.op_type) {
             Some(function) => {
                 format!("__k::tflite::op::{function}(&__ATTRS, &__inputs, &mut __outputs)")
@@ -458,8 +473,8 @@ fn run_fn(prepared: &Prepared, offsets: &[usize]) -> String {
         };
         let _ = writeln!(
             s,
-            "static __ATTRS: __k::Attrs<'static> = __k::Attrs::new(&[{}]);\nlet __inputs = [{}];\nlet mut __outputs = [{}];\n{run}.map_err(__e)?;\n}}",
-            attrs.join(", "),
+            "{}\nlet __inputs = [{}];\nlet mut __outputs = [{}];\n{run}.map_err(__e)?;\n}}",
+            attrs_static(node),
             inputs.join(", "),
             outputs.join(", "),
         );
@@ -569,6 +584,110 @@ fn stage_body(
              {run}.map_err(__e)?;\n}}",
             view(source),
             view(target),
+        );
+    }
+    let _ = writeln!(s, "_ => {{}}\n}}\n}}");
+    Some(s)
+}
+
+/// The loop of a stage of ONNX Convs run band by band ([`crate::patches`]), as
+/// [`stage_body`] writes one for NHWC rows: in NCHW a band is a run of rows per channel, so each
+/// call reads its input's rows `__from..` of every channel (a band buffer's channels are its
+/// rows apart, a whole tensor's a plane), moves each channel's kept rows to the front of that
+/// channel's rows, and writes each channel's new rows after them
+/// ([`memplan_kernels::conv_band`]).
+fn nchw_stage_body(
+    prepared: &Prepared,
+    offsets: &[usize],
+    stage: &crate::graph::Streamed,
+    view: &dyn Fn(usize) -> String,
+    scratch: &str,
+) -> Option<String> {
+    let n = stage.nodes.len();
+    let fields =
+        |st: &crate::graph::Step| [st.node, st.drop, st.at, st.rows, st.from, st.take, st.above];
+    let narrow = stage
+        .steps
+        .iter()
+        .all(|st| fields(st).iter().all(|&v| u16::try_from(v).is_ok()));
+    let (ty, widen) = if narrow {
+        ("u16", "usize::from")
+    } else {
+        ("u32", "|v| v as usize")
+    };
+    let rows: Vec<String> = stage
+        .steps
+        .iter()
+        .map(|st| format!("{:?}", fields(st)))
+        .collect();
+    let buffers: Vec<String> = stage
+        .bands
+        .iter()
+        .zip(&stage.band_rows)
+        .map(|(&t, rows)| format!("`{}` {rows} rows", prepared.model.tensors[t].name))
+        .collect();
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "// {n} Convs band by band (NCHW); band buffers: {}\n// {} calls: [node, rows dropped, rows kept, rows computed, first input row, input rows, padding above]\n\
+         static __STEPS: [[{ty}; 7]; {}] = [{}];\n\
+         let __band = |what: &'static str| __e(__k::KernelError::new(what));\n\
+         for __step in &__STEPS {{\n\
+         let [__node, __drop, __at, __rows, __from, __take, __above] = __step.map({widen});\n\
+         match __node {{",
+        buffers.join(", "),
+        stage.steps.len(),
+        stage.steps.len(),
+        rows.join(", ")
+    );
+    for (i, node) in stage.nodes.iter().enumerate() {
+        let (&OpInput::Tensor(x), &[y]) = (node.inputs.first()?, node.outputs.as_slice()) else {
+            return None;
+        };
+        let (xs, ys) = (prepared.shapes.get(x)?, prepared.shapes.get(y)?);
+        let (&[1, c, h, w], &[1, m, oh, ow]) = (xs.as_slice(), ys.as_slice()) else {
+            return None;
+        };
+        // Words from one channel's rows to the next's: a band buffer's rows, or a plane.
+        let source = if i == 0 { x } else { stage.bands[i - 1] };
+        let input_stride = match i {
+            0 => h * w,
+            _ => *stage.band_rows.get(i - 1)? as u64 * w,
+        };
+        let target = if i + 1 == n { y } else { stage.bands[i] };
+        let output_stride = match stage.band_rows.get(i) {
+            Some(&rows) if i + 1 < n => rows as u64 * ow,
+            _ => oh * ow,
+        };
+        let mut inputs =
+            vec!["__k::Input::Value { shape: &__xs, data: __k::Data::F32(__src) }".to_owned()];
+        for input in &node.inputs[1..] {
+            inputs.push(match *input {
+                OpInput::Absent => "__k::Input::Absent".to_owned(),
+                OpInput::Weight(wt) => constant_input(prepared, offsets, wt),
+                OpInput::Tensor(_) => return None,
+            });
+        }
+        let _ = writeln!(
+            s,
+            "{i} => {{\n{}\n\
+             let __src = {}.get(__from * {w}..).ok_or_else(|| __band(\"a band reads past its input\"))?;\n\
+             let __dst = &mut *{};\n\
+             if __drop > 0 && __at > 0 {{\n\
+             for __ch in 0..{m} {{\n\
+             let __kept = __ch * {output_stride} + __drop * {ow}..__ch * {output_stride} + (__drop + __at) * {ow};\n\
+             if __dst.get(__kept.clone()).is_none() {{ return Err(__band(\"a band keeps rows past its buffer\")); }}\n\
+             __dst.copy_within(__kept, __ch * {output_stride});\n}}\n}}\n\
+             let __out = __dst.get_mut(__at * {ow}..).ok_or_else(|| __band(\"a band writes past its buffer\"))?;\n\
+             let __xs = [1, {c}, __take, {w}];\nlet __ys = [1, {m}, __rows, {ow}];\n\
+             let __inputs = [{}];\n\
+             let mut __outputs = [__k::Output {{ shape: &__ys, data: __k::DataMut::F32(__out) }}];\n\
+             let __geometry = __k::ConvBand {{ input_rows: {h}, output_rows: {oh}, above: __above, input_stride: {input_stride}, output_stride: {output_stride} }};\n\
+             __k::conv_band(&__ATTRS, &__inputs, &mut __outputs, {scratch}, __geometry).map_err(__e)?;\n}}",
+            attrs_static(node),
+            view(source),
+            view(target),
+            inputs.join(", "),
         );
     }
     let _ = writeln!(s, "_ => {{}}\n}}\n}}");

@@ -24,9 +24,11 @@
 use std::ops::Range;
 
 use crate::graph::OpInput;
-use memplan_core::Model;
+use memplan_core::model_file::Layout;
+use memplan_core::{DType, Model};
 
-use crate::graph::{Constant, Node, Step};
+use crate::fold;
+use crate::graph::{Constant, Node, Step, Streamed};
 use crate::specialise::{self, Kernel};
 
 /// A chain of nodes run band by band: `nodes` (consecutive, each reading the one before),
@@ -68,9 +70,74 @@ pub(crate) fn rows(kernel: &Kernel) -> Option<Rows> {
     }
 }
 
+/// The rows of `node` as the band loop runs it: a specialised TFLite convolution (NHWC), or an
+/// ONNX float32 Conv of one image of 2-D planes (NCHW, [`memplan_kernels::conv_band`]) whose
+/// weights and bias are constants.
+pub(crate) fn layer_rows(
+    model: &Model,
+    shapes: &[Vec<u64>],
+    constants: &[Constant],
+    operands: &specialise::Operands<'_>,
+    node: &Node,
+) -> Option<Rows> {
+    if !nchw(node) {
+        return specialise::plan(node, operands).as_ref().and_then(rows);
+    }
+    let (Some(&OpInput::Tensor(x)), Some(&OpInput::Weight(w)), &[y]) = (
+        node.inputs.first(),
+        node.inputs.get(1),
+        node.outputs.as_slice(),
+    ) else {
+        return None;
+    };
+    let constant_bias = match node.inputs.get(2) {
+        None | Some(OpInput::Absent) => true,
+        Some(&OpInput::Weight(b)) => constants.get(b)?.dtype == DType::F32,
+        Some(OpInput::Tensor(_)) => false,
+    };
+    let float = |t: usize| {
+        matches!(
+            model.tensors[t].layout,
+            Layout::Typed {
+                dtype: DType::F32,
+                ..
+            }
+        )
+    };
+    let weight = constants.get(w)?;
+    if node.inputs.len() > 3
+        || !constant_bias
+        || !float(x)
+        || !float(y)
+        || weight.dtype != DType::F32
+    {
+        return None;
+    }
+    let dims =
+        |s: &[u64]| -> Option<Vec<usize>> { s.iter().map(|&d| usize::try_from(d).ok()).collect() };
+    let (xs, ws, ys) = (
+        dims(shapes.get(x)?)?,
+        dims(&weight.shape)?,
+        dims(shapes.get(y)?)?,
+    );
+    let window = fold::with_attrs(&node.attrs, |attrs| {
+        memplan_kernels::conv_band_window(attrs, &xs, &ws, &ys)
+    })?;
+    Some(Rows {
+        input: xs[2],
+        output: ys[2],
+        window,
+    })
+}
+
+/// Whether `node` runs band by band on NCHW planes (an ONNX Conv) rather than NHWC rows.
+pub(crate) fn nchw(node: &Node) -> bool {
+    node.op_type == "Conv"
+}
+
 /// The maximal chains of two or more consecutive nodes that can run band by band: int8 or
-/// float32 convolutions of one image with a specialised kernel, each reading (as its input 0) the one
-/// before it, whose output only it reads, in the arena and no graph output.
+/// float32 convolutions of one image ([`layer_rows`]), of one layout, each reading (as its input
+/// 0) the one before it, whose output only it reads, in the arena and no graph output.
 pub(crate) fn chains(
     model: &Model,
     shapes: &[Vec<u64>],
@@ -82,10 +149,7 @@ pub(crate) fn chains(
         .iter()
         .map(|node| {
             node.outputs.len() == 1
-                && specialise::plan(node, &operands)
-                    .as_ref()
-                    .and_then(rows)
-                    .is_some()
+                && layer_rows(model, shapes, constants, &operands, node).is_some()
         })
         .collect();
     let readers = |t: usize| {
@@ -99,6 +163,7 @@ pub(crate) fn chains(
         let out = nodes[k].outputs[0];
         eligible[k]
             && eligible[k + 1]
+            && nchw(&nodes[k]) == nchw(&nodes[k + 1])
             && nodes[k + 1].inputs.first() == Some(&OpInput::Tensor(out))
             && readers(out) == 1
             && !model.outputs.contains(&out)
@@ -117,6 +182,49 @@ pub(crate) fn chains(
         start = end;
     }
     found
+}
+
+/// The most scratch words any call of an NCHW stage's loop needs
+/// ([`memplan_kernels::conv_band_scratch_len`] for the rows of that call: a depthwise Conv's
+/// padded plane is its band's).
+pub(crate) fn band_scratch_words(
+    stage: &Streamed,
+    shapes: &[Vec<u64>],
+    constants: &[Constant],
+) -> Option<usize> {
+    let dims =
+        |s: &[u64]| -> Option<Vec<usize>> { s.iter().map(|&d| usize::try_from(d).ok()).collect() };
+    let mut most = 0;
+    for step in &stage.steps {
+        let node = stage.nodes.get(step.node)?;
+        let (Some(&OpInput::Tensor(x)), Some(&OpInput::Weight(w)), &[y]) = (
+            node.inputs.first(),
+            node.inputs.get(1),
+            node.outputs.as_slice(),
+        ) else {
+            return None;
+        };
+        let (mut xs, ws, mut ys) = (
+            dims(shapes.get(x)?)?,
+            dims(&constants.get(w)?.shape)?,
+            dims(shapes.get(y)?)?,
+        );
+        let band = memplan_kernels::ConvBand {
+            input_rows: *xs.get(2)?,
+            output_rows: *ys.get(2)?,
+            above: step.above,
+            input_stride: step.take.checked_mul(*xs.get(3)?)?,
+            output_stride: step.rows.checked_mul(*ys.get(3)?)?,
+        };
+        xs[2] = step.take;
+        ys[2] = step.rows;
+        let words = fold::with_attrs(&node.attrs, |attrs| {
+            memplan_kernels::conv_band_scratch_len(attrs, &xs, &ws, &ys, band)
+        })
+        .ok()?;
+        most = most.max(words);
+    }
+    Some(most)
 }
 
 /// Every step of a stage of layers `layers` run `band` output rows at a time, and the rows

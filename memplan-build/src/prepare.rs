@@ -162,6 +162,15 @@ fn schedule(
             })
         };
         let words = match &node.stage {
+            Some(stage) if stage.nodes.iter().any(patches::nchw) => patches::band_scratch_words(
+                stage, &shapes, constants,
+            )
+            .ok_or_else(|| {
+                format!(
+                    "internal error: the band loop of `{}` has no scratch size; please report this",
+                    node.label
+                )
+            })?,
             Some(stage) => stage.nodes.iter().map(specialised).max().unwrap_or(0),
             None => fold::with_attrs(&node.attrs, |attrs| {
                 memplan_kernels::scratch_len(&node.op_type, attrs, &input_refs, &output_refs)
@@ -304,29 +313,25 @@ fn merge_stage(
     let operands = specialise::operands(model, shapes, constants);
     let layers: Vec<patches::Rows> = sub
         .iter()
-        .map(|node| {
-            specialise::plan(node, &operands)
-                .as_ref()
-                .and_then(patches::rows)
-        })
+        .map(|node| patches::layer_rows(model, shapes, constants, &operands, node))
         .collect::<Option<_>>()
         .ok_or_else(internal)?;
     let (steps, band_rows) = patches::simulate(&layers, stage.band).ok_or_else(internal)?;
     let bands: Vec<usize> = sub[..sub.len() - 1].iter().map(|n| n.outputs[0]).collect();
-    for (&t, &rows) in bands.iter().zip(&band_rows) {
-        let [n, _, w, c] = shapes[t][..] else {
+    for ((&t, &rows), node) in bands.iter().zip(&band_rows).zip(&sub) {
+        // The rows are the height: NHWC's axis 1, NCHW's axis 2.
+        let height = if patches::nchw(node) { 2 } else { 1 };
+        let mut shape = shapes[t].clone();
+        if shape.len() != 4 {
             return Err(internal());
-        };
+        }
+        shape[height] = rows as u64;
         let tensor = &mut model.tensors[t];
         let Layout::Typed { dtype, .. } = tensor.layout else {
             return Err(internal());
         };
-        let elements = n * rows as u64 * w * c;
-        tensor.layout = Layout::Typed {
-            dtype,
-            shape: vec![n, rows as u64, w, c],
-        };
-        tensor.size = elements * dtype.size();
+        tensor.size = shape.iter().product::<u64>() * dtype.size();
+        tensor.layout = Layout::Typed { dtype, shape };
     }
     let (first, last) = (&sub[0], &sub[sub.len() - 1]);
     let Some(&OpInput::Tensor(input)) = first.inputs.first() else {

@@ -188,7 +188,7 @@ mod trilu;
 mod unary;
 
 pub use attrs::{Attr, Attrs};
-pub use conv::{ConvBand, conv_band, conv_band_scratch_len, conv_runs_in_place};
+pub use conv::{ConvBand, conv_band, conv_band_scratch_len, conv_band_window, conv_runs_in_place};
 pub use error::{KernelError, MESSAGE_CAPACITY};
 #[cfg(feature = "alloc")]
 pub use owned::{ByteLengthError, OwnedData};

@@ -109,6 +109,26 @@ pub fn conv_band(
     run().map_err(|e| e.context("Conv"))
 }
 
+/// The window of a Conv along its rows, `[kernel, stride, dilation, padding above]`, if it can
+/// run band by band ([`conv_band`]): one image of 2-D planes (`[1, channels, rows, width]`
+/// input and output), the weight's shape as stored (`ws`, packed or not) fitting the Conv.
+#[must_use]
+pub fn conv_band_window(
+    attrs: &Attrs<'_>,
+    xs: &[usize],
+    ws: &[usize],
+    ys: &[usize],
+) -> Option<[usize; 4]> {
+    let (&[1, _, _, _], &[1, _, _, _]) = (xs, ys) else {
+        return None;
+    };
+    let logical = weight_shape(attrs, xs, ws, ys).ok()?;
+    let geo = ConvGeometry::new(attrs, xs, &logical, ys).ok()?;
+    Activation::from_attrs(attrs).ok()?;
+    let w = &geo.win;
+    Some([w.kernel[1], w.strides[1], w.dilations[1], w.pad_begin[1]])
+}
+
 /// Scratch words [`conv_band`] needs for a band of these shapes (input, weight as stored, output:
 /// `[1, channels, band rows, width]`): a depthwise Conv's padded plane is the band's, not the
 /// whole input's.
@@ -127,7 +147,10 @@ pub fn conv_band_scratch_len(
     if geo.depthwise() {
         return Ok(Plane::of(&geo.win).map_or(0, |p| p.reach.div_ceil(2)));
     }
-    scratch_len(attrs, &[Some(xs), Some(ws)], &[ys])
+    // A product's panel does not depend on the rows.
+    let whole_x = [1, geo.c, band.input_rows, geo.win.input[2]];
+    let whole_y = [1, geo.m, band.output_rows, geo.win.output[2]];
+    scratch_len(attrs, &[Some(&whole_x), Some(ws)], &[&whole_y])
 }
 
 #[cfg(test)]
@@ -183,19 +206,7 @@ mod tests {
         }];
         crate::op::conv(&attrs, &inputs, &mut outputs, &mut scratch).unwrap();
 
-        let pads = match list.iter().find(|(n, _)| *n == "pads") {
-            Some((_, Attr::Ints(p))) => p[0] as usize,
-            _ => 0,
-        };
-        let strides = match list.iter().find(|(n, _)| *n == "strides") {
-            Some((_, Attr::Ints(s))) => s[0] as usize,
-            _ => 1,
-        };
-        let dilations = match list.iter().find(|(n, _)| *n == "dilations") {
-            Some((_, Attr::Ints(d))) => d[0] as usize,
-            _ => 1,
-        };
-        let window = [ws[2], strides, dilations, pads];
+        let window = crate::conv_band_window(&attrs, &xs, &ws, &ys).unwrap();
         let (ih, iw, oh, ow) = (xs[2], xs[3], ys[2], ys[3]);
         let (in_stride, out_stride) = (ih * iw + gap, oh * ow + gap);
         // The input's channels `gap` words apart; the output's too, the gaps marked.

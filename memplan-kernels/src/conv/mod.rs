@@ -35,7 +35,7 @@ mod band;
 mod depthwise;
 mod im2col;
 
-pub use band::{ConvBand, conv_band, conv_band_scratch_len};
+pub use band::{ConvBand, conv_band, conv_band_scratch_len, conv_band_window};
 use depthwise::*;
 use im2col::*;
 
