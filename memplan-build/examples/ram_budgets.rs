@@ -1,4 +1,4 @@
-//! The arena of TFLite networks under a series of RAM budgets (`Network::ram_budget`): for each
+//! The arena of TFLite and ONNX networks under a series of RAM budgets (`Network::ram_budget`): for each
 //! model, the whole-tensor plan, then budgets from 90% of it down to 40% in steps of 10%, and the
 //! least arena any schedule reaches; each with the nodes written in place and the chains run band
 //! by band (and their calls). Writing in place and running band by band add no multiply-
@@ -6,16 +6,17 @@
 //! measured on the Cortex-M4 by `scripts/cortex_m_figures.py -b BYTES`.
 //!
 //! ```sh
-//! cargo run --release -p memplan-build --example ram_budgets -- model.tflite ...
+//! cargo run --release -p memplan-build --example ram_budgets -- model.tflite model.onnx ...
 //! ```
-//! Without arguments: the MLPerf-Tiny-like int8 fixtures and the shared keyword spotter.
+//! Without arguments: the MLPerf-Tiny-like int8 fixtures, the shared keyword spotter and the
+//! shared MobileNetV2 and MobileNetV3-small (ONNX, float32).
 
 use std::path::{Path, PathBuf};
 
 use memplan_build::Network;
 
 fn generate(model: &Path, dir: &Path, budget: Option<u64>) -> Result<(u64, String), String> {
-    let mut network = Network::from_tflite(model)
+    let mut network = Network::from_file(model)
         .name("net")
         .out_dir(dir)
         .emit_rerun_if_changed(false)
@@ -59,11 +60,17 @@ fn main() {
         ] {
             models.push(fixtures.join(format!("{name}.tflite")));
         }
-        let kws = root.join("../shared/bench/tinyml/kws_ref_model.tflite");
-        if kws.is_file() {
-            models.push(kws);
-        } else {
-            println!("(skipped the keyword spotter: {} is absent)", kws.display());
+        for shared in [
+            "tinyml/kws_ref_model.tflite",
+            "runnable/mobilenet_v2.onnx",
+            "runnable/mobilenet_v3_small.onnx",
+        ] {
+            let path = root.join("../shared/bench").join(shared);
+            if path.is_file() {
+                models.push(path);
+            } else {
+                println!("(skipped {shared}: {} is absent)", path.display());
+            }
         }
     }
     let dir = std::env::temp_dir().join(format!("memplan-ram-budgets-{}", std::process::id()));

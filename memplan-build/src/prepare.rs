@@ -135,49 +135,32 @@ fn schedule(
     let existing: Vec<&str> = model.tensors.iter().map(|t| t.name.as_str()).collect();
     let mut taken = UniqueNames::reserving(&existing);
     for (k, node) in nodes.iter_mut().enumerate() {
-        let input_shapes: Vec<Option<Vec<usize>>> = node
-            .inputs
-            .iter()
-            .map(|input| match *input {
-                OpInput::Absent => None,
-                OpInput::Tensor(t) => Some(shapes[t].iter().map(|&d| d as usize).collect()),
-                OpInput::Weight(w) => constants
-                    .get(w)
-                    .map(|c| c.shape.iter().map(|&d| d as usize).collect()),
-            })
-            .collect();
-        let output_shapes: Vec<Vec<usize>> = node
-            .outputs
-            .iter()
-            .map(|&t| shapes[t].iter().map(|&d| d as usize).collect())
-            .collect();
-        let input_refs: Vec<Option<&[usize]>> = input_shapes.iter().map(|s| s.as_deref()).collect();
-        let output_refs: Vec<&[usize]> = output_shapes.iter().map(Vec::as_slice).collect();
         let operands = specialise::operands(&model, &shapes, constants);
-        // A specialised kernel's own scratch (the int8 convolution's im2col columns); a
-        // stage's, the most any of its kernels needs.
-        let specialised = |node: &Node| {
-            specialise::plan(node, &operands).map_or(0, |kernel| {
-                kernel.scratch_bytes(node.overwrites).div_ceil(8)
-            })
-        };
-        let words = match &node.stage {
-            Some(stage) if stage.nodes.iter().any(patches::nchw) => patches::band_scratch_words(
-                stage, &shapes, constants,
-            )
-            .ok_or_else(|| {
-                format!(
-                    "internal error: the band loop of `{}` has no scratch size; please report this",
-                    node.label
-                )
-            })?,
-            Some(stage) => stage.nodes.iter().map(specialised).max().unwrap_or(0),
-            None => fold::with_attrs(&node.attrs, |attrs| {
-                memplan_kernels::scratch_len(&node.op_type, attrs, &input_refs, &output_refs)
-                    .map_err(|e| e.to_string())
-            })
-            .map_err(|e| format!("node `{}` ({}): {e}", node.label, node.op_type))?
-            .max(specialised(node)),
+        let words = match &mut node.stage {
+            Some(stage) => {
+                // The table's nodes say what each needs run whole (an interpreter's heap run).
+                for inner in &mut stage.nodes {
+                    let whole = whole_scratch_words(inner, &shapes, constants, &operands)?;
+                    inner.scratch = (whole > 0).then_some((usize::MAX, whole));
+                }
+                if stage.nodes.iter().any(patches::nchw) {
+                    patches::band_scratch_words(stage, &shapes, constants).ok_or_else(|| {
+                        format!(
+                            "internal error: the band loop of `{}` has no scratch size; please report this",
+                            node.label
+                        )
+                    })?
+                } else {
+                    // A specialised kernel's own scratch: the most any of the stage's needs.
+                    stage
+                        .nodes
+                        .iter()
+                        .map(|n| specialised_scratch_words(n, &operands))
+                        .max()
+                        .unwrap_or(0)
+                }
+            }
+            None => whole_scratch_words(node, &shapes, constants, &operands)?,
         };
         if words == 0 {
             continue;
@@ -291,6 +274,43 @@ fn schedule(
         bound_without_sharing,
         sum_of_sizes,
     })
+}
+
+/// Scratch words a specialised kernel of `node` needs (the int8 convolution's im2col
+/// columns, a ring written in place), 0 for none.
+fn specialised_scratch_words(node: &Node, operands: &specialise::Operands<'_>) -> usize {
+    specialise::plan(node, operands).map_or(0, |kernel| {
+        kernel.scratch_bytes(node.overwrites).div_ceil(8)
+    })
+}
+
+/// Scratch words `node` needs run over whole tensors: its kernel's
+/// ([`memplan_kernels::scratch_len`]) or its specialised kernel's, the larger.
+fn whole_scratch_words(
+    node: &Node,
+    shapes: &[Vec<u64>],
+    constants: &[Constant],
+    operands: &specialise::Operands<'_>,
+) -> Result<usize, String> {
+    let dims = |s: &[u64]| s.iter().map(|&d| d as usize).collect::<Vec<usize>>();
+    let input_shapes: Vec<Option<Vec<usize>>> = node
+        .inputs
+        .iter()
+        .map(|input| match *input {
+            OpInput::Absent => None,
+            OpInput::Tensor(t) => Some(dims(&shapes[t])),
+            OpInput::Weight(w) => constants.get(w).map(|c| dims(&c.shape)),
+        })
+        .collect();
+    let output_shapes: Vec<Vec<usize>> = node.outputs.iter().map(|&t| dims(&shapes[t])).collect();
+    let input_refs: Vec<Option<&[usize]>> = input_shapes.iter().map(|s| s.as_deref()).collect();
+    let output_refs: Vec<&[usize]> = output_shapes.iter().map(Vec::as_slice).collect();
+    let words = fold::with_attrs(&node.attrs, |attrs| {
+        memplan_kernels::scratch_len(&node.op_type, attrs, &input_refs, &output_refs)
+            .map_err(|e| e.to_string())
+    })
+    .map_err(|e| format!("node `{}` ({}): {e}", node.label, node.op_type))?;
+    Ok(words.max(specialised_scratch_words(node, operands)))
 }
 
 /// Makes the nodes of `stage` one node that runs them band by band ([`patches`]): the first

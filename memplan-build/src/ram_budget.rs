@@ -154,54 +154,77 @@ pub(crate) fn meet(
     if arena(&in_place) <= budget {
         return Ok(give_back(budget, in_place, all, &[], &plan_with).0);
     }
-    let outside = |stage: &Stage| -> BTreeSet<usize> {
+    let outside = |stages: &[Stage]| -> BTreeSet<usize> {
         all.iter()
             .copied()
-            .filter(|k| !stage.nodes.contains(k))
+            .filter(|k| !stages.iter().any(|s| s.nodes.contains(k)))
             .collect()
     };
-    // Streams: a run of two to `MAX_STAGE` nodes of a chain band by band, one row at a time,
-    // in place outside it; of those that fit, the one with the fewest calls; else the smallest.
-    let mut fitting: Option<(usize, Stage, Planned)> = None;
-    let mut smallest: Option<(Stage, Planned)> = None;
-    for chain in chains {
-        for start in chain.clone() {
-            for end in start + 2..=chain.end.min(start + MAX_STAGE) {
-                let stage = Stage {
-                    nodes: start..end,
-                    band: 1,
-                };
-                let plan = plan_with(&outside(&stage), std::slice::from_ref(&stage))?;
-                let calls = calls(&plan);
-                if arena(&plan) <= budget {
-                    if fitting.as_ref().is_none_or(|(c, ..)| calls < *c) {
-                        fitting = Some((calls, stage, plan));
+    // Streams, one stage at a time: a run of two to `MAX_STAGE` nodes of a chain band by band,
+    // one row at a time, beside the stages already chosen, in place outside them; of those that
+    // fit, the one with the fewest calls; else the smallest, and another stage after it while
+    // the arena falls (each stage lowers the peak where it runs; a network can peak in several
+    // places).
+    let mut stages: Vec<Stage> = Vec::new();
+    let mut chosen_plan: Option<Planned> = None;
+    loop {
+        let mut fitting: Option<(usize, Stage, Planned)> = None;
+        let mut smallest: Option<(Stage, Planned)> = None;
+        for chain in chains {
+            for start in chain.clone() {
+                for end in start + 2..=chain.end.min(start + MAX_STAGE) {
+                    let stage = Stage {
+                        nodes: start..end,
+                        band: 1,
+                    };
+                    if stages
+                        .iter()
+                        .any(|s| s.nodes.start < end && start < s.nodes.end)
+                    {
+                        continue;
                     }
-                } else if smallest
-                    .as_ref()
-                    .is_none_or(|(_, p)| arena(&plan) < arena(p))
-                {
-                    smallest = Some((stage, plan));
+                    let mut with = stages.clone();
+                    with.push(stage.clone());
+                    let plan = plan_with(&outside(&with), &with)?;
+                    let calls = calls(&plan);
+                    if arena(&plan) <= budget {
+                        if fitting.as_ref().is_none_or(|(c, ..)| calls < *c) {
+                            fitting = Some((calls, stage, plan));
+                        }
+                    } else if smallest
+                        .as_ref()
+                        .is_none_or(|(_, p)| arena(&plan) < arena(p))
+                    {
+                        smallest = Some((stage, plan));
+                    }
                 }
             }
         }
-    }
-    let (stage, best) = match (fitting, smallest) {
-        (Some((_, stage, plan)), _) => (stage, plan),
-        // None fits with every ring: the smallest may, without the rings that cost more than
-        // they save.
-        (None, Some((stage, plan))) if arena(&plan) < arena(&in_place) => (stage, plan),
-        (None, _) => {
-            let least = give_back(u64::MAX, in_place, all.clone(), &[], &plan_with).0;
-            return if arena(&least) <= budget {
-                Ok(least)
-            } else {
-                Err(refusal(budget, whole, candidates, chains, arena(&least)))
-            };
+        let so_far = chosen_plan.as_ref().map_or(arena(&in_place), arena);
+        match (fitting, smallest) {
+            (Some((_, stage, plan)), _) => {
+                stages.push(stage);
+                chosen_plan = Some(plan);
+                break;
+            }
+            // None fits with every ring: the smallest may, without the rings that cost more
+            // than they save, or with another stage.
+            (None, Some((stage, plan))) if arena(&plan) < so_far => {
+                stages.push(stage);
+                chosen_plan = Some(plan);
+            }
+            (None, _) => break,
         }
+    }
+    let Some(best) = chosen_plan else {
+        let least = give_back(u64::MAX, in_place, all.clone(), &[], &plan_with).0;
+        return if arena(&least) <= budget {
+            Ok(least)
+        } else {
+            Err(refusal(budget, whole, candidates, chains, arena(&least)))
+        };
     };
-    let chosen = outside(&stage);
-    let mut stages = vec![stage];
+    let chosen = outside(&stages);
     let (mut best, chosen) = if arena(&best) <= budget {
         (best, chosen)
     } else {
