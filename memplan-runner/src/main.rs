@@ -156,6 +156,21 @@ fn run(args: &Args) -> Result<ExitCode, String> {
         net::network::INPLACE_PAIRS,
         net::network::SUM_OF_SIZES,
     );
+    if !net::network::WRITTEN_IN_PLACE.is_empty() || !net::network::BAND_BY_BAND.is_empty() {
+        let stages: Vec<String> = net::network::BAND_BY_BAND
+            .iter()
+            .map(|(nodes, calls)| format!("`{nodes}` in {calls} calls"))
+            .collect();
+        println!(
+            "under the RAM budget: {} node(s) written over their input | band by band: {}",
+            net::network::WRITTEN_IN_PLACE.len(),
+            if stages.is_empty() {
+                "none".to_owned()
+            } else {
+                stages.join(", ")
+            }
+        );
+    }
     let started = clock::cpu_seconds();
     let outputs = if args.heap {
         run_heap(&inputs)?

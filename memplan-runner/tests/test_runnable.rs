@@ -150,6 +150,49 @@ fn any_input_values_run_without_a_panic() {
     }
 }
 
+/// Below what writing in place reaches, the fixture's chain of Convs (stem, depthwise,
+/// pointwise: NCHW) runs band by band: the arena fits half the whole-tensor plan, the output is
+/// the whole-tensor run's bit for bit (and the heap run's), ONNX Runtime's within tolerance.
+/// With `../shared/bench/runnable`, MobileNetV2 at half its whole-tensor bound too.
+#[test]
+fn an_onnx_conv_chain_runs_band_by_band_under_half_its_bound() {
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut models = vec![(
+        fixtures.join("depthwise_budget.onnx"),
+        fixtures.join("depthwise_budget.input.bin"),
+        fixtures.join("depthwise_budget.output.bin"),
+    )];
+    match common::runnable_dir() {
+        Some(dir) => models.push((
+            dir.join("mobilenet_v2.onnx"),
+            dir.join("mobilenet_v2.input.bin"),
+            dir.join("mobilenet_v2.output.bin"),
+        )),
+        None => println!("skipped MobileNetV2: ../shared/bench/runnable is absent"),
+    }
+    let dir = common::scratch("onnx-band-budget");
+    let arena = common::arena_of;
+    let runner = Runner::lock();
+    for (model, input, reference) in models {
+        let name = model.file_name().unwrap().to_string_lossy().into_owned();
+        let reference = common::read_f32(&reference);
+        runner.build_with_budget(&model, true, None).unwrap();
+        let (whole, summary) = runner.run_both(&name, &input, &dir);
+        let whole_arena = arena(&summary);
+        let budget = whole_arena / 2;
+        runner
+            .build_with_budget(&model, true, Some(budget))
+            .unwrap_or_else(|e| panic!("{name} under {budget} bytes: {e}"));
+        let (ours, summary) = runner.run_both(&name, &input, &dir);
+        common::assert_same_bytes(&name, &ours, &whole, "the whole-tensor run");
+        common::assert_close(&name, &common::f32s(&ours), &reference, "ONNX Runtime");
+        let fits = arena(&summary);
+        assert!(fits <= budget, "{name}: {summary}");
+        assert!(summary.contains("band by band: `"), "{name}: {summary}");
+        println!("{name}: whole {whole_arena} bytes, under half of it {fits}");
+    }
+}
+
 /// An ONNX network under a RAM budget below its whole-tensor arena
 /// (`tests/fixtures/make_depthwise_budget.py`: its peak is a depthwise Conv's input and
 /// output): the build writes the depthwise Conv over its input, the arena fits the budget, the
