@@ -17,6 +17,11 @@
 //!  output    rows 0..2 written ....       the chain's output is whole, its input too
 //! ```
 //!
+//! Two layouts: TFLite's NHWC, where a band of rows is one run of bytes, and ONNX's NCHW, where
+//! it is one run per channel: an NCHW band buffer holds the same few rows of every channel (its
+//! channels that many rows apart), the kept rows move channel by channel, and the Conv reads and
+//! writes planes that far apart ([`memplan_kernels::conv_band`]). The steps are the same.
+//!
 //! The build ([`crate::ram_budget`]) chooses the chains and the band height; this module finds
 //! the chains ([`chains`]) and works out, at build time, every step the generated loop takes
 //! ([`simulate`]).

@@ -14,8 +14,10 @@
 //!
 //! [`Network::ram_budget`](crate::Network::ram_budget) asks for it: when the whole-tensor plan is
 //! over the budget, [`meet`] plans with every [`candidates`] node in place, then, if that is not
-//! enough, with a run of a chain band by band, and gives back each in-place node the budget does
-//! not need (depthwise convolutions first, as their ring costs a copy).
+//! enough, with a run of a chain band by band (and another, while the arena falls: a network can
+//! peak in several places), and gives back each in-place node the budget does not need
+//! (depthwise convolutions first, as their ring costs a copy). Chains are TFLite convolutions
+//! (NHWC rows) or ONNX float32 Convs (NCHW planes, [`memplan_kernels::conv_band`]).
 
 use std::collections::BTreeSet;
 use std::ops::Range;
@@ -136,8 +138,8 @@ fn calls(plan: &Planned) -> usize {
 }
 
 /// The plan that meets `budget` (`whole`, the plan of whole tensors, does not), cheapest
-/// first: the `candidates` written in place (no extra work), else also a run of nodes of one of
-/// the `chains` band by band ([`crate::patches`]: every row computed once, the extra work a
+/// first: the `candidates` written in place (no extra work), else also runs of nodes of the
+/// `chains` band by band, one stage at a time ([`crate::patches`]: every row computed once, the extra work a
 /// call per band and the moves of kept rows), the fitting run with the fewest calls, with the
 /// tallest band that fits; then each in-place node the budget does not need is given back. Or an error saying the least arena reachable.
 /// `plan_with` plans a set of in-place nodes and a list of stages.
@@ -329,14 +331,14 @@ fn refusal(
         )
     };
     let streams = if chains.is_empty() {
-        "no chain of TFLite convolutions (each the only reader of the one before) can run band \
-         by band (ONNX networks have no band form yet)"
+        "no chain of convolutions (TFLite int8 or float32, or ONNX float32 Convs of one image, \
+         each the only reader of the one before) can run band by band"
             .to_owned()
     } else {
         let longest = chains.iter().map(ExactSizeIterator::len).max().unwrap_or(0);
         format!(
-            "{} chain(s) of TFLite convolutions (up to {longest} nodes) can run band by band, \
-             up to {MAX_STAGE} nodes at a time",
+            "{} chain(s) of convolutions (up to {longest} nodes) can run band by band, up to \
+             {MAX_STAGE} nodes a stage",
             chains.len()
         )
     };
