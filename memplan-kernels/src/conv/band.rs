@@ -57,20 +57,25 @@ fn geometry(
     }
     let reach = match rows {
         0 => 0,
-        _ => (rows - 1) * win.strides[1] + (win.kernel[1] - 1) * win.dilations[1] + 1,
+        _ => (rows - 1)
+            .saturating_mul(win.strides[1])
+            .saturating_add((win.kernel[1] - 1).saturating_mul(win.dilations[1]))
+            .saturating_add(1),
     };
     win.input[1] = take;
     win.output[1] = rows;
     win.pad_begin[1] = band.above;
     // The rows below the band read as padding: real padding, or rows no output of it reads.
     win.pad_end[1] = reach.saturating_sub(band.above + take);
-    if take * width > band.input_stride || rows * out_width > band.output_stride {
+    if take.saturating_mul(width) > band.input_stride
+        || rows.saturating_mul(out_width) > band.output_stride
+    {
         bail!(
             "channel strides {} and {} are shorter than a band's {} input and {} output words",
             band.input_stride,
             band.output_stride,
-            take * width,
-            rows * out_width
+            take.saturating_mul(width),
+            rows.saturating_mul(out_width)
         );
     }
     Ok(geo)
@@ -400,5 +405,27 @@ mod tests {
         }];
         let mut scratch = vec![0u64; 256];
         assert!(crate::conv_band(&attrs, &inputs, &mut outputs, &mut scratch, band).is_err());
+        // Strides past any slice: an error, not an overflow.
+        let huge = ConvBand {
+            input_stride: usize::MAX / 2,
+            output_stride: usize::MAX,
+            ..band
+        };
+        let x = values(2 * 12, 1);
+        let inputs = [
+            Input::Value {
+                shape: &shapes.0,
+                data: Data::F32(&x),
+            },
+            Input::Value {
+                shape: &shapes.1,
+                data: Data::F32(&w),
+            },
+        ];
+        let mut outputs = [Output {
+            shape: &shapes.2,
+            data: DataMut::F32(&mut y),
+        }];
+        assert!(crate::conv_band(&attrs, &inputs, &mut outputs, &mut scratch, huge).is_err());
     }
 }

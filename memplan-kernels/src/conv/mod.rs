@@ -183,11 +183,12 @@ impl Planes {
         }
     }
 
-    /// Words of `count` planes of `plane` words, `stride` apart.
+    /// Words of `count` planes of `plane` words, `stride` apart (`usize::MAX` past it: more
+    /// than any slice holds).
     fn span(count: usize, stride: usize, plane: usize) -> usize {
         match count {
             0 => 0,
-            _ => (count - 1) * stride + plane,
+            _ => (count - 1).saturating_mul(stride).saturating_add(plane),
         }
     }
 }
