@@ -150,54 +150,12 @@ fn any_input_values_run_without_a_panic() {
     }
 }
 
-/// Below what writing in place reaches, the fixture's chain of Convs (stem, depthwise,
-/// pointwise: NCHW) runs band by band: the arena fits half the whole-tensor plan, the output is
-/// the whole-tensor run's bit for bit (and the heap run's), ONNX Runtime's within tolerance.
-/// With `../shared/bench/runnable`, MobileNetV2 at half its whole-tensor bound too.
-#[test]
-fn an_onnx_conv_chain_runs_band_by_band_under_half_its_bound() {
-    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let mut models = vec![(
-        fixtures.join("depthwise_budget.onnx"),
-        fixtures.join("depthwise_budget.input.bin"),
-        fixtures.join("depthwise_budget.output.bin"),
-    )];
-    match common::runnable_dir() {
-        Some(dir) => models.push((
-            dir.join("mobilenet_v2.onnx"),
-            dir.join("mobilenet_v2.input.bin"),
-            dir.join("mobilenet_v2.output.bin"),
-        )),
-        None => println!("skipped MobileNetV2: ../shared/bench/runnable is absent"),
-    }
-    let dir = common::scratch("onnx-band-budget");
-    let arena = common::arena_of;
-    let runner = Runner::lock();
-    for (model, input, reference) in models {
-        let name = model.file_name().unwrap().to_string_lossy().into_owned();
-        let reference = common::read_f32(&reference);
-        runner.build_with_budget(&model, true, None).unwrap();
-        let (whole, summary) = runner.run_both(&name, &input, &dir);
-        let whole_arena = arena(&summary);
-        let budget = whole_arena / 2;
-        runner
-            .build_with_budget(&model, true, Some(budget))
-            .unwrap_or_else(|e| panic!("{name} under {budget} bytes: {e}"));
-        let (ours, summary) = runner.run_both(&name, &input, &dir);
-        common::assert_same_bytes(&name, &ours, &whole, "the whole-tensor run");
-        common::assert_close(&name, &common::f32s(&ours), &reference, "ONNX Runtime");
-        let fits = arena(&summary);
-        assert!(fits <= budget, "{name}: {summary}");
-        assert!(summary.contains("band by band: `"), "{name}: {summary}");
-        println!("{name}: whole {whole_arena} bytes, under half of it {fits}");
-    }
-}
-
 /// An ONNX network under a RAM budget below its whole-tensor arena
 /// (`tests/fixtures/make_depthwise_budget.py`: its peak is a depthwise Conv's input and
 /// output): the build writes the depthwise Conv over its input, the arena fits the budget, the
-/// output is the whole-tensor run's bit for bit and ONNX Runtime's within tolerance. A budget
-/// below what that reaches fails the build, naming the least arena.
+/// output is the whole-tensor run's bit for bit and ONNX Runtime's within tolerance; under half
+/// the whole arena, the Convs run band by band, the same bits. A budget below what that reaches
+/// fails the build, naming the least arena.
 #[test]
 fn an_onnx_depthwise_conv_is_written_over_its_input_under_a_ram_budget() {
     let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
@@ -234,11 +192,60 @@ fn an_onnx_depthwise_conv_is_written_over_its_input_under_a_ram_budget() {
     );
     assert!(summary.contains("(2 pairs)"), "{summary}");
     println!("depthwise_budget: whole {whole_arena} bytes, under the budget {fits}");
+    // Below what writing in place reaches, the chain of Convs (stem, depthwise, pointwise:
+    // NCHW) runs band by band: half the whole-tensor arena, the same bits.
+    let half = whole_arena / 2;
+    runner
+        .build_with_budget(&model, true, Some(half))
+        .unwrap_or_else(|e| panic!("under {half} bytes: {e}"));
+    let (banded, summary) = runner.run_both("band by band", &input, &dir);
+    common::assert_same_bytes("band by band", &banded, &whole, "the whole-tensor run");
+    assert!(arena(&summary) <= half, "{summary}");
+    assert!(summary.contains("band by band: `"), "{summary}");
+    println!("depthwise_budget: under half of it {}", arena(&summary));
     let refusal = runner
         .build_with_budget(&model, true, Some(4_096))
         .expect_err("4 KiB is below every schedule");
     assert!(
         refusal.contains("the least arena this network can run in is"),
         "{refusal}"
+    );
+}
+
+/// MobileNetV2 (`../shared/bench/runnable`, skipped without it) under half its whole-tensor
+/// bound: Convs written in place and a chain band by band (NCHW), the whole run's bits, ONNX
+/// Runtime's within tolerance.
+#[test]
+fn mobilenet_v2_runs_in_half_its_whole_tensor_bound() {
+    let Some(dir) = common::runnable_dir() else {
+        println!("skipped: ../shared/bench/runnable is absent");
+        return;
+    };
+    let model = dir.join("mobilenet_v2.onnx");
+    let input = dir.join("mobilenet_v2.input.bin");
+    let reference = common::read_f32(&dir.join("mobilenet_v2.output.bin"));
+    let scratch = common::scratch("mobilenet-v2-budget");
+    let arena = common::arena_of;
+    let runner = Runner::lock();
+    runner.build_with_budget(&model, true, None).unwrap();
+    let (whole, summary) = runner.run_both("whole tensors", &input, &scratch);
+    let whole_arena = arena(&summary);
+    let half = whole_arena / 2;
+    runner
+        .build_with_budget(&model, true, Some(half))
+        .unwrap_or_else(|e| panic!("under {half} bytes: {e}"));
+    let (ours, summary) = runner.run_both("under half", &input, &scratch);
+    common::assert_same_bytes("under half", &ours, &whole, "the whole-tensor run");
+    common::assert_close(
+        "under half",
+        &common::f32s(&ours),
+        &reference,
+        "ONNX Runtime",
+    );
+    assert!(arena(&summary) <= half, "{summary}");
+    assert!(summary.contains("band by band: `"), "{summary}");
+    println!(
+        "mobilenet_v2: whole {whole_arena} bytes, under half of it {}",
+        arena(&summary)
     );
 }
