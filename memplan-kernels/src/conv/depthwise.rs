@@ -30,14 +30,16 @@ pub(super) struct Depthwise<'a> {
 /// A depthwise Conv's input plane with its padding, in the node's scratch, split by stride into
 /// phases so that every tap reads consecutive words for consecutive outputs, across rows too:
 ///
-/// - each padded row is split by column into `stride` phases (column `x` at `x / stride` of
-///   phase `x % stride`), which makes a row `row_len` words;
-/// - the padded rows are split the same way by the vertical stride (row `r` is row `r / sh` of
-///   row phase `r % sh`, each row phase `phase_rows` rows).
+/// - the padded rows are split by the vertical stride (row `r` is row `r / sh` of row phase
+///   `r % sh`, each row phase `phase_rows` rows), the padded columns by the horizontal one
+///   (column `x` is word `x / sw` of column phase `x % sw`, each phase `phase` words);
+/// - each pair (row phase, column phase) is a sub-plane of its own, `phase_rows` rows of `phase`
+///   words, so that a stored row holds one column phase only.
 ///
 /// Output `(yo, xo)` then reads tap `(th, tw)` at `rows[th] + cols[tw] + yo * row_len + xo`
-/// ([`Taps`]): the outputs, numbered `q = yo * row_len + xo` (the columns `ow..row_len` of each
-/// row computed and thrown away), are one run of consecutive words per tap.
+/// ([`Taps`]) with `row_len = phase`: the outputs, numbered `q = yo * row_len + xo` (the columns
+/// `ow..row_len` of each row computed and thrown away: at most the window's width over the
+/// stride, not the other phases' columns), are one run of consecutive words per tap.
 pub(super) struct Plane {
     /// Padded columns (at least what the window reads).
     pub(super) cols: usize,
@@ -94,21 +96,26 @@ impl Plane {
         self.cols.div_ceil(self.stride)
     }
 
-    /// Words per stored row: every column phase padded to the same length.
+    /// Words from one output row to the next: a stored row, one column phase.
     pub(super) fn row_len(&self) -> usize {
-        self.phase() * self.stride
+        self.phase()
+    }
+
+    /// Words of one sub-plane (a row phase's rows of one column phase).
+    fn sub_len(&self) -> usize {
+        self.phase_rows * self.phase()
     }
 
     /// Words of the plane itself.
     pub(super) fn len(&self) -> usize {
-        self.row_stride * self.phase_rows * self.row_len()
+        self.row_stride * self.stride * self.sub_len()
     }
 
     /// Copies `plane` (`ih x iw`) into `pad`, over the input's words only: the padding and the
     /// slack keep the zeros `pad` was cleared to, since every channel's input lies at the same
     /// words.
     pub(super) fn fill(&self, plane: &[f32], ih: usize, iw: usize, pad: &mut [f32]) {
-        let (rl, phase) = (self.row_len(), self.phase());
+        let (phase, sub) = (self.phase(), self.sub_len());
         if iw == 0 {
             // An empty input (padding only): nothing to copy.
             return;
@@ -118,19 +125,20 @@ impl Plane {
         // counted on rather than divided.
         let (mut row_phase, mut row) = (self.top % self.row_stride, self.top / self.row_stride);
         for src in plane.chunks_exact(iw).take(ih) {
-            let at = (row_phase * self.phase_rows + row) * rl;
-            let dst = &mut pad[at..at + rl];
+            // Column phase 0 of this stored row; phase `p` is `p` sub-planes after it.
+            let at = (row_phase * self.stride * self.phase_rows + row) * phase;
             row_phase += 1;
             if row_phase == self.row_stride {
                 row_phase = 0;
                 row += 1;
             }
             if self.stride == 1 {
-                copy_short(&mut dst[lo..hi], src);
+                copy_short(&mut pad[at + lo..at + hi], src);
             } else if self.stride == 2 {
                 // Padded column `p` goes to `p / 2` of phase `p % 2`: the columns in pairs.
                 let (q0, q1) = (lo.div_ceil(2), (hi - 1) / 2);
-                let (even, odd) = dst.split_at_mut(phase);
+                let (first, second) = pad.split_at_mut(at + sub);
+                let (even, odd) = (&mut first[at..at + phase], &mut second[..phase]);
                 if q1 > q0 {
                     let pairs = &src[2 * q0 - lo..][..2 * (q1 - q0)];
                     let (e, o) = (&mut even[q0..q1], &mut odd[q0..q1]);
@@ -157,8 +165,9 @@ impl Plane {
                     if x0 >= iw {
                         continue;
                     }
-                    let at = (self.left + x0) / st;
-                    let dst = &mut dst[ph * phase + at..(ph + 1) * phase];
+                    let col = (self.left + x0) / st;
+                    let base = at + ph * sub;
+                    let dst = &mut pad[base + col..base + phase];
                     for (d, &v) in dst.iter_mut().zip(src[x0..].iter().step_by(st)) {
                         *d = v;
                     }
@@ -181,14 +190,14 @@ impl Taps {
     /// way only, so both lists fit.
     pub(super) fn of(plane: &Plane, win: &Window) -> Taps {
         let (sh, sw) = (plane.row_stride, plane.stride);
-        let (phase, rl) = (plane.phase(), plane.row_len());
+        let (phase, sub) = (plane.phase(), plane.sub_len());
         let rows = (0..win.kernel[1]).map(|th| {
             let r = th * win.dilations[1];
-            ((r % sh) * plane.phase_rows + r / sh) * rl
+            ((r % sh) * sw * plane.phase_rows + r / sh) * phase
         });
         let cols = (0..win.kernel[2]).map(|tw| {
             let c = tw * win.dilations[2];
-            (c % sw) * phase + c / sw
+            (c % sw) * sub + c / sw
         });
         Taps {
             rows: rows.collect(),
