@@ -451,7 +451,7 @@ fn power_of_scalar(base: Operand<'_, f32>, out: &mut [f32], b: f32) {
             if a == f32::NEG_INFINITY {
                 f32::INFINITY
             } else {
-                libm::sqrtf(a) + 0.0
+                crate::fast_math::sqrt(a) + 0.0
             }
         });
     } else {

@@ -68,7 +68,7 @@ pub(crate) fn batch_norm(
     }
     for (p, chunk) in y.chunks_exact_mut(plane).enumerate() {
         let ch = p % c;
-        let k = 1.0 / libm::sqrtf(var[ch] + eps) * scale[ch];
+        let k = 1.0 / crate::fast_math::sqrt(var[ch] + eps) * scale[ch];
         let b = bias[ch] - mean[ch] * k;
         for v in chunk {
             *v = *v * k + b;
@@ -186,7 +186,7 @@ fn row_statistics(values: &[f32], eps: f32) -> (f32, f32) {
     let n = values.len() as f32;
     let mean = lane_sum(values, |v| v) / n;
     let var = lane_sum(values, |v| (v - mean) * (v - mean)) / n;
-    (mean, 1.0 / libm::sqrtf(var + eps))
+    (mean, 1.0 / crate::fast_math::sqrt(var + eps))
 }
 
 /// One row normalised in place with a scale (and bias) of its length; its mean and inverse
@@ -400,7 +400,7 @@ pub(crate) fn instance_norm(
             .iter()
             .fold(0.0f32, |a, &v| a + (v - mean) * (v - mean))
             / n;
-        let inv = 1.0 / libm::sqrtf(var + eps);
+        let inv = 1.0 / crate::fast_math::sqrt(var + eps);
         for v in values.iter_mut() {
             *v = (*v - mean) * inv * scale[ch] + bias[ch];
         }
@@ -475,7 +475,7 @@ pub(crate) fn lp_norm(
                 norm += if p == 1 { v.abs() } else { v * v };
             }
             if p == 2 {
-                norm = libm::sqrtf(norm);
+                norm = crate::fast_math::sqrt(norm);
             }
             for j in 0..len {
                 if norm == 0.0 {

@@ -44,7 +44,7 @@ impl Kind {
     fn finish(self, sum: f32, n: f32) -> f32 {
         match self {
             Kind::Mean => sum / n,
-            Kind::L2 => libm::sqrtf(sum),
+            Kind::L2 => crate::fast_math::sqrt(sum),
             Kind::LogSum => libm::logf(sum),
             _ => sum,
         }
@@ -301,7 +301,7 @@ mod block_tests {
                 ("ReduceMean", same, |s, n| s / n),
                 ("ReduceSumSquare", square, sum),
                 ("ReduceL1", f32::abs, sum),
-                ("ReduceL2", square, |s, _| libm::sqrtf(s)),
+                ("ReduceL2", square, |s, _| crate::fast_math::sqrt(s)),
                 ("ReduceLogSum", same, |s, _| libm::logf(s)),
             ] {
                 let list = [("axes", Attr::Ints(axes))];

@@ -82,7 +82,7 @@ pub(crate) fn run(
         // approximations of `fast_math`, within a few ulps, which the loop of `map` vectorises.
         "Sigmoid" => map(inputs, outputs, fast_math::logistic),
         "Tanh" => map(inputs, outputs, fast_math::tanh),
-        "Sqrt" => map(inputs, outputs, libm::sqrtf),
+        "Sqrt" => map(inputs, outputs, crate::fast_math::sqrt),
         "Exp" => map(inputs, outputs, fast_math::exp),
         "Log" => map(inputs, outputs, libm::logf),
         "Erf" => map(inputs, outputs, fast_math::erf),
@@ -201,7 +201,7 @@ fn gelu(
             0.5 * x * (1.0 + fast_math::erf(x * core::f32::consts::FRAC_1_SQRT_2))
         }),
         "tanh" => map(inputs, outputs, |x: f32| {
-            let k = libm::sqrtf(2.0 / core::f32::consts::PI);
+            let k = crate::fast_math::sqrt(2.0 / core::f32::consts::PI);
             0.5 * x * (1.0 + fast_math::tanh(k * (x + 0.044_715 * x * x * x)))
         }),
         other => bail!("approximate {other:?} is not supported (none and tanh are)"),
