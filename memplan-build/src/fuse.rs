@@ -12,7 +12,8 @@
 //!    MatMul's third input, added in the product's epilogue: `sum + bias[j]`, the bits of the two
 //!    nodes.
 //! 3. **An activation** (`Relu`, `Clip` with constant bounds, `HardSigmoid`, `HardSwish`,
-//!    `LeakyRelu`, `Sigmoid`) after a Conv, Gemm or MatMul becomes the attributes `activation` and
+//!    `LeakyRelu`, `Sigmoid`, and GELU as PyTorch exports it: `Div`, `Erf`, `Add`, `Mul`, `Mul`)
+//!    after a Conv, Gemm or MatMul becomes the attributes `activation` and
 //!    `activation_params` of that node ([`memplan_kernels`]' fused activations compute exactly
 //!    the standalone kernels' functions).
 //! 4. **Constant weights packed** into the panels the matrix product reads
@@ -68,6 +69,8 @@ pub(crate) fn fuse(
     for k in 0..g.nodes.len() {
         if g.fuse_activation(k) {
             report.activations += 1;
+        } else if g.fuse_erf_gelu(k) {
+            report.activations += 5;
         }
     }
     for k in 0..g.nodes.len() {
@@ -372,6 +375,104 @@ impl Graph<'_> {
         }
         self.absorb(k, j, t);
         true
+    }
+
+    /// 3b. `Conv | Gemm | MatMul` followed by GELU as PyTorch exports it, five nodes on its
+    /// output `x`: `Div(x, c1) -> Erf -> Add(·, c2) -> Mul(x, ·) -> Mul(·, c3)` (constant
+    /// scalars; either operand order of the commutative ones), as one node with the fused
+    /// activation `ErfGelu [c1, c2, c3]` ([`memplan_kernels`]' activation computes the five
+    /// kernels' bits in their order). `x` and the four tensors between the nodes must have no
+    /// other reader.
+    fn fuse_erf_gelu(&mut self, k: usize) -> bool {
+        self.erf_gelu(k).is_some()
+    }
+
+    fn erf_gelu(&mut self, k: usize) -> Option<()> {
+        let node = self.node(k)?;
+        if !matches!(node.op_type.as_str(), "Conv" | "Gemm" | "MatMul")
+            || attr(node, "activation").is_some()
+        {
+            return None;
+        }
+        let [x] = node.outputs[..] else {
+            return None;
+        };
+        if self.model.outputs.contains(&x) {
+            return None;
+        }
+        let is = |j: usize, op: &str, inputs: usize| {
+            self.node(j).is_some_and(|n| {
+                n.op_type == op && n.inputs.len() == inputs && n.outputs.len() == 1
+            })
+        };
+        // A constant scalar at input `i` of node `j`.
+        let scalar = |j: usize, i: usize| -> Option<f32> {
+            match floats(&self.constants[self.constant_at(j, i)?])?[..] {
+                [v] => Some(v),
+                _ => None,
+            }
+        };
+        // The other input of a two-input node `j` that reads tensor `t`.
+        let other = |j: usize, t: usize| -> Option<usize> {
+            match self.node(j)?.inputs[..] {
+                [OpInput::Tensor(a), _] if a == t => Some(1),
+                [_, OpInput::Tensor(b)] if b == t => Some(0),
+                _ => None,
+            }
+        };
+        // `x` read by exactly a Div (as its dividend) and a Mul, once each.
+        let readers: Vec<usize> = (0..self.nodes.len())
+            .filter(|&j| {
+                self.node(j)
+                    .is_some_and(|n| n.inputs.contains(&OpInput::Tensor(x)))
+            })
+            .collect();
+        let div = *readers.iter().find(|&&j| is(j, "Div", 2))?;
+        let mul = *readers.iter().find(|&&j| is(j, "Mul", 2))?;
+        if readers.len() != 2 || other(div, x)? != 1 {
+            return None;
+        }
+        let divisor = scalar(div, 1)?;
+        let (erf, d) = self.consumer(div)?;
+        if !is(erf, "Erf", 1) {
+            return None;
+        }
+        let (add, e) = self.consumer(erf)?;
+        if !is(add, "Add", 2) {
+            return None;
+        }
+        let addend = scalar(add, other(add, e)?)?;
+        let (mul_again, a) = self.consumer(add)?;
+        if mul_again != mul || self.node(mul)?.inputs[other(mul, a)?] != OpInput::Tensor(x) {
+            return None;
+        }
+        let (last, m) = self.consumer(mul)?;
+        if !is(last, "Mul", 2) {
+            return None;
+        }
+        let scale = scalar(last, other(last, m)?)?;
+        let y = *self.node(last)?.outputs.first()?;
+        if self.shapes[y] != self.shapes[x] {
+            return None;
+        }
+        for j in [div, erf, add, mul, last] {
+            self.nodes[j] = None;
+        }
+        for t in [x, d, e, a, m] {
+            self.dead[t] = true;
+        }
+        let node = self.nodes[k].as_mut()?;
+        node.attrs.push((
+            "activation".to_owned(),
+            AttrValue::Str("ErfGelu".to_owned()),
+        ));
+        node.attrs.push((
+            "activation_params".to_owned(),
+            AttrValue::Floats(vec![divisor, addend, scale]),
+        ));
+        node.outputs = vec![y];
+        self.model.ops[k].outputs = vec![y];
+        Some(())
     }
 
     /// 4. A constant weight of node `k` packed into panels.

@@ -265,6 +265,32 @@ fn fusion_runs_fewer_nodes_on_fewer_tensors_with_packed_weights() {
     assert_eq!(plan.total_arena_size(), fused.arena_size);
 }
 
+/// GELU as PyTorch exports it (`Div`, `Erf`, `Add`, `Mul`, `Mul`, operands in either order)
+/// after a MatMul becomes its fused activation `ErfGelu` with the file's constants; a block whose
+/// input has a third reader stays five nodes (`tests/fixtures/make_erf_gelu.py`).
+#[test]
+fn gelu_as_exported_is_fused_into_the_matmul_before_it() {
+    let dir = out_dir("erf-gelu");
+    let model = fixture("erf_gelu.onnx");
+    let fused = generate(Network::from_onnx(&model).name("fused"), &dir);
+    let plain = generate(Network::from_onnx(&model).name("plain").fuse(false), &dir);
+    let text = |g: &memplan_build::Generated| squeeze(&std::fs::read_to_string(&g.rust).unwrap());
+    let (f, p) = (text(&fused), text(&plain));
+    // Once in the table, once beside the call: the first block only.
+    assert_eq!(f.matches("Attr::Str(\"ErfGelu\")").count(), 2, "{f}");
+    assert!(!p.contains("ErfGelu"));
+    let params = squeeze(&format!(
+        "(\"activation_params\", Attr::Floats(&[f32::from_bits({:#010x}), f32::from_bits({:#010x}), f32::from_bits({:#010x})]))",
+        1.414_213_5f32.to_bits(),
+        1.0f32.to_bits(),
+        0.5f32.to_bits()
+    ));
+    assert!(f.contains(&params), "{f}");
+    // The second block's input is read three times: its five nodes stay.
+    let erfs = |s: &str| s.matches(&squeeze("op_type: \"Erf\"")).count();
+    assert_eq!((erfs(&f), erfs(&p)), (1, 2));
+}
+
 /// An int8 TFLite network's `run` calls each node's kernel directly, chosen at build time: the
 /// convolutions, pools and ADDs their `tflite::s8` kernel with a constant parameter struct, every
 /// other node its own `tflite::op` function, and nothing goes through `memplan_kernels::run` or

@@ -102,7 +102,9 @@ fn hand_built_models_match_onnx_runtime() {
     // `two_inputs` has graph inputs `x` and `y`, read from the input file one after the other,
     // and two graph outputs, of which the runner writes the first (`tests/fixtures/
     // make_two_inputs.py`).
-    for name in ["unseen_cnn", "unseen_transformer", "two_inputs"] {
+    // `erf_gelu` has GELU as PyTorch exports it, fused into the MatMul before it
+    // (`tests/fixtures/make_erf_gelu.py`).
+    for name in ["unseen_cnn", "unseen_transformer", "two_inputs", "erf_gelu"] {
         check_model(
             &fixture(format!("{name}.onnx")),
             &fixture(format!("{name}.input.bin")),
