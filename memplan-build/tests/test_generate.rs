@@ -281,7 +281,7 @@ fn gelu_as_exported_is_fused_into_the_matmul_before_it() {
     assert!(!p.contains("ErfGelu"));
     let params = squeeze(&format!(
         "(\"activation_params\", Attr::Floats(&[f32::from_bits({:#010x}), f32::from_bits({:#010x}), f32::from_bits({:#010x})]))",
-        1.414_213_5f32.to_bits(),
+        std::f32::consts::SQRT_2.to_bits(),
         1.0f32.to_bits(),
         0.5f32.to_bits()
     ));
