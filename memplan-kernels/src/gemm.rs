@@ -124,6 +124,10 @@ pub(crate) enum B<'a, P> {
     /// rows of `C` (a few write streams the hardware prefetches, not one per row of `C`).
     /// Needs `A::Packed`; with `A::Rows` it is packed at run time like `Pack(RowMajor)`.
     InPlace { b: &'a [f32], ld: usize },
+    /// Read in place, row `k` of `B` at `b[offsets[k]..]` (a Conv's input rows copied with their
+    /// padding, each tap's row at its own offset: [`crate::conv`]'s padded-rows method). Needs
+    /// `A::Packed`, as `InPlace` does.
+    Offsets { b: &'a [f32], offsets: &'a [u32] },
 }
 
 /// What is added to a finished element before the activation.
@@ -224,6 +228,15 @@ pub(crate) fn product<P: Panel>(
         B::Pack(_) => true,
         B::Packed(b) => packed(b.len(), n),
         B::InPlace { b, ld } => fits(b.len(), k.max(1), ld, n),
+        B::Offsets { b, offsets } => {
+            matches!(a, A::Packed(_))
+                && offsets.len() >= k
+                && offsets[..k].iter().all(|&o| {
+                    (o as usize)
+                        .checked_add(n)
+                        .is_some_and(|end| end <= b.len())
+                })
+        }
     };
     if !fits(p.c.len(), m, p.ldc, n) || !a_fits || !b_fits {
         bail!("internal error: a matrix product's operands are shorter than its shape");
@@ -410,6 +423,42 @@ fn drive<
                 n0 += NR;
             }
         }
+        B::Offsets { b, offsets } => {
+            // As `InPlace`: every tile of rows takes the whole `k` at once.
+            let A::Packed(panels) = a else { return };
+            let mut m0 = 0;
+            while m0 < m {
+                let (rows, height) = tiles(m0);
+                let at = &panels[(m0 / PANEL) * k..][..k];
+                let mut n0 = 0;
+                while n0 < n {
+                    // Widths round down: a tile never reads past its rows' columns.
+                    let width = pick_below::<NR, NH, NQ>(n - n0);
+                    let step = Step {
+                        n0,
+                        w: width,
+                        first: true,
+                        last: true,
+                    };
+                    let t = Tile {
+                        a: ATile::Panel {
+                            rows: at,
+                            r0: m0 % PANEL,
+                        },
+                        b: Operand::Offsets {
+                            b: &b[n0..],
+                            offsets: &offsets[..k],
+                        },
+                        c0: 0,
+                        m0,
+                        rows,
+                    };
+                    tile_of::<F, R, RH, RQ, NR, NH, NQ>(fma, p, &t, &step, height, width);
+                    n0 += width;
+                }
+                m0 += height;
+            }
+        }
         B::InPlace { b, ld } => {
             // `A` is packed (`product` sends `A::Rows` through `Pack`): every tile of rows
             // takes the whole `k` at once, then the next columns of the same rows.
@@ -569,6 +618,7 @@ enum ATile<'x> {
 enum Operand<'x> {
     Panel(&'x [Row]),
     InPlace { b: &'x [f32], ld: usize },
+    Offsets { b: &'x [f32], offsets: &'x [u32] },
 }
 
 /// `H` rows by `W` columns of `C` (`rows <= H` and `step.w <= W` of them inside `C`).
@@ -603,6 +653,17 @@ fn tile<F: MulAdd, const H: usize, const W: usize>(
             let rows = b
                 .chunks(ld.max(1))
                 .map(|row| row.first_chunk::<W>().unwrap_or(zeros));
+            a_micro::<F, H, W, _>(fma, &mut sums, t, rows);
+        }
+        Operand::Offsets { b, offsets } => {
+            const ZEROS: Row = [0.0; PANEL];
+            let zeros = ZEROS.first_chunk::<W>().unwrap_or(&[0.0; W]);
+            // `product` checked every row's columns inside `b`: the fallback is never taken.
+            let rows = offsets.iter().map(|&o| {
+                b.get(o as usize..)
+                    .and_then(|row| row.first_chunk::<W>())
+                    .unwrap_or(zeros)
+            });
             a_micro::<F, H, W, _>(fma, &mut sums, t, rows);
         }
     }

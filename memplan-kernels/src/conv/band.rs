@@ -166,6 +166,7 @@ mod tests {
     use crate::tflite::band_input_rows;
     use crate::{Attr, Attrs, Data, DataMut, Input, Output};
     use std::vec;
+    use std::vec::Vec;
 
     /// One case: attributes, input, weight and output shapes (NCHW, one image).
     type Case<'a> = (
@@ -180,13 +181,34 @@ mod tests {
     /// `gap` words apart too: every element the same bits, the words between the rows untouched.
     fn check(case: &Case<'_>, band: usize, gap: usize) {
         let (list, xs, ws, ys) = *case;
-        let attrs = Attrs::new(list);
         let x = values(xs.iter().product(), 1);
         let w = values(ws.iter().product(), 2);
         let b = values(ws[0], 3);
         let bs = [ws[0]];
+        // Weights packed (`packed` in the case's attributes) as the build packs them.
+        let kernel = [ws[2] as i64, ws[3] as i64];
+        let mut with: Vec<(&str, Attr<'_>)> = list.to_vec();
+        let packed = list.iter().any(|(n, _)| *n == "packed");
+        let (w, wshape) = if packed {
+            let group = list
+                .iter()
+                .find_map(|(n, a)| match (n, a) {
+                    (&"group", Attr::Int(g)) => Some(*g as usize),
+                    _ => None,
+                })
+                .unwrap_or(1);
+            let ps = crate::pack::conv_weights_shape(&ws, group).unwrap();
+            let mut out = vec![0.0f32; ps.iter().product()];
+            crate::pack::conv_weights(&w, &ws, group, &mut out).unwrap();
+            with.push(("kernel_shape", Attr::Ints(&kernel)));
+            (out, ps.to_vec())
+        } else {
+            (w, ws.to_vec())
+        };
+        let attrs = Attrs::new(&with);
+        let ws = &wshape[..];
         let weight = Input::Value {
-            shape: &ws,
+            shape: ws,
             data: Data::F32(&w),
         };
         let bias = Input::Value {
@@ -203,7 +225,7 @@ mod tests {
             bias,
         ];
         let words =
-            crate::scratch_len("Conv", &attrs, &[Some(&xs), Some(&ws), Some(&bs)], &[&ys]).unwrap();
+            crate::scratch_len("Conv", &attrs, &[Some(&xs), Some(ws), Some(&bs)], &[&ys]).unwrap();
         let mut scratch = vec![0x7fc0_0000_7fc0_0000u64; words];
         let mut outputs = [Output {
             shape: &ys,
@@ -211,7 +233,7 @@ mod tests {
         }];
         crate::op::conv(&attrs, &inputs, &mut outputs, &mut scratch).unwrap();
 
-        let window = crate::conv_band_window(&attrs, &xs, &ws, &ys).unwrap();
+        let window = crate::conv_band_window(&attrs, &xs, ws, &ys).unwrap();
         let (ih, iw, oh, ow) = (xs[2], xs[3], ys[2], ys[3]);
         let (in_stride, out_stride) = (ih * iw + gap, oh * ow + gap);
         // The input's channels `gap` words apart; the output's too, the gaps marked.
@@ -233,10 +255,10 @@ mod tests {
                 input_stride: in_stride,
                 output_stride: out_stride,
             };
-            let words = crate::conv_band_scratch_len(&attrs, &bx, &ws, &by, geometry).unwrap();
+            let words = crate::conv_band_scratch_len(&attrs, &bx, ws, &by, geometry).unwrap();
             assert!(
                 words
-                    <= crate::scratch_len("Conv", &attrs, &[Some(&xs), Some(&ws)], &[&ys])
+                    <= crate::scratch_len("Conv", &attrs, &[Some(&xs), Some(ws)], &[&ys])
                         .unwrap()
                         .max(words)
             );
@@ -283,7 +305,7 @@ mod tests {
     /// dilations and groups: each band by band equal to the whole Conv, at every level.
     #[test]
     fn a_conv_band_by_band_is_the_whole_conv() {
-        let cases: [Case<'_>; 6] = [
+        let cases: [Case<'_>; 7] = [
             (
                 &[("group", Attr::Int(4)), ("pads", Attr::Ints(&[1, 1, 1, 1]))],
                 [1, 4, 12, 9],
@@ -321,6 +343,16 @@ mod tests {
                 [1, 4, 11, 6],
                 [6, 2, 3, 3],
                 [1, 6, 11, 6],
+            ),
+            // Packed weights, stride 1, rows of 16: the padded-rows method.
+            (
+                &[
+                    ("pads", Attr::Ints(&[1, 1, 1, 1])),
+                    ("packed", Attr::Int(16)),
+                ],
+                [1, 4, 12, 16],
+                [6, 4, 3, 3],
+                [1, 6, 12, 16],
             ),
             // A depthwise kernel too large for the padded plane: the direct method.
             (

@@ -2,7 +2,7 @@
 //! pads, dilations, `auto_pad`, an optional bias and an optional fused activation
 //! ([`crate::activation`]).
 //!
-//! Three methods, by shape:
+//! Four methods, by shape:
 //!
 //! - **depthwise** (`group` = input channels > 1, one input channel per group): each input
 //!   plane copied once into the node's scratch with its padding and split by stride into
@@ -14,6 +14,9 @@
 //! - **pointwise** (1x1 kernel, stride 1, no padding): per group, a matrix product
 //!   ([`crate::gemm`]) of the weights (`out channels x in channels`) by the input itself
 //!   (`in channels x pixels`).
+//! - **padded rows** (packed weights, stride 1, output rows a multiple of 16 wide: a 3x3
+//!   ResNet Conv): per output row, the input rows its taps read copied once with their padding,
+//!   and the product reads each tap's row of `B` in place from there ([`rows`]).
 //! - **everything else**: the same product with the input seen through the window (im2col), one
 //!   panel of `k` rows x a few output pixels at a time, copied into the scratch the product packs
 //!   into anyway: no im2col matrix is ever built.
@@ -34,10 +37,12 @@ use arrayvec::ArrayVec;
 mod band;
 mod depthwise;
 mod im2col;
+mod rows;
 
 pub use band::{ConvBand, conv_band, conv_band_scratch_len, conv_band_window};
 use depthwise::*;
 use im2col::*;
+use rows::*;
 
 /// Scratch words a Conv needs: one panel of each operand the product packs at run time, or for
 /// a depthwise one, one padded input plane.
@@ -68,8 +73,11 @@ pub(crate) fn scratch_len(
             // The product reads the input in place.
             return Ok(0);
         }
-        // [group, panels, k, 16]: only B is packed at run time.
-        return Ok(gemm::scratch_words(ws.get(2).copied().unwrap_or(1), true));
+        // [group, panels, k, 16]: only B is packed at run time, or the padded rows of a stride-1
+        // Conv are copied (`PaddedRows`).
+        let geo = ConvGeometry::new(attrs, xs, &weight_shape(attrs, xs, ws, ys)?, ys)?;
+        let panel = gemm::scratch_words(ws.get(2).copied().unwrap_or(1), true);
+        return Ok(PaddedRows::of(&geo).map_or(panel, |rows| rows.words().max(panel)));
     }
     let taps: usize = ws.iter().skip(2).product();
     Ok(gemm::scratch_words(cg.saturating_mul(taps), true))
@@ -269,6 +277,9 @@ fn compute(
     let k = cg * geo.taps();
     let panels = mg.div_ceil(PANEL);
     let packed_rows: &[Row] = w.as_chunks::<PANEL>().0;
+    if is_packed && let Some(rows) = PaddedRows::of(geo).filter(|r| r.words() <= scratch.len()) {
+        return padded_rows(geo, &rows, planes, packed_rows, x, bias, act, y, scratch);
+    }
     let buf = gemm::panel_buffer(scratch);
     for b in 0..geo.n {
         for g in 0..group {
