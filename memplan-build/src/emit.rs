@@ -492,6 +492,45 @@ fn run_fn(prepared: &Prepared, offsets: &[usize]) -> String {
     s
 }
 
+/// The start of a stage's loop: a comment (`what`, the band buffers), its steps as a constant
+/// table (`u16` fields when they fit), and the loop over them up to `match __node {`.
+fn steps_header(prepared: &Prepared, stage: &crate::graph::Streamed, what: &str) -> String {
+    let fields =
+        |st: &crate::graph::Step| [st.node, st.drop, st.at, st.rows, st.from, st.take, st.above];
+    let narrow = stage
+        .steps
+        .iter()
+        .all(|st| fields(st).iter().all(|&v| u16::try_from(v).is_ok()));
+    let (ty, widen) = if narrow {
+        ("u16", "usize::from")
+    } else {
+        ("u32", "|v| v as usize")
+    };
+    let rows: Vec<String> = stage
+        .steps
+        .iter()
+        .map(|st| format!("{:?}", fields(st)))
+        .collect();
+    let buffers: Vec<String> = stage
+        .bands
+        .iter()
+        .zip(&stage.band_rows)
+        .map(|(&t, rows)| format!("`{}` {rows} rows", prepared.model.tensors[t].name))
+        .collect();
+    format!(
+        "// {what}; band buffers: {}\n// {} calls: [node, rows dropped, rows kept, rows computed, first input row, input rows, padding above]\n\
+         static __STEPS: [[{ty}; 7]; {}] = [{}];\n\
+         let __band = |what: &'static str| __e(__k::KernelError::new(what));\n\
+         for __step in &__STEPS {{\n\
+         let [__node, __drop, __at, __rows, __from, __take, __above] = __step.map({widen});\n\
+         match __node {{\n",
+        buffers.join(", "),
+        stage.steps.len(),
+        stage.steps.len(),
+        rows.join(", ")
+    )
+}
+
 /// The loop of a stage run band by band ([`crate::patches`]): its steps as a constant table,
 /// each a call of one of its kernels on the rows of a band buffer (or of the stage's input)
 /// into the rows of the next (or of its output), after moving the kept rows to the buffer's
@@ -509,43 +548,7 @@ fn stage_body(
         Some(shape.get(2)? * shape.get(3)?)
     };
     let n = stage.nodes.len();
-    let fields =
-        |st: &crate::graph::Step| [st.node, st.drop, st.at, st.rows, st.from, st.take, st.above];
-    let narrow = stage
-        .steps
-        .iter()
-        .all(|st| fields(st).iter().all(|&v| u16::try_from(v).is_ok()));
-    let (ty, widen) = if narrow {
-        ("u16", "usize::from")
-    } else {
-        ("u32", "|v| v as usize")
-    };
-    let mut s = String::new();
-    let rows: Vec<String> = stage
-        .steps
-        .iter()
-        .map(|st| format!("{:?}", fields(st)))
-        .collect();
-    let buffers: Vec<String> = stage
-        .bands
-        .iter()
-        .zip(&stage.band_rows)
-        .map(|(&t, rows)| format!("`{}` {rows} rows", prepared.model.tensors[t].name))
-        .collect();
-    let _ = writeln!(
-        s,
-        "// {} nodes band by band; band buffers: {}\n// {} calls: [node, rows dropped, rows kept, rows computed, first input row, input rows, padding above]\n\
-         static __STEPS: [[{ty}; 7]; {}] = [{}];\n\
-         let __band = |what: &'static str| __e(__k::KernelError::new(what));\n\
-         for __step in &__STEPS {{\n\
-         let [__node, __drop, __at, __rows, __from, __take, __above] = __step.map({widen});\n\
-         match __node {{",
-        n,
-        buffers.join(", "),
-        stage.steps.len(),
-        stage.steps.len(),
-        rows.join(", ")
-    );
+    let mut s = steps_header(prepared, stage, &format!("{n} nodes band by band"));
     for (i, node) in stage.nodes.iter().enumerate() {
         let kernel = specialise::plan(node, operands)?;
         let literal = match &kernel {
@@ -604,42 +607,7 @@ fn nchw_stage_body(
     scratch: &str,
 ) -> Option<String> {
     let n = stage.nodes.len();
-    let fields =
-        |st: &crate::graph::Step| [st.node, st.drop, st.at, st.rows, st.from, st.take, st.above];
-    let narrow = stage
-        .steps
-        .iter()
-        .all(|st| fields(st).iter().all(|&v| u16::try_from(v).is_ok()));
-    let (ty, widen) = if narrow {
-        ("u16", "usize::from")
-    } else {
-        ("u32", "|v| v as usize")
-    };
-    let rows: Vec<String> = stage
-        .steps
-        .iter()
-        .map(|st| format!("{:?}", fields(st)))
-        .collect();
-    let buffers: Vec<String> = stage
-        .bands
-        .iter()
-        .zip(&stage.band_rows)
-        .map(|(&t, rows)| format!("`{}` {rows} rows", prepared.model.tensors[t].name))
-        .collect();
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "// {n} Convs band by band (NCHW); band buffers: {}\n// {} calls: [node, rows dropped, rows kept, rows computed, first input row, input rows, padding above]\n\
-         static __STEPS: [[{ty}; 7]; {}] = [{}];\n\
-         let __band = |what: &'static str| __e(__k::KernelError::new(what));\n\
-         for __step in &__STEPS {{\n\
-         let [__node, __drop, __at, __rows, __from, __take, __above] = __step.map({widen});\n\
-         match __node {{",
-        buffers.join(", "),
-        stage.steps.len(),
-        stage.steps.len(),
-        rows.join(", ")
-    );
+    let mut s = steps_header(prepared, stage, &format!("{n} Convs band by band (NCHW)"));
     for (i, node) in stage.nodes.iter().enumerate() {
         let (&OpInput::Tensor(x), &[y]) = (node.inputs.first()?, node.outputs.as_slice()) else {
             return None;

@@ -88,13 +88,7 @@ pub(crate) fn layer_rows(
     if !nchw(node) {
         return specialise::plan(node, operands).as_ref().and_then(rows);
     }
-    let (Some(&OpInput::Tensor(x)), Some(&OpInput::Weight(w)), &[y]) = (
-        node.inputs.first(),
-        node.inputs.get(1),
-        node.outputs.as_slice(),
-    ) else {
-        return None;
-    };
+    let (x, w, y) = conv_operands(node)?;
     let constant_bias = match node.inputs.get(2) {
         None | Some(OpInput::Absent) => true,
         Some(&OpInput::Weight(b)) => constants.get(b)?.dtype == DType::F32,
@@ -133,6 +127,18 @@ pub(crate) fn layer_rows(
         output: ys[2],
         window,
     })
+}
+
+/// An ONNX Conv's input value, weight constant and output value.
+fn conv_operands(node: &Node) -> Option<(usize, usize, usize)> {
+    match (
+        node.inputs.first(),
+        node.inputs.get(1),
+        node.outputs.as_slice(),
+    ) {
+        (Some(&OpInput::Tensor(x)), Some(&OpInput::Weight(w)), &[y]) => Some((x, w, y)),
+        _ => None,
+    }
 }
 
 /// Whether `node` runs band by band on NCHW planes (an ONNX Conv) rather than NHWC rows.
@@ -202,13 +208,7 @@ pub(crate) fn band_scratch_words(
     let mut most = 0;
     for step in &stage.steps {
         let node = stage.nodes.get(step.node)?;
-        let (Some(&OpInput::Tensor(x)), Some(&OpInput::Weight(w)), &[y]) = (
-            node.inputs.first(),
-            node.inputs.get(1),
-            node.outputs.as_slice(),
-        ) else {
-            return None;
-        };
+        let (x, w, y) = conv_operands(node)?;
         let (mut xs, ws, mut ys) = (
             dims(shapes.get(x)?)?,
             dims(&constants.get(w)?.shape)?,

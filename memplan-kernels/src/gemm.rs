@@ -423,43 +423,7 @@ fn drive<
                 n0 += NR;
             }
         }
-        B::Offsets { b, offsets } => {
-            // As `InPlace`: every tile of rows takes the whole `k` at once.
-            let A::Packed(panels) = a else { return };
-            let mut m0 = 0;
-            while m0 < m {
-                let (rows, height) = tiles(m0);
-                let at = &panels[(m0 / PANEL) * k..][..k];
-                let mut n0 = 0;
-                while n0 < n {
-                    // Widths round down: a tile never reads past its rows' columns.
-                    let width = pick_below::<NR, NH, NQ>(n - n0);
-                    let step = Step {
-                        n0,
-                        w: width,
-                        first: true,
-                        last: true,
-                    };
-                    let t = Tile {
-                        a: ATile::Panel {
-                            rows: at,
-                            r0: m0 % PANEL,
-                        },
-                        b: Operand::Offsets {
-                            b: &b[n0..],
-                            offsets: &offsets[..k],
-                        },
-                        c0: 0,
-                        m0,
-                        rows,
-                    };
-                    tile_of::<F, R, RH, RQ, NR, NH, NQ>(fma, p, &t, &step, height, width);
-                    n0 += width;
-                }
-                m0 += height;
-            }
-        }
-        B::InPlace { b, ld } => {
+        B::InPlace { .. } | B::Offsets { .. } => {
             // `A` is packed (`product` sends `A::Rows` through `Pack`): every tile of rows
             // takes the whole `k` at once, then the next columns of the same rows.
             let A::Packed(panels) = a else { return };
@@ -477,12 +441,20 @@ fn drive<
                         first: true,
                         last: true,
                     };
+                    let operand = match b {
+                        B::InPlace { b, ld } => Operand::InPlace { b: &b[n0..], ld },
+                        B::Offsets { b, offsets } => Operand::Offsets {
+                            b: &b[n0..],
+                            offsets: &offsets[..k],
+                        },
+                        B::Pack(_) | B::Packed(_) => return,
+                    };
                     let t = Tile {
                         a: ATile::Panel {
                             rows: at,
                             r0: m0 % PANEL,
                         },
-                        b: Operand::InPlace { b: &b[n0..], ld },
+                        b: operand,
                         c0: 0,
                         m0,
                         rows,
