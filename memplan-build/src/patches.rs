@@ -112,8 +112,6 @@ pub(crate) fn layer_rows(
     {
         return None;
     }
-    let dims =
-        |s: &[u64]| -> Option<Vec<usize>> { s.iter().map(|&d| usize::try_from(d).ok()).collect() };
     let (xs, ws, ys) = (
         dims(shapes.get(x)?)?,
         dims(&weight.shape)?,
@@ -130,7 +128,7 @@ pub(crate) fn layer_rows(
 }
 
 /// An ONNX Conv's input value, weight constant and output value.
-fn conv_operands(node: &Node) -> Option<(usize, usize, usize)> {
+pub(crate) fn conv_operands(node: &Node) -> Option<(usize, usize, usize)> {
     match (
         node.inputs.first(),
         node.inputs.get(1),
@@ -139,6 +137,11 @@ fn conv_operands(node: &Node) -> Option<(usize, usize, usize)> {
         (Some(&OpInput::Tensor(x)), Some(&OpInput::Weight(w)), &[y]) => Some((x, w, y)),
         _ => None,
     }
+}
+
+/// A shape as the kernels take it, `None` past `usize`.
+pub(crate) fn dims(shape: &[u64]) -> Option<Vec<usize>> {
+    shape.iter().map(|&d| usize::try_from(d).ok()).collect()
 }
 
 /// Whether `node` runs band by band on NCHW planes (an ONNX Conv) rather than NHWC rows.
@@ -203,8 +206,6 @@ pub(crate) fn band_scratch_words(
     shapes: &[Vec<u64>],
     constants: &[Constant],
 ) -> Option<usize> {
-    let dims =
-        |s: &[u64]| -> Option<Vec<usize>> { s.iter().map(|&d| usize::try_from(d).ok()).collect() };
     let mut most = 0;
     for step in &stage.steps {
         let node = stage.nodes.get(step.node)?;

@@ -28,7 +28,7 @@ use memplan_core::Model;
 use crate::fold;
 use crate::graph::{Constant, Node};
 use crate::options::Options;
-use crate::patches::Stage;
+use crate::patches::{self, Stage};
 use crate::planned::Planned;
 use crate::specialise::{self, Call};
 
@@ -102,25 +102,20 @@ pub(crate) fn candidates(
 
 /// Whether `node` is an ONNX Conv its kernel can run with the output over input 0.
 fn onnx_conv_in_place(node: &Node, shapes: &[Vec<u64>], constants: &[Constant]) -> bool {
-    let (Some(&OpInput::Tensor(x)), Some(&OpInput::Weight(w)), &[y]) = (
-        node.inputs.first(),
-        node.inputs.get(1),
-        node.outputs.as_slice(),
-    ) else {
-        return false;
+    let shapes_of = || {
+        let (x, w, y) = patches::conv_operands(node)?;
+        Some((
+            patches::dims(shapes.get(x)?)?,
+            patches::dims(&constants.get(w)?.shape)?,
+            patches::dims(shapes.get(y)?)?,
+        ))
     };
-    let dims = |s: &[u64]| s.iter().map(|&d| d as usize).collect::<Vec<usize>>();
-    let Some(weight) = constants.get(w) else {
+    let Some((xs, ws, ys)) = shapes_of() else {
         return false;
     };
     node.op_type == "Conv"
         && fold::with_attrs(&node.attrs, |attrs| {
-            memplan_kernels::conv_runs_in_place(
-                attrs,
-                &dims(&shapes[x]),
-                &dims(&weight.shape),
-                &dims(&shapes[y]),
-            )
+            memplan_kernels::conv_runs_in_place(attrs, &xs, &ws, &ys)
         })
 }
 

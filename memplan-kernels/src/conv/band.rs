@@ -190,18 +190,8 @@ mod tests {
         let mut with: Vec<(&str, Attr<'_>)> = list.to_vec();
         let packed = list.iter().any(|(n, _)| *n == "packed");
         let (w, wshape) = if packed {
-            let group = list
-                .iter()
-                .find_map(|(n, a)| match (n, a) {
-                    (&"group", Attr::Int(g)) => Some(*g as usize),
-                    _ => None,
-                })
-                .unwrap_or(1);
-            let ps = crate::pack::conv_weights_shape(&ws, group).unwrap();
-            let mut out = vec![0.0f32; ps.iter().product()];
-            crate::pack::conv_weights(&w, &ws, group, &mut out).unwrap();
             with.push(("kernel_shape", Attr::Ints(&kernel)));
-            (out, ps.to_vec())
+            super::super::packed_for_test(list, &ws, &w)
         } else {
             (w, ws.to_vec())
         };

@@ -69,13 +69,13 @@ pub(crate) fn scratch_len(
         let Some(ys) = output_shapes.first() else {
             return Ok(0);
         };
-        if ConvGeometry::new(attrs, xs, &weight_shape(attrs, xs, ws, ys)?, ys)?.pointwise() {
+        let geo = ConvGeometry::new(attrs, xs, &weight_shape(attrs, xs, ws, ys)?, ys)?;
+        if geo.pointwise() {
             // The product reads the input in place.
             return Ok(0);
         }
         // [group, panels, k, 16]: only B is packed at run time, or the padded rows of a stride-1
         // Conv are copied (`PaddedRows`).
-        let geo = ConvGeometry::new(attrs, xs, &weight_shape(attrs, xs, ws, ys)?, ys)?;
         let panel = gemm::scratch_words(ws.get(2).copied().unwrap_or(1), true);
         return Ok(PaddedRows::of(&geo).map_or(panel, |rows| rows.words().max(panel)));
     }
@@ -319,6 +319,27 @@ fn compute(
         }
     }
     Ok(())
+}
+
+/// Test weights `w` of shape `ws` packed as the build packs them for a Conv with attributes
+/// `list` (its `group`): the panels and their shape.
+#[cfg(test)]
+fn packed_for_test(
+    list: &[(&str, crate::Attr<'_>)],
+    ws: &[usize],
+    w: &[f32],
+) -> (std::vec::Vec<f32>, std::vec::Vec<usize>) {
+    let group = list
+        .iter()
+        .find_map(|(n, a)| match (n, a) {
+            (&"group", crate::Attr::Int(g)) => Some(*g as usize),
+            _ => None,
+        })
+        .unwrap_or(1);
+    let shape = pack::conv_weights_shape(ws, group).expect("packable test weights");
+    let mut out = std::vec![0.0f32; shape.iter().product()];
+    pack::conv_weights(w, ws, group, &mut out).expect("packable test weights");
+    (out, shape.to_vec())
 }
 
 #[cfg(test)]

@@ -168,22 +168,12 @@ mod tests {
         let w = values(ws.iter().product(), 2);
         let b = values(ws[0], 3);
         let bs = [ws[0]];
-        let group = list
-            .iter()
-            .find_map(|(n, a)| match (n, a) {
-                (&"group", Attr::Int(g)) => Some(*g as usize),
-                _ => None,
-            })
-            .unwrap_or(1);
         let kernel = [ws[2] as i64, ws[3] as i64];
         let mut attrs: Vec<(&str, Attr<'_>)> = list.to_vec();
         let (weights, wshape) = if packed {
-            let ps = crate::pack::conv_weights_shape(&ws, group).unwrap();
-            let mut out = vec![0.0f32; ps.iter().product()];
-            crate::pack::conv_weights(&w, &ws, group, &mut out).unwrap();
             attrs.push(("packed", Attr::Int(16)));
             attrs.push(("kernel_shape", Attr::Ints(&kernel)));
-            (out, ps.to_vec())
+            super::super::packed_for_test(list, &ws, &w)
         } else {
             (w, ws.to_vec())
         };
