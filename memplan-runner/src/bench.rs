@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use memplan_kernels::OwnedData;
+use memplan_kernels::program::Operand;
 
 use crate::clock::cpu_seconds;
 use crate::network::net;
@@ -124,11 +125,19 @@ fn profile(inputs: &[(usize, OwnedData)], reps: usize) -> Result<(), String> {
         "slowest ops (heap interpreter, same kernels; CPU time per run, share of {:.3} ms):",
         total / runs * 1e3
     );
-    for &k in order.iter().take(8) {
+    let shown = std::env::var("MEMPLAN_PROFILE_TOP")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(8);
+    for &k in order.iter().take(shown) {
         let node = &NODES[k];
+        let input = match node.inputs.first() {
+            Some(&Operand::Value(v)) => VALUES[v].shape,
+            _ => &[],
+        };
         let out = node.outputs.first().map_or(&[][..], |&v| VALUES[v].shape);
         println!(
-            "  {:9.3} ms {:5.1}%  node {k} `{}` {} -> {out:?}",
+            "  {:9.3} ms {:5.1}%  node {k} `{}` {} {input:?} -> {out:?}",
             times[k] / runs * 1e3,
             100.0 * times[k] / total.max(1e-12),
             node.name,

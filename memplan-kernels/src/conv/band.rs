@@ -295,7 +295,7 @@ mod tests {
     /// dilations and groups: each band by band equal to the whole Conv, at every level.
     #[test]
     fn a_conv_band_by_band_is_the_whole_conv() {
-        let cases: [Case<'_>; 7] = [
+        let cases: [Case<'_>; 8] = [
             (
                 &[("group", Attr::Int(4)), ("pads", Attr::Ints(&[1, 1, 1, 1]))],
                 [1, 4, 12, 9],
@@ -343,6 +343,17 @@ mod tests {
                 [1, 4, 12, 16],
                 [6, 4, 3, 3],
                 [1, 6, 12, 16],
+            ),
+            // Packed weights, stride 2, rows of 17: the padded-planes method.
+            (
+                &[
+                    ("pads", Attr::Ints(&[1, 1, 1, 1])),
+                    ("strides", Attr::Ints(&[2, 2])),
+                    ("packed", Attr::Int(16)),
+                ],
+                [1, 3, 13, 34],
+                [6, 3, 3, 3],
+                [1, 6, 7, 17],
             ),
             // A depthwise kernel too large for the padded plane: the direct method.
             (

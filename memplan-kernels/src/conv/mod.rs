@@ -2,7 +2,7 @@
 //! pads, dilations, `auto_pad`, an optional bias and an optional fused activation
 //! ([`crate::activation`]).
 //!
-//! Four methods, by shape:
+//! Five methods, by shape:
 //!
 //! - **depthwise** (`group` = input channels > 1, one input channel per group): each input
 //!   plane copied once into the node's scratch with its padding and split by stride into
@@ -17,6 +17,11 @@
 //! - **padded rows** (packed weights, stride 1, output rows a multiple of 16 wide: a 3x3
 //!   ResNet Conv): per output row, the input rows its taps read copied once with their padding,
 //!   and the product reads each tap's row of `B` in place from there ([`rows`]).
+//! - **padded planes** (packed weights, a 2-D window of stride 1 or 2 whose rows the padded-rows
+//!   method does not take, output rows not much narrower than the padded ones: a stem Conv of
+//!   3 channels, a 3x3 Conv at 55 or 28 columns): a band of output rows at a time, every input
+//!   channel's rows under it copied with their padding and split by stride into phases, so the
+//!   product reads each tap's row of `B` in place across the band's rows ([`planes`]).
 //! - **everything else**: the same product with the input seen through the window (im2col), one
 //!   panel of `k` rows x a few output pixels at a time, copied into the scratch the product packs
 //!   into anyway: no im2col matrix is ever built.
@@ -37,11 +42,13 @@ use arrayvec::ArrayVec;
 mod band;
 mod depthwise;
 mod im2col;
+mod planes;
 mod rows;
 
 pub use band::{ConvBand, conv_band, conv_band_scratch_len, conv_band_window};
 use depthwise::*;
 use im2col::*;
+use planes::*;
 use rows::*;
 
 /// Scratch words a Conv needs: one panel of each operand the product packs at run time, or for
@@ -77,7 +84,10 @@ pub(crate) fn scratch_len(
         // [group, panels, k, 16]: only B is packed at run time, or the padded rows of a stride-1
         // Conv are copied (`PaddedRows`).
         let panel = gemm::scratch_words(ws.get(2).copied().unwrap_or(1), true);
-        return Ok(PaddedRows::of(&geo).map_or(panel, |rows| rows.words().max(panel)));
+        if let Some(rows) = PaddedRows::of(&geo) {
+            return Ok(rows.words().max(panel));
+        }
+        return Ok(PaddedPlanes::of(&geo).map_or(panel, |planes| planes.words().max(panel)));
     }
     let taps: usize = ws.iter().skip(2).product();
     Ok(gemm::scratch_words(cg.saturating_mul(taps), true))
@@ -279,6 +289,10 @@ fn compute(
     let packed_rows: &[Row] = w.as_chunks::<PANEL>().0;
     if is_packed && let Some(rows) = PaddedRows::of(geo).filter(|r| r.words() <= scratch.len()) {
         return padded_rows(geo, &rows, planes, packed_rows, x, bias, act, y, scratch);
+    }
+    if is_packed && let Some(layout) = PaddedPlanes::of(geo).filter(|l| l.words() <= scratch.len())
+    {
+        return padded_planes(geo, &layout, planes, packed_rows, x, bias, act, y, scratch);
     }
     let buf = gemm::panel_buffer(scratch);
     for b in 0..geo.n {

@@ -23,7 +23,7 @@ pub(super) struct PaddedRows {
 
 /// The most words the rows may take beyond what the im2col method's panel does: the method
 /// must not grow a network's arena much for its speed.
-const MOST_WORDS: usize = 1 << 14;
+pub(super) const MOST_WORDS: usize = 1 << 14;
 
 impl PaddedRows {
     /// The method's layout for `geo`, if it applies: a 2-D window of stride 1 (a 1x1 one is
@@ -148,7 +148,7 @@ pub(super) fn padded_rows(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use crate::simd::{Level, detected, limit};
     use crate::test_values::values;
     use crate::{Attr, Attrs, Data, DataMut, Input, Output, run, scratch_len};
@@ -157,7 +157,7 @@ mod tests {
 
     /// Runs a Conv with weights `w` as given (`packed`: packed into panels first), the scratch
     /// `scratch_len` says, filled with NaNs.
-    fn conv(
+    pub(in crate::conv) fn conv(
         list: &[(&str, Attr<'_>)],
         xs: [usize; 4],
         ws: [usize; 4],
