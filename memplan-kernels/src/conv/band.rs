@@ -150,7 +150,7 @@ pub fn conv_band_scratch_len(
     let logical = weight_shape(attrs, xs, ws, ys)?;
     let geo = geometry(attrs, xs, &logical, ys, band)?;
     if geo.depthwise() {
-        return Ok(Plane::of(&geo.win).map_or(0, |p| p.reach.div_ceil(2)));
+        return Ok(depthwise_scratch(&geo));
     }
     // A product's panel does not depend on the rows.
     let whole_x = [1, geo.c, band.input_rows, geo.win.input[2]];

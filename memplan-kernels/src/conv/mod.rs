@@ -42,12 +42,14 @@ use arrayvec::ArrayVec;
 mod band;
 mod depthwise;
 mod im2col;
+mod lanes;
 mod planes;
 mod rows;
 
 pub use band::{ConvBand, conv_band, conv_band_scratch_len, conv_band_window};
 use depthwise::*;
 use im2col::*;
+use lanes::*;
 use planes::*;
 use rows::*;
 
@@ -70,7 +72,7 @@ pub(crate) fn scratch_len(
             return Ok(0);
         };
         let geo = ConvGeometry::new(attrs, xs, ws, ys)?;
-        return Ok(Plane::of(&geo.win).map_or(0, |p| p.reach.div_ceil(2)));
+        return Ok(depthwise_scratch(&geo));
     }
     if packed(attrs)? {
         let Some(ys) = output_shapes.first() else {
@@ -91,6 +93,15 @@ pub(crate) fn scratch_len(
     }
     let taps: usize = ws.iter().skip(2).product();
     Ok(gemm::scratch_words(cg.saturating_mul(taps), true))
+}
+
+/// Scratch words a depthwise Conv needs: its channel-lanes tile on a small plane
+/// ([`Lanes`]), one padded input plane otherwise ([`Plane`]; both where it may run in place,
+/// which takes the padded plane's method when the lanes' does not apply).
+fn depthwise_scratch(geo: &ConvGeometry) -> usize {
+    let lanes = Lanes::of(geo).map_or(0, |l| l.words());
+    let plane = Plane::of(&geo.win).map_or(0, |p| p.reach.div_ceil(2));
+    lanes.max(plane)
 }
 
 /// Whether the node's weights are packed (`packed = 16`).
@@ -257,6 +268,16 @@ fn compute(
             act,
         };
         let floats: &mut [f32] = bytemuck::cast_slice_mut(scratch);
+        if let Some(tile) = Lanes::of(geo).filter(|t| 2 * t.words() <= floats.len())
+            && (x.is_some() || in_place_plane(geo).is_some())
+        {
+            return dispatch!(
+                lanes_portable,
+                lanes_avx2,
+                lanes_avx512,
+                (&args, &tile, floats, y)
+            );
+        }
         let plane = match x {
             Some(_) => Plane::of(&geo.win),
             None => in_place_plane(geo),
