@@ -114,6 +114,7 @@ impl Plane {
     /// Copies `plane` (`ih x iw`) into `pad`, over the input's words only: the padding and the
     /// slack keep the zeros `pad` was cleared to, since every channel's input lies at the same
     /// words.
+    #[inline(always)]
     pub(super) fn fill(&self, plane: &[f32], ih: usize, iw: usize, pad: &mut [f32]) {
         let (phase, sub) = (self.phase(), self.sub_len());
         if iw == 0 {
@@ -142,13 +143,26 @@ impl Plane {
                 if q1 > q0 {
                     let pairs = &src[2 * q0 - lo..][..2 * (q1 - q0)];
                     let (e, o) = (&mut even[q0..q1], &mut odd[q0..q1]);
-                    for ((pair, e), o) in pairs.chunks_exact(2).zip(e).zip(o) {
+                    // 16 pairs at a time through fixed-size arrays (vector shuffles), the rest
+                    // one pair at a time.
+                    let (blocks, rest) = pairs.as_chunks::<32>();
+                    let (e_blocks, e_rest) = e.as_chunks_mut::<16>();
+                    let (o_blocks, o_rest) = o.as_chunks_mut::<16>();
+                    for ((block, e), o) in blocks.iter().zip(e_blocks).zip(o_blocks) {
+                        for j in 0..16 {
+                            e[j] = block[2 * j];
+                            o[j] = block[2 * j + 1];
+                        }
+                    }
+                    for ((pair, e), o) in rest.chunks_exact(2).zip(e_rest).zip(o_rest) {
                         *e = pair[0];
                         *o = pair[1];
                     }
                 }
+                // The columns the pairs did not copy: at most one at each end (the two ranges'
+                // columns, not a walk over the whole row testing each).
                 let inner = if q1 > q0 { 2 * q0..2 * q1 } else { lo..lo };
-                for p in (lo..hi).filter(|p| !inner.contains(p)) {
+                for p in (lo..inner.start).chain(inner.end.max(lo)..hi) {
                     let v = src[p - lo];
                     if p % 2 == 0 {
                         even[p / 2] = v;
