@@ -352,8 +352,8 @@ mod tests {
                     ("packed", Attr::Int(16)),
                 ],
                 [1, 3, 13, 34],
-                [6, 3, 3, 3],
-                [1, 6, 7, 17],
+                [64, 3, 3, 3],
+                [1, 64, 7, 17],
             ),
             // A depthwise kernel too large for the padded plane: the direct method.
             (

@@ -27,9 +27,9 @@ const MOST_OUTPUTS: usize = 256;
 /// plane into the lanes and out again costs more than the padded method's set-up unless the
 /// plane is tiny (at AVX-512, 3x3 taps: 1.2x on 6 x 6 planes, 0.66x on 14 x 14).
 const FEW_OUTPUTS: usize = 64;
-/// Taps from which any plane up to [`MOST_OUTPUTS`] takes the method (a 5x5 or 7x7 kernel: 2x
-/// on 7 x 7 planes, 1.1x on 14 x 14).
-const MANY_TAPS: usize = 25;
+/// Taps from which any plane up to [`MOST_OUTPUTS`] takes the method (a 7x7 kernel: 2x on
+/// 7 x 7 planes, 1.1x on 14 x 14; a 5x5 one was 0.8x on 14 x 14).
+const MANY_TAPS: usize = 49;
 /// The most words the interleaved tile may take (64 KiB).
 const MOST_WORDS: usize = 1 << 13;
 
@@ -43,7 +43,8 @@ pub(super) struct Lanes {
 impl Lanes {
     /// The method's tile for a depthwise Conv of geometry `geo`, if it applies: a 1-D or 2-D
     /// window, at most [`MOST_TAPS`] taps, at most [`FEW_OUTPUTS`] outputs a channel (at most
-    /// [`MOST_OUTPUTS`] with [`MANY_TAPS`]), and a tile of at most [`MOST_WORDS`].
+    /// [`MOST_OUTPUTS`] with [`MANY_TAPS`]), and a tile of at most [`MOST_WORDS`], no larger
+    /// than the padded plane or a quarter of the output.
     pub(super) fn of(geo: &ConvGeometry) -> Option<Lanes> {
         let win = &geo.win;
         if !geo.depthwise()
@@ -65,7 +66,9 @@ impl Lanes {
         let rows = (win.input[1] + win.pad_begin[1] + win.pad_end[1]).max(read(1));
         let cols = (win.input[2] + win.pad_begin[2] + win.pad_end[2]).max(read(2));
         let lanes = Lanes { rows, cols };
-        (lanes.words() <= MOST_WORDS).then_some(lanes)
+        let plane = Plane::of(win).map_or(0, |p| p.reach.div_ceil(2));
+        let most = MOST_WORDS.min(plane.max(quarter_of_output(geo)));
+        (lanes.words() <= most).then_some(lanes)
     }
 
     /// Scratch words: the interleaved tile.
@@ -256,86 +259,86 @@ mod tests {
         ); 8] = [
             (
                 &[
-                    ("group", Attr::Int(20)),
+                    ("group", Attr::Int(120)),
                     ("pads", Attr::Ints(&[1, 1, 1, 1])),
                 ],
-                [1, 20, 6, 6],
-                [20, 1, 3, 3],
-                [1, 20, 6, 6],
+                [1, 120, 6, 6],
+                [120, 1, 3, 3],
+                [1, 120, 6, 6],
                 true,
             ),
             (
                 &[
-                    ("group", Attr::Int(24)),
+                    ("group", Attr::Int(120)),
                     ("pads", Attr::Ints(&[3, 3, 3, 3])),
                     ("activation", Attr::Str("Relu")),
                 ],
-                [2, 24, 7, 7],
-                [24, 1, 7, 7],
-                [2, 24, 7, 7],
+                [2, 120, 7, 7],
+                [120, 1, 7, 7],
+                [2, 120, 7, 7],
                 true,
             ),
             (
                 &[
-                    ("group", Attr::Int(5)),
+                    ("group", Attr::Int(185)),
                     ("pads", Attr::Ints(&[2, 0, 1, 3])),
                     ("strides", Attr::Ints(&[2, 1])),
                     ("dilations", Attr::Ints(&[1, 2])),
                 ],
-                [1, 5, 9, 6],
-                [10, 1, 3, 3],
-                [1, 10, 5, 5],
+                [1, 185, 9, 6],
+                [370, 1, 3, 3],
+                [1, 370, 5, 5],
                 true,
             ),
             (
                 &[
-                    ("group", Attr::Int(17)),
+                    ("group", Attr::Int(321)),
                     ("pads", Attr::Ints(&[1, 1, 1, 1])),
                     ("strides", Attr::Ints(&[2, 2])),
                     ("activation", Attr::Str("HardSwish")),
                 ],
-                [1, 17, 14, 13],
-                [17, 1, 3, 3],
-                [1, 17, 7, 7],
+                [1, 321, 14, 13],
+                [321, 1, 3, 3],
+                [1, 321, 7, 7],
                 true,
             ),
             (
                 &[
-                    ("group", Attr::Int(16)),
+                    ("group", Attr::Int(448)),
                     ("pads", Attr::Ints(&[2, 2, 2, 2])),
                 ],
-                [1, 16, 3, 2],
-                [16, 1, 5, 5],
-                [1, 16, 3, 2],
+                [1, 448, 3, 2],
+                [448, 1, 5, 5],
+                [1, 448, 3, 2],
                 true,
             ),
             (
                 &[
-                    ("group", Attr::Int(33)),
+                    ("group", Attr::Int(133)),
                     ("pads", Attr::Ints(&[3, 3, 3, 3])),
                 ],
-                [1, 33, 14, 14],
-                [33, 1, 7, 7],
-                [1, 33, 14, 14],
+                [1, 133, 14, 14],
+                [133, 1, 7, 7],
+                [1, 133, 14, 14],
                 false,
             ),
             (
-                &[("group", Attr::Int(3))],
-                [1, 3, 1, 9],
-                [3, 1, 1, 3],
-                [1, 3, 1, 7],
+                &[("group", Attr::Int(83))],
+                [1, 83, 1, 9],
+                [83, 1, 1, 3],
+                [1, 83, 1, 7],
                 true,
             ),
             (
                 &[
-                    ("group", Attr::Int(4)),
+                    ("group", Attr::Int(144)),
                     ("auto_pad", Attr::Str("SAME_UPPER")),
                     ("activation", Attr::Str("Clip")),
                     ("activation_params", Attr::Floats(&[-0.5, 0.75])),
                 ],
-                [1, 4, 5, 8],
-                [4, 1, 4, 4],
-                [1, 4, 5, 8],
+                [1, 144, 5, 8],
+                [144, 1, 4, 4],
+                [1, 144, 5, 8],
                 true,
             ),
         ];

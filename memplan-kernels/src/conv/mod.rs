@@ -104,6 +104,16 @@ fn depthwise_scratch(geo: &ConvGeometry) -> usize {
     lanes.max(plane)
 }
 
+/// A quarter of a Conv's output, in scratch words: the most a faster method's scratch may take
+/// beyond the plain method's ([`PaddedPlanes`], [`Lanes`]). The scratch is planned in the arena
+/// beside the output, so a network whose arena peaks at this node grows by at most that, and
+/// a small one (a stem of 8 channels at 12 x 12, whose arena is a few of its outputs) keeps
+/// its arena.
+fn quarter_of_output(geo: &ConvGeometry) -> usize {
+    let out_plane: usize = geo.win.output.iter().product();
+    (geo.n * geo.m * out_plane / 4).div_ceil(2)
+}
+
 /// Whether the node's weights are packed (`packed = 16`).
 fn packed(attrs: &Attrs<'_>) -> Result<bool, KernelError> {
     match attrs.int("packed", 0)? {

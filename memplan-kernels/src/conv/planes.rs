@@ -38,7 +38,8 @@ impl PaddedPlanes {
     /// The method's layout for `geo`, if it applies: a 2-D window of strides 1 or 2 (a patch
     /// Conv whose stride is its kernel is a plain im2col), not pointwise, output rows wide
     /// enough for the padding's columns to be few, a band of at least one row small enough for
-    /// the scratch rule the padded-rows method follows.
+    /// the scratch rule the padded-rows method follows and, so that a small network's arena
+    /// does not grow for it, no larger than im2col's panel or a quarter of the output.
     pub(super) fn of(geo: &ConvGeometry) -> Option<PaddedPlanes> {
         let w = &geo.win;
         if w.input[0] != 1
@@ -55,9 +56,11 @@ impl PaddedPlanes {
         }
         let cg = geo.c / geo.group;
         let k = cg.checked_mul(geo.taps())?;
-        let most = gemm::scratch_words(k, true)
+        let panel = gemm::scratch_words(k, true);
+        let most = panel
             .saturating_mul(2)
-            .max(MOST_WORDS);
+            .max(MOST_WORDS)
+            .min(panel.max(quarter_of_output(geo)));
         let row_len = band_plane(w, 0, 1)?.row_len();
         // The columns past each output row's end are computed and thrown away: at most an
         // eighth of a row (8 x 8 outputs of a 3x3 Conv would waste a fifth, where im2col's
@@ -251,14 +254,14 @@ mod tests {
                     ("strides", Attr::Ints(&[2, 2])),
                 ],
                 [1, 3, 33, 35],
-                [8, 3, 3, 3],
-                [1, 8, 17, 18],
+                [64, 3, 3, 3],
+                [1, 64, 17, 18],
             ),
             (
                 &[("pads", Attr::Ints(&[1, 1, 1, 1]))],
                 [1, 5, 8, 24],
-                [20, 5, 3, 3],
-                [1, 20, 8, 24],
+                [48, 5, 3, 3],
+                [1, 48, 8, 24],
             ),
             (
                 &[("pads", Attr::Ints(&[1, 1, 1, 1]))],
@@ -273,8 +276,8 @@ mod tests {
                     ("dilations", Attr::Ints(&[1, 2])),
                 ],
                 [1, 3, 13, 25],
-                [4, 3, 3, 2],
-                [1, 4, 7, 26],
+                [32, 3, 3, 2],
+                [1, 32, 7, 26],
             ),
             (
                 &[
@@ -283,15 +286,16 @@ mod tests {
                     ("activation", Attr::Str("Relu")),
                 ],
                 [2, 6, 7, 18],
-                [8, 3, 3, 3],
-                [2, 8, 7, 18],
+                [32, 3, 3, 3],
+                [2, 32, 7, 18],
             ),
-            // Rows of 19 padded words: bands of 14 output rows, the last of 12.
+            // Rows of 19 padded words: bands of 14 output rows halved to 7 to fit a quarter of
+            // the output, the last of 5.
             (
                 &[("pads", Attr::Ints(&[1, 1, 1, 1]))],
                 [1, 2, 40, 17],
-                [3, 2, 3, 3],
-                [1, 3, 40, 17],
+                [24, 2, 3, 3],
+                [1, 24, 40, 17],
             ),
             (
                 &[
@@ -299,15 +303,15 @@ mod tests {
                     ("pads", Attr::Ints(&[0, 3, 3, 0])),
                 ],
                 [1, 3, 12, 80],
-                [5, 3, 5, 7],
-                [1, 5, 11, 39],
+                [40, 3, 5, 7],
+                [1, 40, 11, 39],
             ),
-            // 96 channels: the planes of a band of 7 rows outgrow the scratch rule.
+            // 96 channels: the planes of a band of 6 rows outgrow the scratch rule.
             (
                 &[("pads", Attr::Ints(&[1, 1, 1, 1]))],
                 [1, 96, 9, 40],
-                [17, 96, 3, 3],
-                [1, 17, 9, 40],
+                [256, 96, 3, 3],
+                [1, 256, 9, 40],
             ),
         ];
         for (list, xs, ws, ys) in cases {
