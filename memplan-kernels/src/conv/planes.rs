@@ -234,8 +234,7 @@ pub(super) fn padded_planes(
 #[cfg(test)]
 mod tests {
     use super::PaddedPlanes;
-    use crate::conv::rows::tests::conv;
-    use crate::simd::{Level, detected, limit};
+    use crate::conv::rows::tests::packed_gives_the_im2col_bits;
     use crate::spatial::ConvGeometry;
     use crate::{Attr, Attrs};
 
@@ -323,22 +322,7 @@ mod tests {
             if xs[1] == 96 {
                 assert!(layout.rows < ys[2], "bands of {} rows", layout.rows);
             }
-            let im2col = conv(list, xs, ws, ys, false);
-            for level in [Level::Portable, Level::Avx2, Level::Avx512] {
-                if level > detected() {
-                    continue;
-                }
-                limit(level);
-                let planes = conv(list, xs, ws, ys, true);
-                for (i, (a, b)) in planes.iter().zip(&im2col).enumerate() {
-                    assert_eq!(
-                        a.to_bits(),
-                        b.to_bits(),
-                        "{xs:?} {ws:?} at {level:?}: element {i}"
-                    );
-                }
-            }
-            limit(Level::Avx512);
+            packed_gives_the_im2col_bits(list, xs, ws, ys);
         }
     }
 }

@@ -157,7 +157,7 @@ pub(super) mod tests {
 
     /// Runs a Conv with weights `w` as given (`packed`: packed into panels first), the scratch
     /// `scratch_len` says, filled with NaNs.
-    pub(in crate::conv) fn conv(
+    fn conv(
         list: &[(&str, Attr<'_>)],
         xs: [usize; 4],
         ws: [usize; 4],
@@ -256,22 +256,33 @@ pub(super) mod tests {
             ),
         ];
         for (list, xs, ws, ys) in cases {
-            let im2col = conv(list, xs, ws, ys, false);
-            for level in [Level::Portable, Level::Avx2, Level::Avx512] {
-                if level > detected() {
-                    continue;
-                }
-                limit(level);
-                let rows = conv(list, xs, ws, ys, true);
-                for (i, (a, b)) in rows.iter().zip(&im2col).enumerate() {
-                    assert_eq!(
-                        a.to_bits(),
-                        b.to_bits(),
-                        "{xs:?} {ws:?} at {level:?}: element {i}"
-                    );
-                }
-            }
-            limit(Level::Avx512);
+            packed_gives_the_im2col_bits(list, xs, ws, ys);
         }
+    }
+
+    /// The Conv with packed weights (the method its shape takes) gives the bits of the same
+    /// weights unpacked (im2col), at every level the CPU has.
+    pub(in crate::conv) fn packed_gives_the_im2col_bits(
+        list: &[(&str, Attr<'_>)],
+        xs: [usize; 4],
+        ws: [usize; 4],
+        ys: [usize; 4],
+    ) {
+        let im2col = conv(list, xs, ws, ys, false);
+        for level in [Level::Portable, Level::Avx2, Level::Avx512] {
+            if level > detected() {
+                continue;
+            }
+            limit(level);
+            let packed = conv(list, xs, ws, ys, true);
+            for (i, (a, b)) in packed.iter().zip(&im2col).enumerate() {
+                assert_eq!(
+                    a.to_bits(),
+                    b.to_bits(),
+                    "{xs:?} {ws:?} at {level:?}: element {i}"
+                );
+            }
+        }
+        limit(Level::Avx512);
     }
 }
