@@ -18,7 +18,7 @@ use super::*;
 const LANES: usize = 16;
 /// Output pixels a step sums at once (their vectors of sums in registers).
 const PIXELS: usize = 4;
-/// The most taps the method takes (a 7x7 kernel has 49): the block's weights are on the stack.
+/// The most taps the method takes (a 7x7 kernel has 49): where each tap reads is on the stack.
 const MOST_TAPS: usize = 64;
 /// The largest output plane the method takes: past it the padded method's runs of 128 outputs
 /// per channel are as fast, and the interleaved tile grows.
@@ -33,11 +33,13 @@ const MANY_TAPS: usize = 49;
 /// The most words the interleaved tile may take (64 KiB).
 const MOST_WORDS: usize = 1 << 13;
 
-/// A block's interleaved input tile: the padded plane's size.
+/// A block's interleaved input tile (the padded plane's size) and weights (one vector a tap),
+/// in scratch: nothing larger than a step's sums on the stack, a microcontroller's included.
 pub(super) struct Lanes {
     /// Padded rows and columns (at least what the window reads).
     rows: usize,
     cols: usize,
+    taps: usize,
 }
 
 impl Lanes {
@@ -65,15 +67,19 @@ impl Lanes {
         };
         let rows = (win.input[1] + win.pad_begin[1] + win.pad_end[1]).max(read(1));
         let cols = (win.input[2] + win.pad_begin[2] + win.pad_end[2]).max(read(2));
-        let lanes = Lanes { rows, cols };
+        let lanes = Lanes {
+            rows,
+            cols,
+            taps: geo.taps(),
+        };
         let plane = Plane::of(win).map_or(0, |p| p.reach.div_ceil(2));
         let most = MOST_WORDS.min(plane.max(quarter_of_output(geo)));
         (lanes.words() <= most).then_some(lanes)
     }
 
-    /// Scratch words: the interleaved tile.
+    /// Scratch words: the interleaved tile and weights.
     pub(super) fn words(&self) -> usize {
-        (self.rows * self.cols * LANES).div_ceil(2)
+        ((self.rows * self.cols + self.taps) * LANES).div_ceil(2)
     }
 }
 
@@ -135,11 +141,13 @@ fn lanes(
     let taps = kh * kw;
     let in_plane = ih * iw;
     let cols = tile.cols;
-    let Some(buf) = buf.get_mut(..tile.rows * cols * LANES) else {
+    let Some(buf) = buf.get_mut(..(tile.rows * cols + taps) * LANES) else {
         bail!("internal error: the scratch cannot hold the interleaved tile");
     };
-    let (tile_rows, _) = buf.as_chunks_mut::<LANES>();
+    let (vectors, _) = buf.as_chunks_mut::<LANES>();
+    let (tile_rows, weights) = vectors.split_at_mut(tile.rows * cols);
     tile_rows.fill([0.0; LANES]);
+    weights.fill([0.0; LANES]);
     // Where each tap reads pixel (0, 0), in vectors.
     let mut at = [0usize; MOST_TAPS];
     for th in 0..kh {
@@ -169,7 +177,6 @@ fn lanes(
                     }
                 }
             }
-            let mut weights = [[0.0f32; LANES]; MOST_TAPS];
             let mut bias = [0.0f32; LANES];
             for lane in 0..lanes {
                 let oc = oc0 + lane;
@@ -180,8 +187,7 @@ fn lanes(
                     bias[lane] = b[oc];
                 }
             }
-            let weights = &weights[..taps];
-            let tile: &[Vector] = tile_rows;
+            let (weights, tile): (&[Vector], &[Vector]) = (weights, tile_rows);
             let out = &mut y[(b * m + oc0) * d.planes.y..];
             for yo in 0..oh {
                 let row = yo * sh * cols;
@@ -259,23 +265,23 @@ mod tests {
         ); 8] = [
             (
                 &[
-                    ("group", Attr::Int(120)),
+                    ("group", Attr::Int(136)),
                     ("pads", Attr::Ints(&[1, 1, 1, 1])),
                 ],
-                [1, 120, 6, 6],
-                [120, 1, 3, 3],
-                [1, 120, 6, 6],
+                [1, 136, 6, 6],
+                [136, 1, 3, 3],
+                [1, 136, 6, 6],
                 true,
             ),
             (
                 &[
-                    ("group", Attr::Int(120)),
+                    ("group", Attr::Int(152)),
                     ("pads", Attr::Ints(&[3, 3, 3, 3])),
                     ("activation", Attr::Str("Relu")),
                 ],
-                [2, 120, 7, 7],
-                [120, 1, 7, 7],
-                [2, 120, 7, 7],
+                [2, 152, 7, 7],
+                [152, 1, 7, 7],
+                [2, 152, 7, 7],
                 true,
             ),
             (
@@ -292,53 +298,53 @@ mod tests {
             ),
             (
                 &[
-                    ("group", Attr::Int(321)),
+                    ("group", Attr::Int(337)),
                     ("pads", Attr::Ints(&[1, 1, 1, 1])),
                     ("strides", Attr::Ints(&[2, 2])),
                     ("activation", Attr::Str("HardSwish")),
                 ],
-                [1, 321, 14, 13],
-                [321, 1, 3, 3],
-                [1, 321, 7, 7],
+                [1, 337, 14, 13],
+                [337, 1, 3, 3],
+                [1, 337, 7, 7],
                 true,
             ),
             (
                 &[
-                    ("group", Attr::Int(448)),
+                    ("group", Attr::Int(720)),
                     ("pads", Attr::Ints(&[2, 2, 2, 2])),
                 ],
-                [1, 448, 3, 2],
-                [448, 1, 5, 5],
-                [1, 448, 3, 2],
+                [1, 720, 3, 2],
+                [720, 1, 5, 5],
+                [1, 720, 3, 2],
                 true,
             ),
             (
                 &[
-                    ("group", Attr::Int(133)),
+                    ("group", Attr::Int(149)),
                     ("pads", Attr::Ints(&[3, 3, 3, 3])),
                 ],
-                [1, 133, 14, 14],
-                [133, 1, 7, 7],
-                [1, 133, 14, 14],
+                [1, 149, 14, 14],
+                [149, 1, 7, 7],
+                [1, 149, 14, 14],
                 false,
             ),
             (
-                &[("group", Attr::Int(83))],
-                [1, 83, 1, 9],
-                [83, 1, 1, 3],
-                [1, 83, 1, 7],
+                &[("group", Attr::Int(115))],
+                [1, 115, 1, 9],
+                [115, 1, 1, 3],
+                [1, 115, 1, 7],
                 true,
             ),
             (
                 &[
-                    ("group", Attr::Int(144)),
+                    ("group", Attr::Int(176)),
                     ("auto_pad", Attr::Str("SAME_UPPER")),
                     ("activation", Attr::Str("Clip")),
                     ("activation_params", Attr::Floats(&[-0.5, 0.75])),
                 ],
-                [1, 144, 5, 8],
-                [144, 1, 4, 4],
-                [1, 144, 5, 8],
+                [1, 176, 5, 8],
+                [176, 1, 4, 4],
+                [1, 176, 5, 8],
                 true,
             ),
         ];
