@@ -65,11 +65,7 @@ impl Plane {
         if win.kernel[1] > MAX_DW_K || win.kernel[2] > MAX_DW_K || win.output.contains(&0) {
             return None;
         }
-        let read = |i: usize| {
-            (win.output[i] - 1) * win.strides[i] + (win.kernel[i] - 1) * win.dilations[i] + 1
-        };
-        let rows = (win.input[1] + win.pad_begin[1] + win.pad_end[1]).max(read(1));
-        let cols = (win.input[2] + win.pad_begin[2] + win.pad_end[2]).max(read(2));
+        let (rows, cols) = (padded_extent(win, 1), padded_extent(win, 2));
         let (stride, row_stride) = (win.strides[2], win.strides[1]);
         let mut plane = Plane {
             cols,
@@ -189,6 +185,13 @@ impl Plane {
             }
         }
     }
+}
+
+/// The padded input's extent along spatial axis `i` of a window with at least one output: the
+/// input and its padding, or what the window reads if that is more.
+pub(super) fn padded_extent(win: &Window, i: usize) -> usize {
+    let read = (win.output[i] - 1) * win.strides[i] + (win.kernel[i] - 1) * win.dilations[i] + 1;
+    (win.input[i] + win.pad_begin[i] + win.pad_end[i]).max(read)
 }
 
 /// Where each tap reads output `(0, 0)` in a [`Plane`]: tap `(th, tw)` at

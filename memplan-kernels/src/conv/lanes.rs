@@ -62,14 +62,9 @@ impl Lanes {
         if outputs > MOST_OUTPUTS || (outputs > FEW_OUTPUTS && geo.taps() < MANY_TAPS) {
             return None;
         }
-        let read = |i: usize| {
-            (win.output[i] - 1) * win.strides[i] + (win.kernel[i] - 1) * win.dilations[i] + 1
-        };
-        let rows = (win.input[1] + win.pad_begin[1] + win.pad_end[1]).max(read(1));
-        let cols = (win.input[2] + win.pad_begin[2] + win.pad_end[2]).max(read(2));
         let lanes = Lanes {
-            rows,
-            cols,
+            rows: padded_extent(win, 1),
+            cols: padded_extent(win, 2),
             taps: geo.taps(),
         };
         let plane = Plane::of(win).map_or(0, |p| p.reach.div_ceil(2));
