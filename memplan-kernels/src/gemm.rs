@@ -296,6 +296,10 @@ fn drive_portable<P: Panel>(p: &mut Product<'_, '_>, a: A<'_>, b: B<'_, P>, buf:
 #[target_feature(enable = "avx2,fma")]
 fn drive_avx2<P: Panel>(p: &mut Product<'_, '_>, a: A<'_>, b: B<'_, P>, buf: &mut [Row]) {
     let fma = crate::simd::Avx2Fma::new();
+    if let Some((row, panels)) = one_row(p, &a, &b) {
+        // 4 panels: 8 of the 16 ymm registers hold sums.
+        return row_times_panels::<_, 4>(fma, p, row, panels);
+    }
     match a {
         // 6 rows x 16 columns: 12 of the 16 ymm registers hold sums, enough independent
         // multiply-adds to cover the latency of both FMA units. `A`'s rows are read in place,
@@ -310,8 +314,76 @@ fn drive_avx2<P: Panel>(p: &mut Product<'_, '_>, a: A<'_>, b: B<'_, P>, buf: &mu
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,fma")]
 fn drive_avx512<P: Panel>(p: &mut Product<'_, '_>, a: A<'_>, b: B<'_, P>, buf: &mut [Row]) {
+    let fma = crate::simd::Avx512Fma::new();
+    if let Some((row, panels)) = one_row(p, &a, &b) {
+        // 8 panels: 8 zmm registers of sums, as many chains as two FMA units of 4 cycles keep
+        // busy.
+        return row_times_panels::<_, 8>(fma, p, row, panels);
+    }
     // 16 rows x 16 columns (a zmm register), 16 of the 32 registers.
-    drive::<P, _, 16, 8, 4, 16, 8, 4>(crate::simd::Avx512Fma::new(), p, a, b, buf);
+    drive::<P, _, 16, 8, 4, 16, 8, 4>(fma, p, a, b, buf);
+}
+
+/// A single row of `A` read in place times `B` packed at build time (a classifier's Gemm or
+/// MatMul on one input): the row and the panels, for [`row_times_panels`].
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn one_row<'x, P>(p: &Product<'_, '_>, a: &A<'x>, b: &B<'x, P>) -> Option<(&'x [f32], &'x [Row])> {
+    match (a, b) {
+        (A::Rows { a, .. }, B::Packed(panels)) if p.m == 1 => Some((a.get(..p.k)?, panels)),
+        _ => None,
+    }
+}
+
+/// `C = act(bias(a B))` for one row `a` (`k`) and `B` packed at build time, `G` panels at a
+/// time: per step of `k` one element of `a` broadcast, one row of each of the `G` panels, `G`
+/// fused multiply-adds, so `G` chains of sums overlap and `G` streams of `B` are read at once
+/// (the general tiles take one panel of `B` at a time, a chain that waits on each multiply-add
+/// and on one stream). Each element is still `fma(a_k, b_k, ... fma(a_0, b_0, 0))` in increasing
+/// `k`: the general tiles' bits.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn row_times_panels<F: MulAdd, const G: usize>(
+    fma: F,
+    p: &mut Product<'_, '_>,
+    a: &[f32],
+    panels: &[Row],
+) {
+    let (n, k) = (p.n, p.k);
+    let count = n.div_ceil(PANEL);
+    let gemm_c = matches!(p.bias, Bias::Gemm { c: Some(_), .. });
+    let mut j = 0;
+    while j < count {
+        let group = G.min(count - j);
+        let mut sums = [[0.0f32; PANEL]; G];
+        if group == G {
+            let cols: [&[Row]; G] = core::array::from_fn(|g| &panels[(j + g) * k..][..k]);
+            for (i, &av) in a.iter().enumerate() {
+                for (s, col) in sums.iter_mut().zip(&cols) {
+                    fma.mul_add(s, av, &col[i]);
+                }
+            }
+        } else {
+            for (g, s) in sums.iter_mut().enumerate().take(group) {
+                for (&av, row) in a.iter().zip(&panels[(j + g) * k..][..k]) {
+                    fma.mul_add(s, av, row);
+                }
+            }
+        }
+        for (g, s) in sums.iter_mut().enumerate().take(group) {
+            let n0 = (j + g) * PANEL;
+            let w = PANEL.min(n - n0);
+            if !gemm_c {
+                finish(p.bias, p.act, 0, n0, s);
+            }
+            let out = &mut p.c[n0..][..w];
+            out.copy_from_slice(&s[..w]);
+            if gemm_c {
+                finish(p.bias, p.act, 0, n0, out);
+            }
+        }
+        j += group;
+    }
 }
 
 /// The largest of `X >= XH >= XQ >= 1` that is at most `count` (`count >= 1`).
@@ -1009,5 +1081,43 @@ mod tests {
             Activation::Relu,
         );
         assert_eq!(packed, want);
+    }
+
+    /// One row times panels packed at build time (the wide levels' own path) gives the general
+    /// tiles' bits (the portable level's), with every epilogue.
+    #[test]
+    fn one_row_times_packed_panels_gives_the_tiles_bits() {
+        for (n, k) in [(1, 1), (37, 300), (200, 17), (1000, 64)] {
+            let a = values(k, 6);
+            let bm = values(k * n, 7);
+            let col = values(n, 8);
+            let c_in = values(n, 9);
+            let biases = [
+                Bias::None,
+                Bias::Col(&col),
+                Bias::Gemm {
+                    alpha: 0.5,
+                    beta: 1.5,
+                    c: Some((&c_in, 0, 1)),
+                },
+            ];
+            for bias in biases {
+                let run = |level| {
+                    limit(level);
+                    let c = compute(1, n, k, &a, &bm, false, true, 0, bias, Activation::Relu);
+                    limit(Level::Avx512);
+                    c
+                };
+                let want = run(Level::Portable);
+                for level in levels() {
+                    let got = run(level);
+                    let same = got
+                        .iter()
+                        .zip(&want)
+                        .all(|(x, y)| x.to_bits() == y.to_bits());
+                    assert!(same, "n {n}, k {k}, {bias:?} at {level:?}");
+                }
+            }
+        }
     }
 }

@@ -111,7 +111,14 @@ impl Plane {
     /// slack keep the zeros `pad` was cleared to, since every channel's input lies at the same
     /// words.
     #[inline(always)]
-    pub(super) fn fill(&self, plane: &[f32], ih: usize, iw: usize, pad: &mut [f32]) {
+    pub(super) fn fill<F: DepthwiseSteps>(
+        &self,
+        steps: F,
+        plane: &[f32],
+        ih: usize,
+        iw: usize,
+        pad: &mut [f32],
+    ) {
         let (phase, sub) = (self.phase(), self.sub_len());
         if iw == 0 {
             // An empty input (padding only): nothing to copy.
@@ -130,7 +137,7 @@ impl Plane {
                 row += 1;
             }
             if self.stride == 1 {
-                copy_short(&mut pad[at + lo..at + hi], src);
+                copy_words(&mut pad[at + lo..at + hi], src);
             } else if self.stride == 2 {
                 // Padded column `p` goes to `p / 2` of phase `p % 2`: the columns in pairs.
                 let (q0, q1) = (lo.div_ceil(2), (hi - 1) / 2);
@@ -145,10 +152,7 @@ impl Plane {
                     let (e_blocks, e_rest) = e.as_chunks_mut::<16>();
                     let (o_blocks, o_rest) = o.as_chunks_mut::<16>();
                     for ((block, e), o) in blocks.iter().zip(e_blocks).zip(o_blocks) {
-                        for j in 0..16 {
-                            e[j] = block[2 * j];
-                            o[j] = block[2 * j + 1];
-                        }
+                        steps.split_pairs(block, e, o);
                     }
                     for ((pair, e), o) in rest.chunks_exact(2).zip(e_rest).zip(o_rest) {
                         *e = pair[0];
@@ -229,11 +233,11 @@ pub(super) fn padded_portable(
     pad: &mut [f32],
     y: &mut [f32],
 ) -> Result<(), KernelError> {
-    padded::<DW_CHUNKS>(d, plane, pad, y)
+    padded::<DW_CHUNKS, _>(ScalarFma, d, plane, pad, y)
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 pub(super) fn padded_avx2(
     d: &Depthwise<'_>,
     plane: &Plane,
@@ -241,18 +245,18 @@ pub(super) fn padded_avx2(
     y: &mut [f32],
 ) -> Result<(), KernelError> {
     // 4 vectors of 16 sums: 8 of the 16 ymm registers (8 vectors would spill them all).
-    padded::<4>(d, plane, pad, y)
+    padded::<4, _>(Avx2Fma::new(), d, plane, pad, y)
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
+#[target_feature(enable = "avx512f,fma")]
 pub(super) fn padded_avx512(
     d: &Depthwise<'_>,
     plane: &Plane,
     pad: &mut [f32],
     y: &mut [f32],
 ) -> Result<(), KernelError> {
-    padded::<DW_CHUNKS>(d, plane, pad, y)
+    padded::<DW_CHUNKS, _>(Avx512Fma::new(), d, plane, pad, y)
 }
 
 /// The depthwise method on a padded plane: the outputs, numbered across rows as the plane
@@ -262,7 +266,8 @@ pub(super) fn padded_avx512(
 /// plane is a few blocks in all, however narrow its rows. `MOST` vectors of sums at most a block
 /// (as many as the registers hold); each output's sum is the same whatever the block.
 #[inline(always)]
-pub(super) fn padded<const MOST: usize>(
+pub(super) fn padded<const MOST: usize, F: DepthwiseSteps>(
+    lanes: F,
     d: &Depthwise<'_>,
     plane: &Plane,
     pad: &mut [f32],
@@ -292,14 +297,27 @@ pub(super) fn padded<const MOST: usize>(
                 // One output channel per input channel and planes of one size
                 // (`in_place_plane`): this channel's output plane is its input plane, copied
                 // out before it is written; every later input plane is still whole.
-                None => plane.fill(&y[(b * c + ic) * in_plane..][..in_plane], ih, iw, pad),
+                None => plane.fill(
+                    lanes,
+                    &y[(b * c + ic) * in_plane..][..in_plane],
+                    ih,
+                    iw,
+                    pad,
+                ),
                 Some(x) if oc % mg == 0 => {
-                    plane.fill(&x[(b * c + ic) * d.planes.x..][..in_plane], ih, iw, pad);
+                    plane.fill(
+                        lanes,
+                        &x[(b * c + ic) * d.planes.x..][..in_plane],
+                        ih,
+                        iw,
+                        pad,
+                    );
                 }
                 Some(_) => {}
             }
             let pad: &[f32] = pad;
             let block = Block {
+                lanes,
                 pad,
                 weights: &d.w[oc * taps..][..taps],
                 taps: &plane.taps,
@@ -340,18 +358,10 @@ pub(super) fn in_place_plane(geo: &ConvGeometry) -> Option<Plane> {
         .flatten()
 }
 
-/// `s += a * b` lane by lane (a multiply, then an add: the direct method's bits), one vector.
-/// Kept apart so that the compiler vectorises its lanes, not the block's vectors (a loop over
-/// those it made into gathers and scatters of sums kept in memory).
-#[inline(always)]
-pub(super) fn mul_add_vector(s: &mut [f32; DW_COLS], a: f32, b: &[f32; DW_COLS]) {
-    for (s, &b) in s.iter_mut().zip(b) {
-        *s += a * b;
-    }
-}
-
 /// One channel of the padded depthwise method: its plane, taps and epilogue.
-pub(super) struct Block<'a> {
+pub(super) struct Block<'a, F> {
+    /// The vector instructions.
+    pub(super) lanes: F,
     /// The plane's words up to its reach.
     pub(super) pad: &'a [f32],
     pub(super) weights: &'a [f32],
@@ -363,7 +373,7 @@ pub(super) struct Block<'a> {
     pub(super) ow: usize,
 }
 
-impl Block<'_> {
+impl<F: DepthwiseSteps> Block<'_, F> {
     /// Outputs `q0..q0 + 16 C` (numbered as the plane numbers them): each sum
     /// `0 + w0 x0 + w1 x1 + ...` over the taps in order, in registers, then `+ bias`, the
     /// activation, and the outputs of real columns stored into `out`. Returns the next block's
@@ -382,7 +392,7 @@ impl Block<'_> {
                 };
                 let (src, _) = src.as_chunks::<DW_COLS>();
                 for ci in 0..C {
-                    mul_add_vector(&mut acc[ci], wv, &src[ci]);
+                    self.lanes.scale_then_add(&mut acc[ci], wv, &src[ci]);
                 }
             }
         }
@@ -401,7 +411,7 @@ impl Block<'_> {
                 let Some(dst) = out.get_mut(row * ow + lo - start..row * ow + hi - start) else {
                     break;
                 };
-                copy_short(dst, &sums[lo - q0..hi - q0]);
+                copy_words(dst, &sums[lo - q0..hi - q0]);
             }
             row += 1;
         }

@@ -84,29 +84,29 @@ pub(super) fn lanes_portable(
     buf: &mut [f32],
     y: &mut [f32],
 ) -> Result<(), KernelError> {
-    lanes(d, tile, buf, y)
+    lanes(ScalarFma, d, tile, buf, y)
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 pub(super) fn lanes_avx2(
     d: &Depthwise<'_>,
     tile: &Lanes,
     buf: &mut [f32],
     y: &mut [f32],
 ) -> Result<(), KernelError> {
-    lanes(d, tile, buf, y)
+    lanes(Avx2Fma::new(), d, tile, buf, y)
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
+#[target_feature(enable = "avx512f,fma")]
 pub(super) fn lanes_avx512(
     d: &Depthwise<'_>,
     tile: &Lanes,
     buf: &mut [f32],
     y: &mut [f32],
 ) -> Result<(), KernelError> {
-    lanes(d, tile, buf, y)
+    lanes(Avx512Fma::new(), d, tile, buf, y)
 }
 
 /// A vector of the 16 channels' words at one place.
@@ -117,7 +117,8 @@ type Vector = [f32; LANES];
 /// at the same words), the block's weights interleaved per tap, then every output pixel's 16
 /// sums, [`PIXELS`] pixels of a row at a time.
 #[inline(always)]
-fn lanes(
+fn lanes<F: DepthwiseSteps>(
+    vector: F,
     d: &Depthwise<'_>,
     tile: &Lanes,
     buf: &mut [f32],
@@ -197,7 +198,7 @@ fn lanes(
                             let Some(x) = tile.get(base + p * sw) else {
                                 continue;
                             };
-                            mul_add_lanes(s, w, x);
+                            vector.mul_then_add(s, w, x);
                         }
                     }
                     for (p, s) in sums.iter_mut().enumerate().take(step) {
@@ -221,14 +222,6 @@ fn lanes(
         }
     }
     Ok(())
-}
-
-/// `s += w * x` lane by lane: a product then a sum, each rounded (the padded method's bits).
-#[inline(always)]
-fn mul_add_lanes(s: &mut Vector, w: &Vector, x: &Vector) {
-    for ((s, &w), &x) in s.iter_mut().zip(w).zip(x) {
-        *s += w * x;
-    }
 }
 
 #[cfg(test)]

@@ -34,7 +34,9 @@ use crate::attrs::Attrs;
 use crate::error::{KernelError, bail, error};
 use crate::gemm::{self, A, B, Bias, PANEL, Panel, Product, Row, RowMajor};
 use crate::pack;
-use crate::simd::dispatch;
+#[cfg(target_arch = "x86_64")]
+use crate::simd::{Avx2Fma, Avx512Fma};
+use crate::simd::{DepthwiseSteps, ScalarFma, dispatch};
 use crate::spatial::{ConvGeometry, Window};
 use crate::tensor::{Dims, Input, Output, collect, opt_value, output, typed};
 use arrayvec::ArrayVec;

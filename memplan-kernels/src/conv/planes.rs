@@ -197,7 +197,7 @@ pub(super) fn padded_planes(
                 }
                 for ic in 0..cg {
                     let src = &xg[ic * planes.x + lo * iw..][..take * iw];
-                    plane.fill(src, take, iw, &mut buf[ic * reach..][..reach]);
+                    plane.fill(ScalarFma, src, take, iw, &mut buf[ic * reach..][..reach]);
                 }
                 let (row_len, n) = (plane.row_len(), (rows - 1) * plane.row_len() + ow);
                 let (buf, offsets): (&[f32], &[u32]) = (buf, offsets);
@@ -220,7 +220,7 @@ pub(super) fn padded_planes(
                     for (i, sums) in c_buf.chunks_exact(n).take(height).enumerate() {
                         let out = &mut y[(b * m + g * mg + m0 + i) * planes.y + y0 * ow..];
                         for (r, dst) in out.chunks_exact_mut(ow).take(rows).enumerate() {
-                            dst.copy_from_slice(&sums[r * row_len..][..ow]);
+                            copy_words(dst, &sums[r * row_len..][..ow]);
                         }
                     }
                 }

@@ -122,7 +122,7 @@ pub(super) fn padded_rows(
                             Some(yi) => {
                                 let src = &xg[ic * planes.x + yi * iw..][..iw];
                                 row[..lo].fill(0.0);
-                                row[lo..hi].copy_from_slice(&src[..hi - lo]);
+                                copy_words(&mut row[lo..hi], &src[..hi - lo]);
                                 row[hi..].fill(0.0);
                             }
                             None => row.fill(0.0),
