@@ -9,8 +9,8 @@
 //! one panel at a time, never the whole matrix). A row-major `A` needs no packing: the
 //! micro-kernel broadcasts one element of `A` per row and step, from a panel or from `A`'s row
 //! alike. The micro-kernel computes a tile of `H` rows by `W` columns (each dividing
-//! 16, so a tile lies inside its panels; at AVX2 a tile of `A`'s rows read in place is 6 high,
-//! as no panel of `A` has to hold it) with the tile's sums in registers: per step one vector
+//! 16, so a tile lies inside its panels; a tile of `A`'s rows read in place is 6 high at AVX2
+//! and 14 at AVX-512, as no panel of `A` has to hold it) with the tile's sums in registers: per step one vector
 //! of `B`'s panel row, `H` broadcasts of `A`'s, `H` fused multiply-adds of `W` lanes
 //! ([`crate::simd::MulAdd`], `vfmadd` at AVX2 and AVX-512). Each row's sums are a variable of
 //! their own (`micro_fn!`), so the compiler keeps each in a vector register.
@@ -320,8 +320,15 @@ fn drive_avx512<P: Panel>(p: &mut Product<'_, '_>, a: A<'_>, b: B<'_, P>, buf: &
         // busy.
         return row_times_panels::<_, 8>(fma, p, row, panels);
     }
-    // 16 rows x 16 columns (a zmm register), 16 of the 32 registers.
-    drive::<P, _, 16, 8, 4, 16, 8, 4>(fma, p, a, b, buf);
+    match a {
+        // 14 rows x 16 columns: 14 of the 32 zmm registers hold sums. `A`'s rows are read in
+        // place, each step one element from each row: 14 row addresses fit the 16 general
+        // registers with the loop's own, where 16 of them (the packed tile's height) spilled
+        // and ran at 57-66 GMAC/s against 70-78 (a 128-row MatMul, as in a transformer).
+        A::Rows { .. } => drive::<P, _, 14, 8, 4, 16, 8, 4>(fma, p, a, b, buf),
+        // 16 rows x 16 columns (a zmm register), 16 of the 32 registers.
+        A::Packed(_) => drive::<P, _, 16, 8, 4, 16, 8, 4>(fma, p, a, b, buf),
+    }
 }
 
 /// A single row of `A` read in place times `B` packed at build time (a classifier's Gemm or
@@ -806,6 +813,7 @@ fn micro_rows<'b, F: MulAdd, const H: usize, const W: usize, I: Iterator<Item = 
 ) {
     match H {
         16 => rows16::<F, W, I>(fma, sums, a, b),
+        14 => rows14::<F, W, I>(fma, sums, a, b),
         8 => rows8::<F, W, I>(fma, sums, a, b),
         6 => rows6::<F, W, I>(fma, sums, a, b),
         4 => rows4::<F, W, I>(fma, sums, a, b),
@@ -843,6 +851,7 @@ macro_rules! micro_rows_fn {
     };
 }
 micro_rows_fn!(rows16, 16, [s0 r0 0, s1 r1 1, s2 r2 2, s3 r3 3, s4 r4 4, s5 r5 5, s6 r6 6, s7 r7 7, s8 r8 8, s9 r9 9, s10 r10 10, s11 r11 11, s12 r12 12, s13 r13 13, s14 r14 14, s15 r15 15]);
+micro_rows_fn!(rows14, 14, [s0 r0 0, s1 r1 1, s2 r2 2, s3 r3 3, s4 r4 4, s5 r5 5, s6 r6 6, s7 r7 7, s8 r8 8, s9 r9 9, s10 r10 10, s11 r11 11, s12 r12 12, s13 r13 13]);
 micro_rows_fn!(rows8, 8, [s0 r0 0, s1 r1 1, s2 r2 2, s3 r3 3, s4 r4 4, s5 r5 5, s6 r6 6, s7 r7 7]);
 micro_rows_fn!(rows6, 6, [s0 r0 0, s1 r1 1, s2 r2 2, s3 r3 3, s4 r4 4, s5 r5 5]);
 micro_rows_fn!(rows4, 4, [s0 r0 0, s1 r1 1, s2 r2 2, s3 r3 3]);
