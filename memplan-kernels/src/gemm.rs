@@ -8,10 +8,10 @@
 //! time: a row-major or transposed matrix, or a Conv's input seen through its window (im2col
 //! one panel at a time, never the whole matrix). A row-major `A` needs no packing: the
 //! micro-kernel broadcasts one element of `A` per row and step, from a panel or from `A`'s row
-//! alike. The micro-kernel computes a tile of `H` rows by `W` columns (each dividing
-//! 16, so a tile lies inside its panels; a tile of `A`'s rows read in place is 6 high at AVX2
-//! and 14 at AVX-512, as no panel of `A` has to hold it) with the tile's sums in registers: per step one vector
-//! of `B`'s panel row, `H` broadcasts of `A`'s, `H` fused multiply-adds of `W` lanes
+//! alike. The micro-kernel computes a tile of `H` rows by `W` columns (each dividing 16, so a
+//! tile lies inside its panels; a tile of `A`'s rows read in place is 6 high at AVX2 and 14 at
+//! AVX-512, as no panel of `A` has to hold it) with the tile's sums in registers: per step one
+//! vector of `B`'s panel row, `H` broadcasts of `A`'s, `H` fused multiply-adds of `W` lanes
 //! ([`crate::simd::MulAdd`], `vfmadd` at AVX2 and AVX-512). Each row's sums are a variable of
 //! their own (`micro_fn!`), so the compiler keeps each in a vector register.
 //!
