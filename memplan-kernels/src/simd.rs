@@ -179,6 +179,84 @@ pub(crate) trait DepthwiseSteps: Copy {
     fn split_pairs(self, pairs: &[f32; 32], even: &mut [f32; 16], odd: &mut [f32; 16]);
 }
 
+/// A 16 x 16 block of floats turned around its diagonal (`m[i][j]` and `m[j][i]` swapped), on
+/// the same tokens as [`MulAdd`]: the direct Conv's tiles hold output channels across the lanes
+/// and pixels down the rows, and the output wants each channel's pixels in a row. Only moves
+/// words: every level gives the same bits. At AVX-512 the 64 shuffles of a 4-stage network
+/// (pairs of rows, quads, 128-bit lanes twice) instead of 256 single-word moves.
+pub(crate) trait Transpose: Copy {
+    /// `m[i][j]` becomes `m[j][i]` for every `i`, `j`.
+    #[inline(always)]
+    fn transpose16(self, m: &mut [[f32; 16]; 16]) {
+        for i in 1..16 {
+            // Row `i`'s words left of the diagonal and column `i`'s above it.
+            let (above, below) = m.split_at_mut(i);
+            for (j, row) in above.iter_mut().enumerate() {
+                core::mem::swap(&mut below[0][j], &mut row[i]);
+            }
+        }
+    }
+}
+
+impl Transpose for ScalarFma {}
+
+#[cfg(target_arch = "x86_64")]
+impl Transpose for Avx2Fma {}
+
+#[cfg(target_arch = "x86_64")]
+impl Transpose for Avx512Fma {
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn transpose16(self, m: &mut [[f32; 16]; 16]) {
+        use core::arch::x86_64::{
+            _mm512_loadu_ps, _mm512_setzero_ps, _mm512_shuffle_f32x4, _mm512_shuffle_ps,
+            _mm512_storeu_ps, _mm512_unpackhi_ps, _mm512_unpacklo_ps,
+        };
+        // SAFETY: a value of `Avx512Fma` exists only where AVX-512F is enabled; each load and
+        // store covers one row (16 floats) of `m`.
+        unsafe {
+            // No closures here: they would not inherit the caller's AVX-512, and each
+            // intrinsic would become a call.
+            let mut r = [_mm512_setzero_ps(); 16];
+            for (r, row) in r.iter_mut().zip(m.iter()) {
+                *r = _mm512_loadu_ps(row.as_ptr());
+            }
+            // Within each 128-bit lane `l` (columns `4 l..4 l + 4`): rows 2i and 2i+1
+            // interleaved, columns 4l, 4l+1 (`a[2i]`) and 4l+2, 4l+3 (`a[2i + 1]`).
+            let mut a = [_mm512_setzero_ps(); 16];
+            for i in 0..8 {
+                a[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+                a[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+            }
+            // `b[4 g + q]`'s lane `l`: column `4 l + q` of rows `4 g..4 g + 4`.
+            let mut b = [_mm512_setzero_ps(); 16];
+            for g in 0..4 {
+                let (a0, a1, a2, a3) = (a[4 * g], a[4 * g + 1], a[4 * g + 2], a[4 * g + 3]);
+                b[4 * g] = _mm512_shuffle_ps::<0x44>(a0, a2);
+                b[4 * g + 1] = _mm512_shuffle_ps::<0xEE>(a0, a2);
+                b[4 * g + 2] = _mm512_shuffle_ps::<0x44>(a1, a3);
+                b[4 * g + 3] = _mm512_shuffle_ps::<0xEE>(a1, a3);
+            }
+            for q in 0..4 {
+                // Lanes 0 and 2 (`even`), 1 and 3 (`odd`) of rows 0..8 and of rows 8..16.
+                let even_lo = _mm512_shuffle_f32x4::<0x88>(b[q], b[4 + q]);
+                let even_hi = _mm512_shuffle_f32x4::<0x88>(b[8 + q], b[12 + q]);
+                let odd_lo = _mm512_shuffle_f32x4::<0xDD>(b[q], b[4 + q]);
+                let odd_hi = _mm512_shuffle_f32x4::<0xDD>(b[8 + q], b[12 + q]);
+                let columns = [
+                    (q, _mm512_shuffle_f32x4::<0x88>(even_lo, even_hi)),
+                    (8 + q, _mm512_shuffle_f32x4::<0xDD>(even_lo, even_hi)),
+                    (4 + q, _mm512_shuffle_f32x4::<0x88>(odd_lo, odd_hi)),
+                    (12 + q, _mm512_shuffle_f32x4::<0xDD>(odd_lo, odd_hi)),
+                ];
+                for (row, v) in columns {
+                    _mm512_storeu_ps(m[row].as_mut_ptr(), v);
+                }
+            }
+        }
+    }
+}
+
 impl DepthwiseSteps for ScalarFma {
     #[inline(always)]
     fn mul_then_add(self, s: &mut [f32; 16], a: &[f32; 16], b: &[f32; 16]) {
@@ -467,6 +545,49 @@ impl DepthwiseSteps for Avx512Fma {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every level's 16 x 16 transpose is the plain one.
+    #[test]
+    fn every_level_transposes() {
+        let m: [[f32; 16]; 16] =
+            core::array::from_fn(|i| core::array::from_fn(|j| (i * 16 + j) as f32));
+        let mut plain = m;
+        ScalarFma.transpose16(&mut plain);
+        for i in 0..16 {
+            for j in 0..16 {
+                assert_eq!(plain[i][j], m[j][i]);
+            }
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[target_feature(enable = "avx512f,fma")]
+            fn wide(m: &mut [[f32; 16]; 16]) {
+                Avx512Fma::new().transpose16(m);
+            }
+            #[target_feature(enable = "avx2,fma")]
+            fn narrow(m: &mut [[f32; 16]; 16]) {
+                Avx2Fma::new().transpose16(m);
+            }
+            if detected() >= Level::Avx2 {
+                let mut t = m;
+                // SAFETY: the CPU has AVX2 and FMA (`detected`).
+                #[allow(unsafe_code)]
+                unsafe {
+                    narrow(&mut t)
+                };
+                assert_eq!(t, plain);
+            }
+            if detected() >= Level::Avx512 {
+                let mut t = m;
+                // SAFETY: the CPU has AVX-512F and FMA (`detected`).
+                #[allow(unsafe_code)]
+                unsafe {
+                    wide(&mut t)
+                };
+                assert_eq!(t, plain);
+            }
+        }
+    }
 
     #[test]
     fn the_level_is_cached_and_capped() {

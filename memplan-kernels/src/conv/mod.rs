@@ -2,7 +2,7 @@
 //! pads, dilations, `auto_pad`, an optional bias and an optional fused activation
 //! ([`crate::activation`]).
 //!
-//! Five methods, by shape:
+//! Six methods, by shape:
 //!
 //! - **depthwise** (`group` = input channels > 1, one input channel per group): each input
 //!   plane copied once into the node's scratch with its padding and split by stride into
@@ -15,13 +15,20 @@
 //!   ([`crate::gemm`]) of the weights (`out channels x in channels`) by the input itself
 //!   (`in channels x pixels`).
 //! - **padded rows** (packed weights, stride 1, output rows a multiple of 16 wide: a 3x3
-//!   ResNet Conv): per output row, the input rows its taps read copied once with their padding,
-//!   and the product reads each tap's row of `B` in place from there ([`rows`]).
-//! - **padded planes** (packed weights, a 2-D window of stride 1 or 2 whose rows the padded-rows
-//!   method does not take, output rows not much narrower than the padded ones: a stem Conv of
-//!   3 channels, a 3x3 Conv at 55 or 28 columns): a band of output rows at a time, every input
-//!   channel's rows under it copied with their padding and split by stride into phases, so the
-//!   product reads each tap's row of `B` in place across the band's rows ([`planes`]).
+//!   ResNet Conv at 32 x 32): per output row, the input rows its taps read copied once with
+//!   their padding, and the product reads each tap's row of `B` in place from there ([`rows`]).
+//! - **direct** (packed weights on x86-64, a 2-D window of horizontal stride 1 or 2 that the
+//!   two methods above do not take: narrow output rows, strided windows, 1x1 stride-2
+//!   shortcuts): output channels across the vector lanes, a tile of a few output pixels of one
+//!   row broadcast from a padded copy of the input rows under it (read in place when there is
+//!   no padding), its sums in registers over the whole of `k`; no lane computes a column that is
+//!   thrown away ([`direct`]).
+//! - **padded planes** (packed weights where the direct method does not run, a 2-D window of
+//!   stride 1 or 2 whose rows the padded-rows method does not take, output rows not much
+//!   narrower than the padded ones: a stem Conv of 3 channels, a 3x3 Conv at 55 or 28
+//!   columns): a band of output rows at a time, every input channel's rows under it copied
+//!   with their padding and split by stride into phases, so the product reads each tap's row
+//!   of `B` in place across the band's rows ([`planes`]).
 //! - **everything else**: the same product with the input seen through the window (im2col), one
 //!   panel of `k` rows x a few output pixels at a time, copied into the scratch the product packs
 //!   into anyway: no im2col matrix is ever built.
@@ -43,6 +50,7 @@ use arrayvec::ArrayVec;
 
 mod band;
 mod depthwise;
+mod direct;
 mod im2col;
 mod lanes;
 mod planes;
@@ -50,6 +58,7 @@ mod rows;
 
 pub use band::{ConvBand, conv_band, conv_band_scratch_len, conv_band_window};
 use depthwise::*;
+use direct::*;
 use im2col::*;
 use lanes::*;
 use planes::*;
@@ -320,6 +329,28 @@ fn compute(
     let k = cg * geo.taps();
     let panels = mg.div_ceil(PANEL);
     let packed_rows: &[Row] = w.as_chunks::<PANEL>().0;
+    if is_packed
+        && let Some(layout) =
+            Direct::of(geo, scratch.len()).filter(|l| l.fits(planes) && direct_pays(geo, l))
+    {
+        let mut args = DirectArgs {
+            geo,
+            layout: &layout,
+            planes,
+            panels: packed_rows,
+            x,
+            bias,
+            act,
+            y,
+        };
+        dispatch!(
+            direct_portable,
+            direct_avx2,
+            direct_avx512,
+            (&mut args, scratch)
+        );
+        return Ok(());
+    }
     if is_packed && let Some(rows) = PaddedRows::of(geo).filter(|r| r.words() <= scratch.len()) {
         return padded_rows(geo, &rows, planes, packed_rows, x, bias, act, y, scratch);
     }
