@@ -24,7 +24,8 @@
 //! This is the one module of the crate with `unsafe` code: calling a `#[target_feature]`
 //! function, which is sound only on a CPU that has the feature (checked by [`level`] before any
 //! such call); `xgetbv`, which is available when `cpuid` says the OS enabled it; and the vector
-//! intrinsics of the [`MulAdd`] tokens, which exist only where their features are enabled.
+//! intrinsics of the [`MulAdd`] tokens (and of their [`DepthwiseSteps`] and [`Transpose`]),
+//! which exist only where their features are enabled.
 
 #[cfg(target_arch = "x86_64")]
 use core::sync::atomic::{AtomicU8, Ordering};

@@ -30,6 +30,7 @@ const MOST_PIXELS: usize = 14;
 /// The most output pixels of a tile at AVX2 (one panel, two vectors of 8 lanes: 12 sums, two
 /// weight vectors and a broadcast in the 16 vector registers) and in the portable build.
 const MOST_PIXELS_NARROW: usize = 6;
+
 /// The method's layout for a Conv: how many output rows a band holds, how many input channels
 /// a pass over it sums, and where their input rows lie in scratch.
 pub(super) struct Direct {
@@ -281,16 +282,11 @@ fn direct<F: MulAdd + Transpose, const MOST: usize, const PAIRS: bool>(
                             let plane = &xg[(ic0 + ic) * planes.x..][..ih * iw];
                             for r in 0..height {
                                 let dst = &mut buf[ic * channel + r * width..][..width];
-                                match (y0 * sh + r).checked_sub(top).filter(|&i| i < ih) {
-                                    Some(i) => {
-                                        let (pad, rest) = dst.split_at_mut(left);
-                                        let (row, after) = rest.split_at_mut(iw);
-                                        pad.fill(0.0);
-                                        copy_words(row, &plane[i * iw..][..iw]);
-                                        after.fill(0.0);
-                                    }
-                                    None => dst.fill(0.0),
-                                }
+                                let src = (y0 * sh + r)
+                                    .checked_sub(top)
+                                    .filter(|&i| i < ih)
+                                    .map(|i| &plane[i * iw..][..iw]);
+                                pad_row(dst, src, left);
                             }
                         }
                         buf
@@ -330,12 +326,11 @@ fn direct<F: MulAdd + Transpose, const MOST: usize, const PAIRS: bool>(
                                         }
                                     }
                                 }
-                                if pair {
-                                    let w1 = &panels[first + k..][..cc * taps];
-                                    tile_pairs::<F, MOST>(fma, sw, sums, [w0, w1], from, steps);
-                                } else {
-                                    tile_single::<F, MOST>(fma, sw, sums, w0, from, steps);
-                                }
+                                let w1 = match pair {
+                                    true => &panels[first + k..][..cc * taps],
+                                    false => w0,
+                                };
+                                tile::<F, MOST>(fma, sw, pair, sums, [w0, w1], from, steps);
                                 for v in 0..count {
                                     let (oc0, lanes) = part(v);
                                     for (row, s) in block.iter_mut().zip(sums.iter()) {
@@ -375,56 +370,37 @@ struct Pass {
     last: bool,
 }
 
-/// A tile of one panel: `sums[p][0][j] = fma(x_p(step), w[step][j], ...)` over every step, in
-/// order, for the tile's `sums.len()` pixels (`sw` words apart in `x`, pixel 0's input of step
-/// `s` at `x[offsets[s]]`).
+/// A tile of one panel (`w[0]`, sums `[p][0]`) or, when `pair`, two (`w[1]` too, sums
+/// `[p][1]`): `sums[p][v][j] = fma(x_p(step), w[v][step][j], ...)` over every step, in order,
+/// for the tile's `sums.len()` pixels (`sw` words apart in `x`, pixel 0's input of step `s` at
+/// `x[offsets[s]]`).
 #[inline(always)]
-fn tile_single<F: MulAdd, const MOST: usize>(
+#[allow(clippy::too_many_arguments)]
+fn tile<F: MulAdd, const MOST: usize>(
     fma: F,
     sw: usize,
-    sums: &mut [[Row; 2]],
-    w: &[Row],
-    x: &[f32],
-    offsets: &[u32],
-) {
-    macro_rules! go {
-        ($($h:literal $f:ident),+) => {
-            match (sums.len(), sw) {
-                $(
-                    ($h, 1) if $h <= MOST => $f::<F, 1>(fma, sums, [w, w], x, offsets),
-                    ($h, _) if $h <= MOST => $f::<F, 2>(fma, sums, [w, w], x, offsets),
-                )+
-                _ => {}
-            }
-        };
-    }
-    go!(1 one1, 2 one2, 3 one3, 4 one4, 5 one5, 6 one6, 7 one7, 8 one8, 9 one9, 10 one10,
-        11 one11, 12 one12, 13 one13, 14 one14);
-}
-
-/// [`tile_single`] on two panels at once (`w[0]` and `w[1]`, sums `[p][0]` and `[p][1]`).
-#[inline(always)]
-fn tile_pairs<F: MulAdd, const MOST: usize>(
-    fma: F,
-    sw: usize,
+    pair: bool,
     sums: &mut [[Row; 2]],
     w: [&[Row]; 2],
     x: &[f32],
     offsets: &[u32],
 ) {
     macro_rules! go {
-        ($($h:literal $f:ident),+) => {
-            match (sums.len(), sw) {
+        ($($h:literal $one:ident $two:ident),+) => {
+            match (sums.len(), sw, pair) {
                 $(
-                    ($h, 1) if $h <= MOST => $f::<F, 1>(fma, sums, w, x, offsets),
-                    ($h, _) if $h <= MOST => $f::<F, 2>(fma, sums, w, x, offsets),
+                    ($h, 1, false) if $h <= MOST => $one::<F, 1>(fma, sums, w[0], x, offsets),
+                    ($h, _, false) if $h <= MOST => $one::<F, 2>(fma, sums, w[0], x, offsets),
+                    ($h, 1, true) if $h <= MOST => $two::<F, 1>(fma, sums, w, x, offsets),
+                    ($h, _, true) if $h <= MOST => $two::<F, 2>(fma, sums, w, x, offsets),
                 )+
                 _ => {}
             }
         };
     }
-    go!(1 two1, 2 two2, 3 two3, 4 two4, 5 two5, 6 two6, 7 two7, 8 two8, 9 two9, 10 two10,
-        11 two11, 12 two12, 13 two13, 14 two14);
+    go!(1 one1 two1, 2 one2 two2, 3 one3 two3, 4 one4 two4, 5 one5 two5, 6 one6 two6,
+        7 one7 two7, 8 one8 two8, 9 one9 two9, 10 one10 two10, 11 one11 two11, 12 one12 two12,
+        13 one13 two13, 14 one14 two14);
 }
 
 /// A tile of `$h` pixels by one panel, each pixel's sums a variable of its own (so that each
@@ -435,13 +411,13 @@ macro_rules! one_fn {
         fn $name<F: MulAdd, const S: usize>(
             fma: F,
             sums: &mut [[Row; 2]],
-            w: [&[Row]; 2],
+            w: &[Row],
             x: &[f32],
             offsets: &[u32],
         ) {
             let (Ok(tile), Some(w)) = (
                 <&mut [[Row; 2]; $h]>::try_from(sums),
-                w[0].get(..offsets.len()),
+                w.get(..offsets.len()),
             ) else {
                 return;
             };

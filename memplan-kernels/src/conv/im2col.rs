@@ -137,6 +137,20 @@ pub(super) fn copy_words(dst: &mut [f32], src: &[f32]) {
     }
 }
 
+/// `row` as a padded input row: zeros, the input row `src` from column `left` on (as much of it
+/// as `row` holds), zeros after it; all zeros for a row of the padding (`None`).
+#[inline(always)]
+pub(super) fn pad_row(row: &mut [f32], src: Option<&[f32]>, left: usize) {
+    let Some(src) = src else {
+        row.fill(0.0);
+        return;
+    };
+    let (lo, hi) = (left.min(row.len()), (left + src.len()).min(row.len()));
+    row[..lo].fill(0.0);
+    copy_words(&mut row[lo..hi], &src[..hi - lo]);
+    row[hi..].fill(0.0);
+}
+
 /// `dst.fill(0.0)` for a few words (the padding of a panel's row), without a call.
 #[inline(always)]
 pub(super) fn zero_short(dst: &mut [f32]) {

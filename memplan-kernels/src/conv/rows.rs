@@ -107,7 +107,6 @@ pub(super) fn padded_rows(
     let offsets: &[u32] = offsets;
     // Padded column `col` holds input column `col - left` (zero outside the input).
     let left = win.pad_begin[2];
-    let (lo, hi) = (left.min(wp), (left + iw).min(wp));
     let panels_per_group = mg.div_ceil(PANEL);
     let out_span = Planes::span(mg, planes.y, ow);
     for b in 0..geo.n {
@@ -118,15 +117,10 @@ pub(super) fn padded_rows(
                 for ic in 0..cg {
                     for th in 0..kh {
                         let row = &mut buf[(ic * kh + th) * wp..][..wp];
-                        match win.source(1, yo, th) {
-                            Some(yi) => {
-                                let src = &xg[ic * planes.x + yi * iw..][..iw];
-                                row[..lo].fill(0.0);
-                                copy_words(&mut row[lo..hi], &src[..hi - lo]);
-                                row[hi..].fill(0.0);
-                            }
-                            None => row.fill(0.0),
-                        }
+                        let src = win
+                            .source(1, yo, th)
+                            .map(|yi| &xg[ic * planes.x + yi * iw..][..iw]);
+                        pad_row(row, src, left);
                     }
                 }
                 let at = (b * m + g * mg) * planes.y + yo * ow;
