@@ -293,25 +293,41 @@ fn direct<F: MulAdd + Transpose, const MOST: usize, const PAIRS: bool>(
                     };
                     let steps = &offsets[..cc * taps];
                     for r in 0..rows {
-                        for t in 0..tiles {
-                            let x0 = t * wide;
-                            let h = wide.min(ow - x0);
-                            let from = &band[r * sh * width + x0 * sw..];
-                            let out = (y0 + r) * ow + x0;
-                            let mut panel = 0;
-                            while panel < panels_per_group {
-                                let pair = PAIRS && panel + 1 < panels_per_group;
-                                let count = if pair { 2 } else { 1 };
-                                let m0 = panel * PANEL;
-                                let first = (g * panels_per_group + panel) * k + ic0 * taps;
-                                let w0 = &panels[first..][..cc * taps];
+                        // A pair of panels along the whole row, then the next: the tiles of
+                        // a row write each output channel's run of the row in order (32 runs
+                        // at a time, not every channel's).
+                        let mut panel = 0;
+                        while panel < panels_per_group {
+                            let pair = PAIRS && panel + 1 < panels_per_group;
+                            let count = if pair { 2 } else { 1 };
+                            let m0 = panel * PANEL;
+                            let first = (g * panels_per_group + panel) * k + ic0 * taps;
+                            let w0 = &panels[first..][..cc * taps];
+                            let w1 = match pair {
+                                true => &panels[first + k..][..cc * taps],
+                                false => w0,
+                            };
+                            // Panel `v`'s first output channel and its lanes in use.
+                            let part = |v: usize| {
+                                let oc0 = g * mg + m0 + v * PANEL;
+                                (oc0, PANEL.min(mg - m0 - v * PANEL))
+                            };
+                            // The panels' biases, one lane per output channel (zero past the
+                            // last channel: those lanes are never written out).
+                            let mut lane_bias = [[0.0f32; PANEL]; 2];
+                            if let Some(bias) = bias {
+                                for (v, lb) in lane_bias.iter_mut().enumerate().take(count) {
+                                    let (oc0, lanes) = part(v);
+                                    lb[..lanes].copy_from_slice(&bias[oc0..][..lanes]);
+                                }
+                            }
+                            for t in 0..tiles {
+                                let x0 = t * wide;
+                                let h = wide.min(ow - x0);
+                                let from = &band[r * sh * width + x0 * sw..];
+                                let out = (y0 + r) * ow + x0;
                                 let mut sums = [[[0.0f32; PANEL]; 2]; MOST];
                                 let sums = &mut sums[..h];
-                                let part = |v: usize| {
-                                    let oc0 = g * mg + m0 + v * PANEL;
-                                    let lanes = PANEL.min(mg - m0 - v * PANEL);
-                                    (oc0, lanes)
-                                };
                                 let mut block = [[0.0f32; PANEL]; PANEL];
                                 if !pass.first {
                                     for v in 0..count {
@@ -326,32 +342,27 @@ fn direct<F: MulAdd + Transpose, const MOST: usize, const PAIRS: bool>(
                                         }
                                     }
                                 }
-                                let w1 = match pair {
-                                    true => &panels[first + k..][..cc * taps],
-                                    false => w0,
+                                let ends = Ends {
+                                    resume: !pass.first,
+                                    bias: (pass.last && bias.is_some()).then_some(&lane_bias),
                                 };
-                                tile::<F, MOST>(fma, sw, pair, sums, [w0, w1], from, steps);
+                                tile::<F, MOST>(fma, sw, pair, sums, [w0, w1], from, steps, ends);
+                                if pass.last {
+                                    act.apply(sums.as_flattened_mut().as_flattened_mut());
+                                }
                                 for v in 0..count {
                                     let (oc0, lanes) = part(v);
                                     for (row, s) in block.iter_mut().zip(sums.iter()) {
                                         *row = s[v];
                                     }
                                     fma.transpose16(&mut block);
-                                    for (j, row) in block.iter_mut().take(lanes).enumerate() {
-                                        let row = &mut row[..h];
-                                        if pass.last {
-                                            if let Some(bias) = bias {
-                                                let add = bias[oc0 + j];
-                                                row.iter_mut().for_each(|s| *s += add);
-                                            }
-                                            act.apply(row);
-                                        }
+                                    for (j, row) in block.iter().take(lanes).enumerate() {
                                         let at = (b * m + oc0 + j) * planes.y + out;
-                                        copy_words(&mut y[at..][..h], row);
+                                        copy_words(&mut y[at..][..h], &row[..h]);
                                     }
                                 }
-                                panel += count;
                             }
+                            panel += count;
                         }
                     }
                     ic0 += cc;
@@ -370,6 +381,24 @@ struct Pass {
     last: bool,
 }
 
+/// Where a tile's sums start and what is added when they end.
+#[derive(Clone, Copy)]
+struct Ends<'a> {
+    /// The sums start from `sums` (a previous pass's), else from zero.
+    resume: bool,
+    /// The panels' biases, one lane per output channel, added to the finished sums (in the
+    /// last pass), `sum + bias` as the other methods add it.
+    bias: Option<&'a [Row; 2]>,
+}
+
+/// `s[j] += b[j]`: the bias on a pixel's sums while they are in a register.
+#[inline(always)]
+fn add_lanes(s: &mut Row, b: &Row) {
+    for (e, &add) in s.iter_mut().zip(b) {
+        *e += add;
+    }
+}
+
 /// A tile of one panel (`w[0]`, sums `[p][0]`) or, when `pair`, two (`w[1]` too, sums
 /// `[p][1]`): `sums[p][v][j] = fma(x_p(step), w[v][step][j], ...)` over every step, in order,
 /// for the tile's `sums.len()` pixels (`sw` words apart in `x`, pixel 0's input of step `s` at
@@ -384,15 +413,16 @@ fn tile<F: MulAdd, const MOST: usize>(
     w: [&[Row]; 2],
     x: &[f32],
     offsets: &[u32],
+    ends: Ends<'_>,
 ) {
     macro_rules! go {
         ($($h:literal $one:ident $two:ident),+) => {
             match (sums.len(), sw, pair) {
                 $(
-                    ($h, 1, false) if $h <= MOST => $one::<F, 1>(fma, sums, w[0], x, offsets),
-                    ($h, _, false) if $h <= MOST => $one::<F, 2>(fma, sums, w[0], x, offsets),
-                    ($h, 1, true) if $h <= MOST => $two::<F, 1>(fma, sums, w, x, offsets),
-                    ($h, _, true) if $h <= MOST => $two::<F, 2>(fma, sums, w, x, offsets),
+                    ($h, 1, false) if $h <= MOST => $one::<F, 1>(fma, sums, w[0], x, offsets, ends),
+                    ($h, _, false) if $h <= MOST => $one::<F, 2>(fma, sums, w[0], x, offsets, ends),
+                    ($h, 1, true) if $h <= MOST => $two::<F, 1>(fma, sums, w, x, offsets, ends),
+                    ($h, _, true) if $h <= MOST => $two::<F, 2>(fma, sums, w, x, offsets, ends),
                 )+
                 _ => {}
             }
@@ -414,6 +444,7 @@ macro_rules! one_fn {
             w: &[Row],
             x: &[f32],
             offsets: &[u32],
+            ends: Ends<'_>,
         ) {
             let (Ok(tile), Some(w)) = (
                 <&mut [[Row; 2]; $h]>::try_from(sums),
@@ -421,7 +452,7 @@ macro_rules! one_fn {
             ) else {
                 return;
             };
-            $(let mut $s = tile[$i][0];)+
+            $(let mut $s = if ends.resume { tile[$i][0] } else { [0.0; PANEL] };)+
             // The inputs a step reads: `$h` pixels `S` words apart.
             let span = ($h - 1) * S + 1;
             for (&o, wv) in offsets.iter().zip(w) {
@@ -429,6 +460,9 @@ macro_rules! one_fn {
                     return;
                 };
                 $(fma.mul_add(&mut $s, xs[$i * S], wv);)+
+            }
+            if let Some(bias) = ends.bias {
+                $(add_lanes(&mut $s, &bias[0]);)+
             }
             $(tile[$i][0] = $s;)+
         }
@@ -445,6 +479,7 @@ macro_rules! two_fn {
             w: [&[Row]; 2],
             x: &[f32],
             offsets: &[u32],
+            ends: Ends<'_>,
         ) {
             let k = offsets.len();
             let (Ok(tile), Some(w0), Some(w1)) = (
@@ -454,7 +489,7 @@ macro_rules! two_fn {
             ) else {
                 return;
             };
-            $(let [mut $s, mut $t] = tile[$i];)+
+            $(let [mut $s, mut $t] = if ends.resume { tile[$i] } else { [[0.0; PANEL]; 2] };)+
             let span = ($h - 1) * S + 1;
             for ((&o, a), b) in offsets.iter().zip(w0).zip(w1) {
                 let Some(xs) = x.get(o as usize..).and_then(|r| r.get(..span)) else {
@@ -464,6 +499,12 @@ macro_rules! two_fn {
                     let v = xs[$i * S];
                     fma.mul_add(&mut $s, v, a);
                     fma.mul_add(&mut $t, v, b);
+                )+
+            }
+            if let Some(bias) = ends.bias {
+                $(
+                    add_lanes(&mut $s, &bias[0]);
+                    add_lanes(&mut $t, &bias[1]);
                 )+
             }
             $(tile[$i] = [$s, $t];)+
