@@ -258,6 +258,57 @@ impl Transpose for Avx512Fma {
     }
 }
 
+/// A max pool's step, on the same tokens as [`MulAdd`]: `out[j] = taps[j]` where `taps[j] >
+/// out[j]`, else `out[j]` is kept (so a NaN tap is ignored and of equal taps, -0 and +0, the
+/// first is kept). That is exactly `maxps(taps, out)`; the vector levels name the instruction
+/// because the compiler turned the select into a masked store, which a following load of the
+/// same row cannot forward from (three times slower than the baseline build).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // only the x86-64 pools split rows
+pub(crate) trait TakeGreater: Copy {
+    /// `out[j] = if taps[j] > out[j] { taps[j] } else { out[j] }` for `j` in `0..16`.
+    #[inline(always)]
+    fn take_greater(self, out: &mut [f32; 16], taps: &[f32; 16]) {
+        for (o, &v) in out.iter_mut().zip(taps) {
+            *o = if v > *o { v } else { *o };
+        }
+    }
+}
+
+impl TakeGreater for ScalarFma {}
+
+#[cfg(target_arch = "x86_64")]
+impl TakeGreater for Avx2Fma {
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn take_greater(self, out: &mut [f32; 16], taps: &[f32; 16]) {
+        use core::arch::x86_64::{_mm256_loadu_ps, _mm256_max_ps, _mm256_storeu_ps};
+        let (op, tp) = (out.as_mut_ptr(), taps.as_ptr());
+        // SAFETY: a value of `Avx2Fma` exists only where AVX2 is enabled; the loads and stores
+        // cover words `0..8` and `8..16` of `out` and `taps`. `vmaxps a, b` is `a > b ? a : b`.
+        unsafe {
+            for half in [0, 8] {
+                let v = _mm256_max_ps(_mm256_loadu_ps(tp.add(half)), _mm256_loadu_ps(op.add(half)));
+                _mm256_storeu_ps(op.add(half), v);
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl TakeGreater for Avx512Fma {
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn take_greater(self, out: &mut [f32; 16], taps: &[f32; 16]) {
+        use core::arch::x86_64::{_mm512_loadu_ps, _mm512_max_ps, _mm512_storeu_ps};
+        let (op, tp) = (out.as_mut_ptr(), taps.as_ptr());
+        // SAFETY: a value of `Avx512Fma` exists only where AVX-512F is enabled; the load and
+        // store cover the 16 words of `out` and `taps`. `vmaxps a, b` is `a > b ? a : b`.
+        unsafe {
+            _mm512_storeu_ps(op, _mm512_max_ps(_mm512_loadu_ps(tp), _mm512_loadu_ps(op)));
+        }
+    }
+}
+
 impl DepthwiseSteps for ScalarFma {
     #[inline(always)]
     fn mul_then_add(self, s: &mut [f32; 16], a: &[f32; 16], b: &[f32; 16]) {

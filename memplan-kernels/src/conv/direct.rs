@@ -26,6 +26,7 @@ use crate::simd::{Level, MulAdd, Transpose};
 
 /// The most output pixels of a tile at AVX-512 (two panels: 28 sums, two weight vectors and a
 /// broadcast in the 32 vector registers).
+#[cfg(target_arch = "x86_64")]
 const MOST_PIXELS: usize = 14;
 /// The most output pixels of a tile at AVX2 (one panel, two vectors of 8 lanes: 12 sums, two
 /// weight vectors and a broadcast in the 16 vector registers) and in the portable build.
