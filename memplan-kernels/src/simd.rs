@@ -160,6 +160,10 @@ pub(crate) use dispatch;
 /// each the exact `a * b[j] + s[j]` rounded once. A value of the type is the proof that its
 /// instructions can run: the vector ones are made only inside functions compiled for their
 /// features, so the product takes one as an argument and every level computes the same bits.
+///
+/// Every level's `mul_add` is `#[inline(always)]`: it is called inside the micro-kernels'
+/// loops, and once LLVM left it out of line (a plain `#[inline]` in a crate of 256 codegen
+/// units), its intrinsics became calls and whole networks ran 1.5-8x slower.
 pub(crate) trait MulAdd: Copy {
     /// `s[j] = fma(a, b[j], s[j])` for `j` in `0..W`.
     fn mul_add<const W: usize>(self, s: &mut [f32; W], a: f32, b: &[f32; W]);
@@ -338,7 +342,7 @@ impl DepthwiseSteps for ScalarFma {
 pub(crate) struct ScalarFma;
 
 impl MulAdd for ScalarFma {
-    #[inline]
+    #[inline(always)]
     fn mul_add<const W: usize>(self, s: &mut [f32; W], a: f32, b: &[f32; W]) {
         for (s, &b) in s.iter_mut().zip(b) {
             *s = fused(a, b, *s);
@@ -381,7 +385,7 @@ impl Avx2Fma {
 
 #[cfg(target_arch = "x86_64")]
 impl MulAdd for Avx2Fma {
-    #[inline]
+    #[inline(always)]
     #[allow(unsafe_code)]
     fn mul_add<const W: usize>(self, s: &mut [f32; W], a: f32, b: &[f32; W]) {
         use core::arch::x86_64::{
@@ -512,7 +516,7 @@ impl Avx512Fma {
 
 #[cfg(target_arch = "x86_64")]
 impl MulAdd for Avx512Fma {
-    #[inline]
+    #[inline(always)]
     #[allow(unsafe_code)]
     fn mul_add<const W: usize>(self, s: &mut [f32; W], a: f32, b: &[f32; W]) {
         use core::arch::x86_64::{
