@@ -161,9 +161,11 @@ pub(crate) use dispatch;
 /// instructions can run: the vector ones are made only inside functions compiled for their
 /// features, so the product takes one as an argument and every level computes the same bits.
 ///
-/// Every level's `mul_add` is `#[inline(always)]`: it is called inside the micro-kernels'
-/// loops, and once LLVM left it out of line (a plain `#[inline]` in a crate of 256 codegen
-/// units), its intrinsics became calls and whole networks ran 1.5-8x slower.
+/// Every level's `mul_add` is `#[inline(always)]` in optimised builds: it is called inside the
+/// micro-kernels' loops, and once LLVM left it out of line (a plain `#[inline]` in a crate of
+/// 256 codegen units), its intrinsics became calls and whole networks ran 1.5-8x slower. Debug
+/// builds keep a plain `#[inline]`: there every inlined copy keeps stack slots of its own, and
+/// the direct Conv's tiles (hundreds of calls in one function) overflowed a test thread's stack.
 pub(crate) trait MulAdd: Copy {
     /// `s[j] = fma(a, b[j], s[j])` for `j` in `0..W`.
     fn mul_add<const W: usize>(self, s: &mut [f32; W], a: f32, b: &[f32; W]);
@@ -342,7 +344,8 @@ impl DepthwiseSteps for ScalarFma {
 pub(crate) struct ScalarFma;
 
 impl MulAdd for ScalarFma {
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn mul_add<const W: usize>(self, s: &mut [f32; W], a: f32, b: &[f32; W]) {
         for (s, &b) in s.iter_mut().zip(b) {
             *s = fused(a, b, *s);
@@ -385,7 +388,8 @@ impl Avx2Fma {
 
 #[cfg(target_arch = "x86_64")]
 impl MulAdd for Avx2Fma {
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     #[allow(unsafe_code)]
     fn mul_add<const W: usize>(self, s: &mut [f32; W], a: f32, b: &[f32; W]) {
         use core::arch::x86_64::{
@@ -516,7 +520,8 @@ impl Avx512Fma {
 
 #[cfg(target_arch = "x86_64")]
 impl MulAdd for Avx512Fma {
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     #[allow(unsafe_code)]
     fn mul_add<const W: usize>(self, s: &mut [f32; W], a: f32, b: &[f32; W]) {
         use core::arch::x86_64::{
