@@ -133,8 +133,7 @@ fn max_2d(win: &Window, src: &[f32], dst: &mut [f32]) {
     let iw = win.input[2];
     let [oh, ow] = [win.output[1], win.output[2]];
     let (sh, sw) = (win.strides[1], win.strides[2]);
-    let (dh, dw) = (win.dilations[1], win.dilations[2]);
-    let (ph, pw) = (win.pad_begin[1], win.pad_begin[2]);
+    let (dh, ph) = (win.dilations[1], win.pad_begin[1]);
     for yo in 0..oh {
         let out = &mut dst[yo * ow..][..ow];
         out.fill(f32::MIN);
@@ -142,14 +141,9 @@ fn max_2d(win: &Window, src: &[f32], dst: &mut [f32]) {
             let yi = yo * sh + th * dh - ph;
             let row = &src[yi * iw..][..iw];
             for tw in 0..win.kernel[2] {
-                let shift = tw * dw;
-                // Outputs `xo` whose tap is inside: 0 <= xo * sw + shift - pw < iw.
-                let lo = pw.saturating_sub(shift).div_ceil(sw);
-                let hi = (iw + pw).saturating_sub(shift).div_ceil(sw).min(ow);
-                if lo >= hi {
+                let Some((lo, hi, first)) = tap_run(win, tw) else {
                     continue;
-                }
-                let first = lo * sw + shift - pw;
+                };
                 let out = &mut out[lo..hi];
                 match sw {
                     1 => max_into::<1>(out, &row[first..]),
@@ -196,13 +190,7 @@ fn split_pays(win: &Window) -> bool {
 fn max_split<D: DepthwiseSteps + TakeGreater>(steps: D, win: &Window, x: &[f32], y: &mut [f32]) {
     let iw = win.input[2];
     let [oh, ow] = [win.output[1], win.output[2]];
-    let (sh, dh, dw, ph, pw) = (
-        win.strides[1],
-        win.dilations[1],
-        win.dilations[2],
-        win.pad_begin[1],
-        win.pad_begin[2],
-    );
+    let (sh, dh, ph) = (win.strides[1], win.dilations[1], win.pad_begin[1]);
     let in_plane = win.input[1] * iw;
     let mut halves = [[f32::NAN; SPLIT_MOST + 32]; 2];
     let mut maxima = [f32::MIN; SPLIT_MOST + 16];
@@ -213,14 +201,9 @@ fn max_split<D: DepthwiseSteps + TakeGreater>(steps: D, win: &Window, x: &[f32],
                 let yi = yo * sh + th * dh - ph;
                 split_row(steps, &src[yi * iw..][..iw], &mut halves);
                 for tw in 0..win.kernel[2] {
-                    let shift = tw * dw;
-                    let lo = pw.saturating_sub(shift).div_ceil(2);
-                    let hi = (iw + pw).saturating_sub(shift).div_ceil(2).min(ow);
-                    if lo >= hi {
+                    let Some((lo, hi, first)) = tap_run(win, tw) else {
                         continue;
-                    }
-                    // Tap `tw` of output `lo + i` reads column `first + 2 i`.
-                    let first = lo * 2 + shift - pw;
+                    };
                     let blocks = (hi - lo).div_ceil(16);
                     let (Some(out), Some(taps)) = (
                         maxima.get_mut(lo..lo + 16 * blocks),
@@ -275,6 +258,17 @@ fn max_split_avx2(win: &Window, x: &[f32], y: &mut [f32]) {
 #[target_feature(enable = "avx512f,fma")]
 fn max_split_avx512(win: &Window, x: &[f32], y: &mut [f32]) {
     max_split(Avx512Fma::new(), win, x, y);
+}
+
+/// The outputs `lo..hi` of a row whose column tap `tw` falls inside the input row (`0 <= xo sw
+/// + tw dw - pw < iw`), and the column `first` that output `lo` reads (output `lo + i` reads
+/// `first + i sw`); `None` when there are none.
+fn tap_run(win: &Window, tw: usize) -> Option<(usize, usize, usize)> {
+    let (iw, ow, sw) = (win.input[2], win.output[2], win.strides[2]);
+    let (shift, pw) = (tw * win.dilations[2], win.pad_begin[2]);
+    let lo = pw.saturating_sub(shift).div_ceil(sw);
+    let hi = (iw + pw).saturating_sub(shift).div_ceil(sw).min(ow);
+    (lo < hi).then(|| (lo, hi, lo * sw + shift - pw))
 }
 
 /// `out[i] = max(out[i], taps[i * S])` (the tap taken when greater) for every output, with the
