@@ -27,6 +27,8 @@
 
 use crate::activation::Activation;
 use crate::error::{KernelError, bail};
+#[cfg(target_arch = "x86_64")]
+use crate::simd::{Avx2Fma, Avx512Fma};
 use crate::simd::{MulAdd, ScalarFma, dispatch};
 
 /// The width of a packed panel: 16 rows of `A` or 16 columns of `B` per row of `k`. Every
@@ -295,7 +297,7 @@ fn drive_portable<P: Panel>(p: &mut Product<'_, '_>, a: A<'_>, b: B<'_, P>, buf:
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 fn drive_avx2<P: Panel>(p: &mut Product<'_, '_>, a: A<'_>, b: B<'_, P>, buf: &mut [Row]) {
-    let fma = crate::simd::Avx2Fma::new();
+    let fma = Avx2Fma::new();
     if let Some((row, panels)) = one_row(p, &a, &b) {
         // 4 panels: 8 of the 16 ymm registers hold sums.
         return row_times_panels::<_, 4>(fma, p, row, panels);
@@ -314,7 +316,7 @@ fn drive_avx2<P: Panel>(p: &mut Product<'_, '_>, a: A<'_>, b: B<'_, P>, buf: &mu
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,fma")]
 fn drive_avx512<P: Panel>(p: &mut Product<'_, '_>, a: A<'_>, b: B<'_, P>, buf: &mut [Row]) {
-    let fma = crate::simd::Avx512Fma::new();
+    let fma = Avx512Fma::new();
     if let Some((row, panels)) = one_row(p, &a, &b) {
         // 8 panels: 8 zmm registers of sums, as many chains as two FMA units of 4 cycles keep
         // busy.
@@ -434,7 +436,7 @@ fn a_tile<'x>(a: &A<'x>, k: usize, m0: usize, k0: usize, kc: usize) -> ATile<'x>
 #[inline(always)]
 fn drive<
     P: Panel,
-    F: MulAdd,
+    F: OutOfLineTile,
     const R: usize,
     const RH: usize,
     const RQ: usize,
@@ -485,7 +487,14 @@ fn drive<
                             m0,
                             rows,
                         };
-                        tile_of::<F, R, RH, RQ, NR, NH, NQ>(fma, p, &t, &step, height, width);
+                        match t.a {
+                            ATile::Panel { .. } => tile_of::<F, true, R, RH, RQ, NR, NH, NQ>(
+                                fma, p, &t, &step, height, width,
+                            ),
+                            ATile::Rows { .. } => tile_of::<F, false, R, RH, RQ, NR, NH, NQ>(
+                                fma, p, &t, &step, height, width,
+                            ),
+                        }
                         m0 += height;
                     }
                     k0 += kc;
@@ -529,7 +538,7 @@ fn drive<
                         m0,
                         rows,
                     };
-                    tile_of::<F, R, RH, RQ, NR, NH, NQ>(fma, p, &t, &step, height, width);
+                    tile_of::<F, true, R, RH, RQ, NR, NH, NQ>(fma, p, &t, &step, height, width);
                     n0 += width;
                 }
                 m0 += height;
@@ -560,7 +569,9 @@ fn drive<
                             rows,
                         };
                         let width = pick::<NR, NH, NQ>(w);
-                        tile_of::<F, R, RH, RQ, NR, NH, NQ>(fma, p, &t, &step, height, width);
+                        tile_of::<F, false, R, RH, RQ, NR, NH, NQ>(
+                            fma, p, &t, &step, height, width,
+                        );
                         n0 += NR;
                     }
                     k0 += kc;
@@ -571,10 +582,18 @@ fn drive<
     }
 }
 
-/// The tile of `height` rows and `width` columns (each one of the tile sizes).
+/// The tile of `height` rows and `width` columns (each one of the tile sizes), called
+/// ([`OutOfLineTile`]); the full tile inlined into the driver when `INLINE`.
+///
+/// Only the sweep along a row of `B` read in place (a pointwise Conv) inlines: its tiles take
+/// the whole `k` at once, often short (32 to 96 steps), and the call cost it 6-11% (side by
+/// side: 32 -> 16 channels at 112 x 112, 96 -> 24 at 56 x 56). The other sweeps ran 2-8% slower
+/// with their full tile inlined than called (a tile of `A`'s 14 rows in place: the driver's
+/// state and the tile's row addresses share the general registers).
 #[inline(always)]
 fn tile_of<
-    F: MulAdd,
+    F: OutOfLineTile,
+    const INLINE: bool,
     const R: usize,
     const RH: usize,
     const RQ: usize,
@@ -589,7 +608,9 @@ fn tile_of<
     height: usize,
     width: usize,
 ) {
-    if height == R {
+    if INLINE && height == R && width == NR {
+        tile::<F, R, NR>(fma, p, t, step);
+    } else if height == R {
         columns::<F, R, NR, NH, NQ>(fma, p, t, step, width);
     } else if height == RH {
         columns::<F, RH, NR, NH, NQ>(fma, p, t, step, width);
@@ -601,7 +622,7 @@ fn tile_of<
 }
 
 #[inline(always)]
-fn columns<F: MulAdd, const H: usize, const NR: usize, const NH: usize, const NQ: usize>(
+fn columns<F: OutOfLineTile, const H: usize, const NR: usize, const NH: usize, const NQ: usize>(
     fma: F,
     p: &mut Product<'_, '_>,
     t: &Tile<'_>,
@@ -609,14 +630,107 @@ fn columns<F: MulAdd, const H: usize, const NR: usize, const NH: usize, const NQ
     width: usize,
 ) {
     if width == NR {
-        tile::<F, H, NR>(fma, p, t, step);
+        fma.tile::<H, NR>(p, t, step);
     } else if width == NH {
-        tile::<F, H, NH>(fma, p, t, step);
+        fma.tile::<H, NH>(p, t, step);
     } else if width == NQ {
-        tile::<F, H, NQ>(fma, p, t, step);
+        fma.tile::<H, NQ>(p, t, step);
     } else {
-        tile::<F, H, 1>(fma, p, t, step);
+        fma.tile::<H, 1>(p, t, step);
     }
+}
+
+/// A level's [`tile`] of `H x W`, compiled once per size as a function of its own (with the
+/// level's target features) that the drivers call for the edges of a product. Every tile size
+/// inlined into its driver was copied for each of the three operands and the three packers:
+/// 4.8 MB of machine code in three functions, one compiler thread for ten minutes of the
+/// crate's release build, and 1.4 MiB of stack frame in a debug build.
+trait OutOfLineTile: MulAdd {
+    /// [`tile`] at this level, `H` rows by `W` columns.
+    fn tile<const H: usize, const W: usize>(
+        self,
+        p: &mut Product<'_, '_>,
+        t: &Tile<'_>,
+        step: &Step,
+    );
+}
+
+impl OutOfLineTile for ScalarFma {
+    #[inline(always)]
+    fn tile<const H: usize, const W: usize>(
+        self,
+        p: &mut Product<'_, '_>,
+        t: &Tile<'_>,
+        step: &Step,
+    ) {
+        tile_portable::<H, W>(self, p, t, step);
+    }
+}
+
+#[inline(never)]
+fn tile_portable<const H: usize, const W: usize>(
+    fma: ScalarFma,
+    p: &mut Product<'_, '_>,
+    t: &Tile<'_>,
+    step: &Step,
+) {
+    tile::<ScalarFma, H, W>(fma, p, t, step);
+}
+
+#[cfg(target_arch = "x86_64")]
+impl OutOfLineTile for Avx2Fma {
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn tile<const H: usize, const W: usize>(
+        self,
+        p: &mut Product<'_, '_>,
+        t: &Tile<'_>,
+        step: &Step,
+    ) {
+        // SAFETY: a value of `Avx2Fma` exists only where AVX2 and FMA are enabled (its
+        // constructor is a `target_feature` function of those features).
+        unsafe { tile_avx2::<H, W>(self, p, t, step) }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[inline(never)]
+fn tile_avx2<const H: usize, const W: usize>(
+    fma: Avx2Fma,
+    p: &mut Product<'_, '_>,
+    t: &Tile<'_>,
+    step: &Step,
+) {
+    tile::<Avx2Fma, H, W>(fma, p, t, step);
+}
+
+#[cfg(target_arch = "x86_64")]
+impl OutOfLineTile for Avx512Fma {
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn tile<const H: usize, const W: usize>(
+        self,
+        p: &mut Product<'_, '_>,
+        t: &Tile<'_>,
+        step: &Step,
+    ) {
+        // SAFETY: a value of `Avx512Fma` exists only where AVX-512F and FMA are enabled (its
+        // constructor is a `target_feature` function of those features).
+        unsafe { tile_avx512::<H, W>(self, p, t, step) }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,fma")]
+#[inline(never)]
+fn tile_avx512<const H: usize, const W: usize>(
+    fma: Avx512Fma,
+    p: &mut Product<'_, '_>,
+    t: &Tile<'_>,
+    step: &Step,
+) {
+    tile::<Avx512Fma, H, W>(fma, p, t, step);
 }
 
 /// Where a tile's columns are: the first, how many are inside `C`, and whether this panel of

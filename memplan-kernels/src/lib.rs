@@ -12,8 +12,8 @@
 //! memory the caller provides, sized at build time by [`scratch_len`] and planned by memplan
 //! into the arena like any tensor. Float math comes from `libm`, so a network computes the same
 //! bits on the host and on a microcontroller. The only `unsafe` code is the CPU check and the
-//! calls of the AVX2 and AVX-512 builds of the heavy kernels in [`simd`] (which compute the same
-//! bits as the portable build).
+//! calls of the AVX2 and AVX-512 builds of the heavy kernels (in [`simd`], and the matrix
+//! product's tiles), which compute the same bits as the portable build.
 //!
 //! ## Stack
 //!
@@ -131,6 +131,7 @@
 
 #![no_std]
 // `unsafe` only in `simd` (calls of `#[target_feature]` builds after the CPU was asked), in
+// `gemm` (its tiles' `#[target_feature]` functions, called with a level's token), in
 // `tflite::s8::dsp` (the Cortex-M DSP instructions) including the depthwise window's
 // unaligned reads at offsets its tap list bounds; each says why it holds.
 #![deny(unsafe_code)]

@@ -9,14 +9,17 @@ use std::process::{Command, Output};
 /// A crate `name` under this test binary's `CARGO_TARGET_TMPDIR`, depending on `memplan` by path,
 /// with `lib.rs` and `model.toml` as given. Files are rewritten only when changed, so cargo's
 /// fingerprints stay fresh between runs; the workspace's `Cargo.lock` pins the same versions, so
-/// the build works offline.
+/// the build works offline. Only the `macro` feature: these crates plan model files with
+/// `memplan!` and run no network, so they never compile the kernels (in release that alone takes
+/// minutes).
 pub(crate) fn scratch_crate(name: &str, lib: &str, model: &str) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
     std::fs::create_dir_all(dir.join("src")).unwrap();
     let manifest = format!(
         "[package]\nname = {name:?}\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
-         [dependencies]\nmemplan = {{ path = {:?} }}\n\n[workspace]\n",
+         [dependencies]\nmemplan = {{ path = {:?}, default-features = false, features = [\"macro\"] }}\n\n\
+         [workspace]\n",
         root.display().to_string()
     );
     let lock = std::fs::read(root.join("Cargo.lock")).unwrap();
