@@ -585,11 +585,12 @@ fn drive<
 /// The tile of `height` rows and `width` columns (each one of the tile sizes), called
 /// ([`OutOfLineTile`]); the full tile inlined into the driver when `INLINE`.
 ///
-/// Only the sweep along a row of `B` read in place (a pointwise Conv) inlines: its tiles take
-/// the whole `k` at once, often short (32 to 96 steps), and the call cost it 6-11% (side by
-/// side: 32 -> 16 channels at 112 x 112, 96 -> 24 at 56 x 56). The other sweeps ran 2-8% slower
-/// with their full tile inlined than called (a tile of `A`'s 14 rows in place: the driver's
-/// state and the tile's row addresses share the general registers).
+/// The sweeps of a packed `A` (a Conv's weights) inline: along a row of `B` read in place (a
+/// pointwise Conv, whose tiles take the whole `k` at once, often 32 to 96 steps: the call cost
+/// it 6-11% side by side, 32 -> 16 channels at 112 x 112, 96 -> 24 at 56 x 56) and down a panel
+/// of `B` packed at run time. With `A`'s rows read in place (MatMul) the full tile ran 2-8%
+/// slower inlined than called (the driver's state and the tile's 14 row addresses share the
+/// general registers), and a panel of `B` packed at build time meets it the same way.
 #[inline(always)]
 fn tile_of<
     F: OutOfLineTile,
@@ -641,10 +642,11 @@ fn columns<F: OutOfLineTile, const H: usize, const NR: usize, const NH: usize, c
 }
 
 /// A level's [`tile`] of `H x W`, compiled once per size as a function of its own (with the
-/// level's target features) that the drivers call for the edges of a product. Every tile size
-/// inlined into its driver was copied for each of the three operands and the three packers:
-/// 4.8 MB of machine code in three functions, one compiler thread for ten minutes of the
-/// crate's release build, and 1.4 MiB of stack frame in a debug build.
+/// level's target features) that the drivers call ([`tile_of`] says where a full tile is
+/// inlined instead). Every tile size inlined into its driver was copied for each of the three
+/// operands and the three packers: 4.8 MB of machine code in three functions, one compiler
+/// thread for ten minutes of the crate's release build, and 1.4 MiB of stack frame in a debug
+/// build (now 2.6 MB for the whole crate, 40 s, 126 KiB).
 trait OutOfLineTile: MulAdd {
     /// [`tile`] at this level, `H` rows by `W` columns.
     fn tile<const H: usize, const W: usize>(
@@ -677,61 +679,42 @@ fn tile_portable<const H: usize, const W: usize>(
     tile::<ScalarFma, H, W>(fma, p, t, step);
 }
 
+/// [`OutOfLineTile`] for a level's token `$token`: `$name`, [`tile`] compiled with the level's
+/// `$features`.
 #[cfg(target_arch = "x86_64")]
-impl OutOfLineTile for Avx2Fma {
-    #[inline(always)]
-    #[allow(unsafe_code)]
-    fn tile<const H: usize, const W: usize>(
-        self,
-        p: &mut Product<'_, '_>,
-        t: &Tile<'_>,
-        step: &Step,
-    ) {
-        // SAFETY: a value of `Avx2Fma` exists only where AVX2 and FMA are enabled (its
-        // constructor is a `target_feature` function of those features).
-        unsafe { tile_avx2::<H, W>(self, p, t, step) }
-    }
-}
+macro_rules! out_of_line_tile {
+    ($token:ident, $name:ident, $features:literal) => {
+        impl OutOfLineTile for $token {
+            #[inline(always)]
+            #[allow(unsafe_code)]
+            fn tile<const H: usize, const W: usize>(
+                self,
+                p: &mut Product<'_, '_>,
+                t: &Tile<'_>,
+                step: &Step,
+            ) {
+                // SAFETY: a value of the token exists only where its features are enabled (its
+                // constructor is a `target_feature` function of those features).
+                unsafe { $name::<H, W>(self, p, t, step) }
+            }
+        }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-#[inline(never)]
-fn tile_avx2<const H: usize, const W: usize>(
-    fma: Avx2Fma,
-    p: &mut Product<'_, '_>,
-    t: &Tile<'_>,
-    step: &Step,
-) {
-    tile::<Avx2Fma, H, W>(fma, p, t, step);
+        #[target_feature(enable = $features)]
+        #[inline(never)]
+        fn $name<const H: usize, const W: usize>(
+            fma: $token,
+            p: &mut Product<'_, '_>,
+            t: &Tile<'_>,
+            step: &Step,
+        ) {
+            tile::<$token, H, W>(fma, p, t, step);
+        }
+    };
 }
-
 #[cfg(target_arch = "x86_64")]
-impl OutOfLineTile for Avx512Fma {
-    #[inline(always)]
-    #[allow(unsafe_code)]
-    fn tile<const H: usize, const W: usize>(
-        self,
-        p: &mut Product<'_, '_>,
-        t: &Tile<'_>,
-        step: &Step,
-    ) {
-        // SAFETY: a value of `Avx512Fma` exists only where AVX-512F and FMA are enabled (its
-        // constructor is a `target_feature` function of those features).
-        unsafe { tile_avx512::<H, W>(self, p, t, step) }
-    }
-}
-
+out_of_line_tile!(Avx2Fma, tile_avx2, "avx2,fma");
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,fma")]
-#[inline(never)]
-fn tile_avx512<const H: usize, const W: usize>(
-    fma: Avx512Fma,
-    p: &mut Product<'_, '_>,
-    t: &Tile<'_>,
-    step: &Step,
-) {
-    tile::<Avx512Fma, H, W>(fma, p, t, step);
-}
+out_of_line_tile!(Avx512Fma, tile_avx512, "avx512f,fma");
 
 /// Where a tile's columns are: the first, how many are inside `C`, and whether this panel of
 /// `k` is the first and the last of its columns.
