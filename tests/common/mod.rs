@@ -10,8 +10,8 @@ use std::process::{Command, Output};
 /// with `lib.rs` and `model.toml` as given. Files are rewritten only when changed, so cargo's
 /// fingerprints stay fresh between runs; the workspace's `Cargo.lock` pins the same versions, so
 /// the build works offline. Only the `macro` feature: these crates plan model files with
-/// `memplan!` and run no network, so they never compile the kernels (in release that alone takes
-/// minutes).
+/// `memplan!` and run no network, so they never compile the kernels (the crate's largest
+/// build).
 pub(crate) fn scratch_crate(name: &str, lib: &str, model: &str) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
