@@ -162,23 +162,6 @@ pub(crate) struct Product<'c, 'a> {
     pub(crate) act: Activation,
 }
 
-impl Bias<'_> {
-    /// The bias of the block of `C` whose first element is at row `i0`, column `j0`.
-    #[cfg(target_arch = "x86_64")]
-    fn from(self, i0: usize, j0: usize) -> Self {
-        match self {
-            Bias::None => Bias::None,
-            Bias::Row(bias) => Bias::Row(bias.get(i0..).unwrap_or(&[])),
-            Bias::Col(bias) => Bias::Col(bias.get(j0..).unwrap_or(&[])),
-            Bias::Gemm { alpha, beta, c } => Bias::Gemm {
-                alpha,
-                beta,
-                c: c.map(|(c, rs, cs)| (c.get(i0 * rs + j0 * cs..).unwrap_or(&[]), rs, cs)),
-            },
-        }
-    }
-}
-
 impl Product<'_, '_> {
     /// The epilogue on sums already in `c` (every row).
     pub(crate) fn finish_all(&mut self) {
@@ -341,19 +324,18 @@ fn drive_avx512<P: Panel>(p: &mut Product<'_, '_>, a: A<'_>, b: B<'_, P>, buf: &
         // busy.
         return row_times_panels::<_, 8>(fma, p, row, panels);
     }
-    match a {
+    match (a, &b) {
+        // Rows of `A` in place times `B` packed at build time: 12 rows x 32 columns.
+        (A::Rows { a: rows, lda }, B::Packed(panels)) if p.m >= WIDE_ROWS && p.n > PANEL => {
+            wide_avx512(fma, p, rows, lda, panels);
+        }
         // 14 rows x 16 columns: 14 of the 32 zmm registers hold sums. `A`'s rows are read in
         // place, each step one element from each row: 14 row addresses fit the 16 general
         // registers with the loop's own, where 16 of them (the packed tile's height) spill
         // (side by side: a 128 x 1024 x 256 MatMul 64.5 -> 69.3 GMAC/s, shorter `k` unchanged).
-        A::Rows { a: rows, lda } => match b {
-            B::Packed(panels) if p.m >= WIDE_ROWS && p.n >= 2 * PANEL => {
-                wide_avx512::<P>(fma, p, rows, lda, panels, buf);
-            }
-            _ => drive::<P, _, 14, 8, 4, 16, 8, 4>(fma, p, a, b, buf),
-        },
+        (A::Rows { .. }, _) => drive::<P, _, 14, 8, 4, 16, 8, 4>(fma, p, a, b, buf),
         // 16 rows x 16 columns (a zmm register), 16 of the 32 registers.
-        A::Packed(_) => drive::<P, _, 16, 8, 4, 16, 8, 4>(fma, p, a, b, buf),
+        (A::Packed(_), _) => drive::<P, _, 16, 8, 4, 16, 8, 4>(fma, p, a, b, buf),
     }
 }
 
@@ -370,81 +352,52 @@ const WIDE_KC: usize = 256;
 /// weights), at AVX-512: tiles of [`WIDE_ROWS`] rows by two panels of `B` (32 columns), per step
 /// two vectors of `B` and 12 broadcasts for 24 fused multiply-adds, where the general tile of
 /// 14 x 16 takes 15 loads for 14 and spills 4 of its 14 row addresses (side by side, alone:
-/// 1.3-1.5x on MatMuls of 64 to 197 rows, `k` and `n` from 192 to 1024). Each tile of rows meets
-/// every pair of panels, [`WIDE_KC`] steps at a time. The rows and columns past the last whole
-/// tile go through [`drive`]. Each element's sums are the general tile's, in increasing `k`:
-/// the same bits.
+/// 1.2-1.45x on MatMuls of 50 to 197 rows, `k` and `n` from 64 to 1024). Each tile of rows
+/// meets every pair of panels, [`WIDE_KC`] steps at a time. The last tiles of rows and columns
+/// are partial: their rows past `A`'s repeat its last row and their columns past `B`'s read the
+/// packed zeros (or the last panel again), and neither is stored. Each element's sums are the
+/// general tile's, in increasing `k`: the same bits.
+///
+/// Taken for a whole tile of rows at least and more than one panel of columns (fewer leave most
+/// of a tile idle). A `B` packed at run time keeps the general tiles: packed two panels at a
+/// time (128 steps each in the scratch of one panel of 256), attention's products ran
+/// 0.73-0.87x (128 x 64 x 128, 128 x 128 x 64).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,fma")]
-fn wide_avx512<P: Panel>(
-    fma: Avx512Fma,
-    p: &mut Product<'_, '_>,
-    a: &[f32],
-    lda: usize,
-    panels: &[Row],
-    buf: &mut [Row],
-) {
+fn wide_avx512(fma: Avx512Fma, p: &mut Product<'_, '_>, a: &[f32], lda: usize, panels: &[Row]) {
     let (m, n, k) = (p.m, p.n, p.k);
-    let (mw, nw) = (m - m % WIDE_ROWS, n - n % (2 * PANEL));
+    // `A`'s rows of a tile from `m0`, the steps `k0..k0 + kc` (the last row repeated).
+    let rows = |m0: usize, k0: usize, kc: usize| -> [&[f32]; WIDE_ROWS] {
+        core::array::from_fn(|i| &a[(m0 + i).min(m - 1) * lda + k0..][..kc])
+    };
+    let step = |n0: usize, k0: usize, kc: usize| Step {
+        n0,
+        w: (n - n0).min(2 * PANEL),
+        first: k0 == 0,
+        last: k0 + kc == k,
+    };
+    let count = n.div_ceil(PANEL);
     let mut k0 = 0;
     while k0 < k {
         let kc = WIDE_KC.min(k - k0);
         let mut m0 = 0;
-        while m0 < mw {
-            let rows: [&[f32]; WIDE_ROWS] =
-                core::array::from_fn(|i| &a[(m0 + i) * lda + k0..][..kc]);
+        while m0 < m {
+            let rows = rows(m0, k0, kc);
             let mut n0 = 0;
-            while n0 < nw {
-                let left = &panels[(n0 / PANEL) * k + k0..][..kc];
-                let right = &panels[(n0 / PANEL + 1) * k + k0..][..kc];
-                let step = Step {
-                    n0,
-                    w: 2 * PANEL,
-                    first: k0 == 0,
-                    last: k0 + kc == k,
-                };
-                wide_tile_avx512(fma, p, &rows, [left, right], m0, &step);
+            while n0 < n {
+                let panel = |i: usize| &panels[i.min(count - 1) * k + k0..][..kc];
+                let pair = [panel(n0 / PANEL), panel(n0 / PANEL + 1)];
+                wide_tile_avx512(fma, p, &rows, pair, m0, &step(n0, k0, kc));
                 n0 += 2 * PANEL;
             }
             m0 += WIDE_ROWS;
         }
         k0 += kc;
     }
-    let (ldc, act) = (p.ldc, p.act);
-    if nw < n {
-        // Every row, the columns past the last pair of panels.
-        let mut rest = Product {
-            m,
-            n: n - nw,
-            k,
-            c: &mut p.c[nw..],
-            ldc,
-            bias: p.bias.from(0, nw),
-            act,
-        };
-        let b = B::Packed(&panels[(nw / PANEL) * k..]);
-        drive::<P, _, 14, 8, 4, 16, 8, 4>(fma, &mut rest, A::Rows { a, lda }, b, buf);
-    }
-    if mw < m {
-        // The rows past the last tile, the columns of the pairs of panels.
-        let mut rest = Product {
-            m: m - mw,
-            n: nw,
-            k,
-            c: &mut p.c[mw * ldc..],
-            ldc,
-            bias: p.bias.from(mw, 0),
-            act,
-        };
-        let a = A::Rows {
-            a: &a[mw * lda..],
-            lda,
-        };
-        drive::<P, _, 14, 8, 4, 16, 8, 4>(fma, &mut rest, a, B::Packed(panels), buf);
-    }
 }
 
-/// [`WIDE_ROWS`] rows of `A` (`rows`, the steps of this block of `k`) by two panels of `B`.
+/// [`WIDE_ROWS`] rows of `A` (`rows`, the steps of this block of `k`) by two panels of `B`, the
+/// tile's rows of `C` from `m0` (those inside `C`) and its `step.w` columns from `step.n0`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,fma")]
 #[inline(never)]
@@ -456,20 +409,23 @@ fn wide_tile_avx512(
     m0: usize,
     step: &Step,
 ) {
-    let (ldc, n0) = (p.ldc, step.n0);
+    let (ldc, n0, w) = (p.ldc, step.n0, step.w);
+    let inside = (p.m - m0).min(WIDE_ROWS);
+    let (wl, wr) = (w.min(PANEL), w.saturating_sub(PANEL));
     let mut sums = [[[0.0f32; PANEL]; 2]; WIDE_ROWS];
     if !step.first {
-        for (i, s) in sums.iter_mut().enumerate() {
-            let from = &p.c[(m0 + i) * ldc + n0..][..2 * PANEL];
-            let (left, right) = from.split_at(PANEL);
-            s[0].copy_from_slice(left);
-            s[1].copy_from_slice(right);
+        for (i, [left, right]) in sums.iter_mut().enumerate().take(inside) {
+            let from = &p.c[(m0 + i) * ldc + n0..][..w];
+            left[..wl].copy_from_slice(&from[..wl]);
+            right[..wr].copy_from_slice(&from[wl..]);
         }
     }
     wide12(fma, &mut sums, rows, panels);
-    for (i, [left, right]) in sums.iter_mut().enumerate() {
-        store_row(p, m0 + i, n0, PANEL, left, step.last);
-        store_row(p, m0 + i, n0 + PANEL, PANEL, right, step.last);
+    for (i, [left, right]) in sums.iter_mut().enumerate().take(inside) {
+        store_row(p, m0 + i, n0, wl, left, step.last);
+        if wr > 0 {
+            store_row(p, m0 + i, n0 + PANEL, wr, right, step.last);
+        }
     }
 }
 
