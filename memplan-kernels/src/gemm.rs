@@ -354,8 +354,9 @@ const WIDE_KC: usize = 256;
 /// 14 x 16 takes 15 loads for 14 and spills 4 of its 14 row addresses (side by side, alone:
 /// 1.2-1.45x on MatMuls of 50 to 197 rows, `k` and `n` from 64 to 1024). Each tile of rows
 /// meets every pair of panels, [`WIDE_KC`] steps at a time. The last tiles of rows and columns
-/// are partial: their rows past `A`'s repeat its last row and their columns past `B`'s read the
-/// packed zeros (or the last panel again), and neither is stored. Each element's sums are the
+/// are partial: the last tile of rows is 4, 8 or 12 high, its rows past `A`'s repeat its last
+/// row; the columns past `B`'s read the packed zeros (or the last panel again); neither is
+/// stored. Each element's sums are the
 /// general tile's, in increasing `k`: the same bits.
 ///
 /// Taken for a whole tile of rows at least and more than one panel of columns (fewer leave most
@@ -387,7 +388,12 @@ fn wide_avx512(fma: Avx512Fma, p: &mut Product<'_, '_>, a: &[f32], lda: usize, p
             while n0 < n {
                 let panel = |i: usize| &panels[i.min(count - 1) * k + k0..][..kc];
                 let pair = [panel(n0 / PANEL), panel(n0 / PANEL + 1)];
-                wide_tile_avx512(fma, p, &rows, pair, m0, &step(n0, k0, kc));
+                let step = step(n0, k0, kc);
+                match m - m0 {
+                    1..=4 => wide_tile_avx512::<4>(fma, p, &rows, pair, m0, &step),
+                    5..=8 => wide_tile_avx512::<8>(fma, p, &rows, pair, m0, &step),
+                    _ => wide_tile_avx512::<WIDE_ROWS>(fma, p, &rows, pair, m0, &step),
+                }
                 n0 += 2 * PANEL;
             }
             m0 += WIDE_ROWS;
@@ -396,12 +402,13 @@ fn wide_avx512(fma: Avx512Fma, p: &mut Product<'_, '_>, a: &[f32], lda: usize, p
     }
 }
 
-/// [`WIDE_ROWS`] rows of `A` (`rows`, the steps of this block of `k`) by two panels of `B`, the
-/// tile's rows of `C` from `m0` (those inside `C`) and its `step.w` columns from `step.n0`.
+/// `H` of the [`WIDE_ROWS`] rows of `A` (`rows`, the steps of this block of `k`) by two panels
+/// of `B`, the tile's rows of `C` from `m0` (those inside `C`) and its `step.w` columns from
+/// `step.n0`. The last tile of rows takes the least of 4, 8 and 12 rows that holds them.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,fma")]
 #[inline(never)]
-fn wide_tile_avx512(
+fn wide_tile_avx512<const H: usize>(
     fma: Avx512Fma,
     p: &mut Product<'_, '_>,
     rows: &[&[f32]; WIDE_ROWS],
@@ -410,9 +417,9 @@ fn wide_tile_avx512(
     step: &Step,
 ) {
     let (ldc, n0, w) = (p.ldc, step.n0, step.w);
-    let inside = (p.m - m0).min(WIDE_ROWS);
+    let inside = (p.m - m0).min(H);
     let (wl, wr) = (w.min(PANEL), w.saturating_sub(PANEL));
-    let mut sums = [[[0.0f32; PANEL]; 2]; WIDE_ROWS];
+    let mut sums = [[[0.0f32; PANEL]; 2]; H];
     if !step.first {
         for (i, [left, right]) in sums.iter_mut().enumerate().take(inside) {
             let from = &p.c[(m0 + i) * ldc + n0..][..w];
@@ -420,7 +427,11 @@ fn wide_tile_avx512(
             right[..wr].copy_from_slice(&from[wl..]);
         }
     }
-    wide12(fma, &mut sums, rows, panels);
+    match H {
+        12 => wide12(fma, &mut sums, rows, panels),
+        8 => wide8(fma, &mut sums, rows, panels),
+        _ => wide4(fma, &mut sums, rows, panels),
+    }
     for (i, [left, right]) in sums.iter_mut().enumerate().take(inside) {
         store_row(p, m0 + i, n0, wl, left, step.last);
         if wr > 0 {
@@ -438,10 +449,16 @@ macro_rules! wide_fn {
         #[inline(always)]
         fn $name<F: MulAdd>(
             fma: F,
-            sums: &mut [[[f32; PANEL]; 2]; $h],
-            a: &[&[f32]; $h],
+            sums: &mut [[[f32; PANEL]; 2]],
+            a: &[&[f32]],
             [left, right]: [&[Row]; 2],
         ) {
+            let (Ok(sums), Some(a)) = (
+                <&mut [[[f32; PANEL]; 2]; $h]>::try_from(sums),
+                a.first_chunk::<$h>(),
+            ) else {
+                return;
+            };
             let [$([mut $l, mut $r]),+] = *sums;
             let kc = left.len().min(right.len()).min(a[0].len());
             let (left, right) = (&left[..kc], &right[..kc]);
@@ -458,6 +475,8 @@ macro_rules! wide_fn {
         }
     };
 }
+wide_fn!(wide4, 4, [l0 r0 x0 0, l1 r1 x1 1, l2 r2 x2 2, l3 r3 x3 3]);
+wide_fn!(wide8, 8, [l0 r0 x0 0, l1 r1 x1 1, l2 r2 x2 2, l3 r3 x3 3, l4 r4 x4 4, l5 r5 x5 5, l6 r6 x6 6, l7 r7 x7 7]);
 wide_fn!(wide12, 12, [l0 r0 x0 0, l1 r1 x1 1, l2 r2 x2 2, l3 r3 x3 3, l4 r4 x4 4, l5 r5 x5 5, l6 r6 x6 6, l7 r7 x7 7, l8 r8 x8 8, l9 r9 x9 9, l10 r10 x10 10, l11 r11 x11 11]);
 
 /// A single row of `A` read in place times `B` packed at build time (a classifier's Gemm or
@@ -1223,6 +1242,7 @@ mod tests {
             (6, 17, 513),
             (40, 8, 2),
             (30, 70, 530),
+            (14, 40, 70),
         ];
         for (m, n, k) in shapes {
             let a = values(m * k, 1);
@@ -1272,7 +1292,7 @@ mod tests {
 
     #[test]
     fn wide_tiles_and_their_rests_give_every_bias_the_same_bits() {
-        // 29 rows (two tiles of 12 and 5 more), 77 columns (two pairs of panels and 13 more),
+        // 29 rows (two tiles of 12 and one of 8 for 5 more), 77 columns (two pairs of panels and 13 more),
         // 300 steps (two blocks of `k`): every part of the wide sweep and of its rests.
         let (m, n, k) = (29, 77, 300);
         let a = values(m * k, 6);
