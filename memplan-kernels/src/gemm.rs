@@ -356,8 +356,7 @@ const WIDE_KC: usize = 256;
 /// meets every pair of panels, [`WIDE_KC`] steps at a time. The last tiles of rows and columns
 /// are partial: the last tile of rows is 4, 8 or 12 high, its rows past `A`'s repeat its last
 /// row; the columns past `B`'s read the packed zeros (or the last panel again); neither is
-/// stored. Each element's sums are the
-/// general tile's, in increasing `k`: the same bits.
+/// stored. Each element's sums are the general tile's, in increasing `k`: the same bits.
 ///
 /// Taken for a whole tile of rows at least and more than one panel of columns (fewer leave most
 /// of a tile idle). A `B` packed at run time keeps the general tiles: packed two panels at a
@@ -1291,9 +1290,9 @@ mod tests {
     }
 
     #[test]
-    fn wide_tiles_and_their_rests_give_every_bias_the_same_bits() {
-        // 29 rows (two tiles of 12 and one of 8 for 5 more), 77 columns (two pairs of panels and 13 more),
-        // 300 steps (two blocks of `k`): every part of the wide sweep and of its rests.
+    fn wide_tiles_and_their_partial_edges_give_every_bias_the_same_bits() {
+        // 29 rows (two tiles of 12, one of 8 for the last 5), 77 columns (two pairs of panels
+        // and a partial pair of 13), 300 steps (two blocks of `k`): every edge of the sweep.
         let (m, n, k) = (29, 77, 300);
         let a = values(m * k, 6);
         let bm = values(k * n, 7);
