@@ -747,4 +747,37 @@ mod tests {
             }
         }
     }
+
+    /// A pointwise Conv with packed weights (the product reading its input in place: wide
+    /// tiles for a short `k` at AVX-512, the full tiles otherwise) gives the bits of the same
+    /// weights unpacked, at every level: whole and partial pairs of 16 columns, a panel of
+    /// output channels and part of one, groups, `k` on either side of the wide tiles' limit.
+    #[test]
+    #[allow(clippy::type_complexity)]
+    fn pointwise_gives_the_im2col_bits() {
+        let cases: [(
+            &[(&str, crate::Attr<'_>)],
+            [usize; 4],
+            [usize; 4],
+            [usize; 4],
+        ); 4] = [
+            (
+                &[("activation", crate::Attr::Str("Relu"))],
+                [1, 24, 9, 9],
+                [20, 24, 1, 1],
+                [1, 20, 9, 9],
+            ),
+            (&[], [1, 16, 8, 12], [32, 16, 1, 1], [1, 32, 8, 12]),
+            (&[], [1, 130, 4, 10], [16, 130, 1, 1], [1, 16, 4, 10]),
+            (
+                &[("group", crate::Attr::Int(2))],
+                [2, 8, 6, 8],
+                [16, 4, 1, 1],
+                [2, 16, 6, 8],
+            ),
+        ];
+        for (list, xs, ws, ys) in cases {
+            crate::conv::rows::tests::packed_gives_the_im2col_bits(list, xs, ws, ys);
+        }
+    }
 }
