@@ -748,9 +748,10 @@ mod tests {
         }
     }
 
-    /// A pointwise Conv with packed weights (the product reading its input in place) gives the
-    /// bits of the same weights unpacked, at every level: whole and partial tiles of 16
-    /// columns, a panel of output channels and part of one, groups, `k` short and long.
+    /// A pointwise Conv with packed weights (the product reading its input in place: wide
+    /// tiles for a short `k` at AVX-512, the full tiles otherwise) gives the bits of the same
+    /// weights unpacked, at every level: whole and partial pairs of 16 columns, a panel of
+    /// output channels and part of one, groups, `k` on either side of the wide tiles' limit.
     #[test]
     #[allow(clippy::type_complexity)]
     fn pointwise_gives_the_im2col_bits() {
