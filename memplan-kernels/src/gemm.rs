@@ -15,7 +15,8 @@
 //! ([`crate::simd::MulAdd`], `vfmadd` at AVX2 and AVX-512). Each row's sums are a variable of
 //! their own (`micro_fn!`), so the compiler keeps each in a vector register. At AVX-512, `A`'s
 //! rows read in place times `B` packed at build time (a MatMul's weights) take wider tiles, 12
-//! rows by two panels ([`wide_avx512`]).
+//! rows by two panels ([`wide_avx512`]), and a packed `A` times `B` read in place with a short
+//! `k` (a pointwise Conv) tiles of 8 rows by two vectors ([`WIDE_POINTWISE_K`]).
 //!
 //! Every output element is `fma(a_k, b_k, ... fma(a_1, b_1, fma(a_0, b_0, 0)))` in increasing
 //! `k` (each term's product and sum rounded once), one panel's partial sums stored in `C` and
