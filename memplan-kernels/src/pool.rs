@@ -165,8 +165,9 @@ fn max_2d(win: &Window, src: &[f32], dst: &mut [f32]) {
 const SPLIT_MOST: usize = 512;
 
 /// Whether a 2-D max pool takes the split ([`max_split`]) rather than the strided rows of
-/// [`max_2d`]: horizontal stride 2, rows of 64 to `2 SPLIT_MOST` columns, and a vector level
-/// (the split's halves and row of maxima are 6.5 KiB of stack, not for a microcontroller).
+/// [`max_2d`]: horizontal stride 2, rows of 64 (a window 2 wide: 32) to `2 SPLIT_MOST`
+/// columns, and a vector level (the split's halves and row of maxima are 6.5 KiB of stack, not
+/// for a microcontroller).
 /// Measured alone against the strided rows at AVX-512, the same bits: 3x3 stride-2 windows
 /// over 64 planes of 111 x 111 or 112 x 112 1.5-1.7x, 2x2 stride 2 over 32 x 32 1.3x; rows of
 /// 55 ran 0.98x and rows of 27 0.64-1.0x (a short row's split costs more than it saves).
@@ -174,8 +175,15 @@ fn split_pays(win: &Window) -> bool {
     cfg!(target_arch = "x86_64")
         && crate::simd::level() != crate::simd::Level::Portable
         && win.strides[2] == 2
-        && (64..=2 * SPLIT_MOST).contains(&win.input[2])
+        && (split_from(win)..=2 * SPLIT_MOST).contains(&win.input[2])
         && win.output[2] <= SPLIT_MOST
+}
+
+/// The shortest input row whose split pays: 64 columns, or 32 for a window 2 columns wide
+/// (whose row is split once for each of its few taps' halves; a 3x3 window reads three rows,
+/// each split once, and a short row's split costs more than its taps save).
+fn split_from(win: &Window) -> usize {
+    if win.kernel[2] <= 2 { 32 } else { 64 }
 }
 
 /// A 2-D max pool of horizontal stride 2 over every plane of `x` into `y`: each input row a
@@ -353,7 +361,7 @@ mod tests {
     #[test]
     #[allow(clippy::type_complexity)]
     fn max_pool_rows_match_taps_per_output() {
-        let cases: [(&[(&str, Attr<'_>)], [usize; 2], [usize; 2]); 10] = [
+        let cases: [(&[(&str, Attr<'_>)], [usize; 2], [usize; 2]); 11] = [
             (
                 &[
                     ("kernel_shape", Attr::Ints(&[3, 3])),
@@ -443,6 +451,15 @@ mod tests {
                 ],
                 [2, 1100],
                 [1, 550],
+            ),
+            // A window 2 wide over rows of 34: split, 17 outputs (a vector and one).
+            (
+                &[
+                    ("kernel_shape", Attr::Ints(&[2, 2])),
+                    ("strides", Attr::Ints(&[2, 2])),
+                ],
+                [6, 34],
+                [3, 17],
             ),
         ];
         for (seed, (list, [ih, iw], [oh, ow])) in (1..).zip(cases) {

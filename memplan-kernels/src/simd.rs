@@ -208,7 +208,66 @@ pub(crate) trait Transpose: Copy {
 impl Transpose for ScalarFma {}
 
 #[cfg(target_arch = "x86_64")]
-impl Transpose for Avx2Fma {}
+impl Transpose for Avx2Fma {
+    /// Four 8 x 8 blocks, each turned by 24 shuffles (pairs of rows, quads, 128-bit halves);
+    /// the blocks off the diagonal trade places.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn transpose16(self, m: &mut [[f32; 16]; 16]) {
+        use core::arch::x86_64::{
+            __m256, _mm256_loadu_ps, _mm256_permute2f128_ps, _mm256_setzero_ps, _mm256_shuffle_ps,
+            _mm256_storeu_ps, _mm256_unpackhi_ps, _mm256_unpacklo_ps,
+        };
+        // SAFETY: a value of `Avx2Fma` exists only where AVX2 is enabled; every load and store
+        // covers words `c..c + 8` (`c` 0 or 8) of one row of `m`. The macro is straight-line
+        // code in this function (a helper function would not inherit its AVX2).
+        unsafe {
+            // Rows `r..r + 8`, columns `c..c + 8` of `m`, turned: `out[j]` is column `c + j`.
+            macro_rules! turned {
+                ($r:expr, $c:expr) => {{
+                    let mut v = [_mm256_setzero_ps(); 8];
+                    for (i, v) in v.iter_mut().enumerate() {
+                        *v = _mm256_loadu_ps(m[$r + i][$c..].as_ptr());
+                    }
+                    let mut t = [_mm256_setzero_ps(); 8];
+                    for i in 0..4 {
+                        t[2 * i] = _mm256_unpacklo_ps(v[2 * i], v[2 * i + 1]);
+                        t[2 * i + 1] = _mm256_unpackhi_ps(v[2 * i], v[2 * i + 1]);
+                    }
+                    let mut u = [_mm256_setzero_ps(); 8];
+                    for h in 0..2 {
+                        let (a0, a1, a2, a3) = (t[4 * h], t[4 * h + 1], t[4 * h + 2], t[4 * h + 3]);
+                        u[4 * h] = _mm256_shuffle_ps::<0x44>(a0, a2);
+                        u[4 * h + 1] = _mm256_shuffle_ps::<0xEE>(a0, a2);
+                        u[4 * h + 2] = _mm256_shuffle_ps::<0x44>(a1, a3);
+                        u[4 * h + 3] = _mm256_shuffle_ps::<0xEE>(a1, a3);
+                    }
+                    let mut out: [__m256; 8] = [_mm256_setzero_ps(); 8];
+                    for q in 0..4 {
+                        out[q] = _mm256_permute2f128_ps::<0x20>(u[q], u[4 + q]);
+                        out[4 + q] = _mm256_permute2f128_ps::<0x31>(u[q], u[4 + q]);
+                    }
+                    out
+                }};
+            }
+            macro_rules! store {
+                ($v:expr, $r:expr, $c:expr) => {{
+                    for (j, v) in $v.iter().enumerate() {
+                        _mm256_storeu_ps(m[$r + j][$c..].as_mut_ptr(), *v);
+                    }
+                }};
+            }
+            let a = turned!(0, 0);
+            store!(a, 0, 0);
+            let d = turned!(8, 8);
+            store!(d, 8, 8);
+            let b = turned!(0, 8);
+            let c = turned!(8, 0);
+            store!(b, 8, 0);
+            store!(c, 0, 8);
+        }
+    }
+}
 
 #[cfg(target_arch = "x86_64")]
 impl Transpose for Avx512Fma {
@@ -269,13 +328,24 @@ impl Transpose for Avx512Fma {
 /// first is kept). That is exactly `maxps(taps, out)`; the vector levels name the instruction
 /// because the compiler turned the select into a masked store, which a following load of the
 /// same row cannot forward from (three times slower than the baseline build).
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // only the x86-64 pools split rows
+///
+/// The channel-lanes depthwise Conv takes its Relu and Clip the same way (`relu(x)` is
+/// `take_greater(x, 0)`, `clip(x, lo, hi)` is `take_less(take_greater(x, lo), hi)`, NaN and -0
+/// included).
 pub(crate) trait TakeGreater: Copy {
     /// `out[j] = if taps[j] > out[j] { taps[j] } else { out[j] }` for `j` in `0..16`.
     #[inline(always)]
     fn take_greater(self, out: &mut [f32; 16], taps: &[f32; 16]) {
         for (o, &v) in out.iter_mut().zip(taps) {
             *o = if v > *o { v } else { *o };
+        }
+    }
+
+    /// `out[j] = if taps[j] < out[j] { taps[j] } else { out[j] }` for `j` in `0..16`.
+    #[inline(always)]
+    fn take_less(self, out: &mut [f32; 16], taps: &[f32; 16]) {
+        for (o, &v) in out.iter_mut().zip(taps) {
+            *o = if v < *o { v } else { *o };
         }
     }
 }
@@ -298,6 +368,20 @@ impl TakeGreater for Avx2Fma {
             }
         }
     }
+
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn take_less(self, out: &mut [f32; 16], taps: &[f32; 16]) {
+        use core::arch::x86_64::{_mm256_loadu_ps, _mm256_min_ps, _mm256_storeu_ps};
+        let (op, tp) = (out.as_mut_ptr(), taps.as_ptr());
+        // SAFETY: as in `take_greater`. `vminps a, b` is `a < b ? a : b`.
+        unsafe {
+            for half in [0, 8] {
+                let v = _mm256_min_ps(_mm256_loadu_ps(tp.add(half)), _mm256_loadu_ps(op.add(half)));
+                _mm256_storeu_ps(op.add(half), v);
+            }
+        }
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -311,6 +395,17 @@ impl TakeGreater for Avx512Fma {
         // store cover the 16 words of `out` and `taps`. `vmaxps a, b` is `a > b ? a : b`.
         unsafe {
             _mm512_storeu_ps(op, _mm512_max_ps(_mm512_loadu_ps(tp), _mm512_loadu_ps(op)));
+        }
+    }
+
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn take_less(self, out: &mut [f32; 16], taps: &[f32; 16]) {
+        use core::arch::x86_64::{_mm512_loadu_ps, _mm512_min_ps, _mm512_storeu_ps};
+        let (op, tp) = (out.as_mut_ptr(), taps.as_ptr());
+        // SAFETY: as in `take_greater`. `vminps a, b` is `a < b ? a : b`.
+        unsafe {
+            _mm512_storeu_ps(op, _mm512_min_ps(_mm512_loadu_ps(tp), _mm512_loadu_ps(op)));
         }
     }
 }

@@ -4,6 +4,7 @@
 //! outputs summed in registers; too large a plane or a 3-D window computed directly.
 
 use super::*;
+use crate::simd::TakeGreater;
 
 /// Output elements a depthwise Conv sums in one vector of registers (one AVX-512 vector).
 pub(super) const DW_COLS: usize = 16;
@@ -266,7 +267,7 @@ pub(super) fn padded_avx512(
 /// plane is a few blocks in all, however narrow its rows. `MOST` vectors of sums at most a block
 /// (as many as the registers hold); each output's sum is the same whatever the block.
 #[inline(always)]
-pub(super) fn padded<const MOST: usize, F: DepthwiseSteps>(
+pub(super) fn padded<const MOST: usize, F: DepthwiseSteps + TakeGreater>(
     lanes: F,
     d: &Depthwise<'_>,
     plane: &Plane,
@@ -373,7 +374,7 @@ pub(super) struct Block<'a, F> {
     pub(super) ow: usize,
 }
 
-impl<F: DepthwiseSteps> Block<'_, F> {
+impl<F: DepthwiseSteps + TakeGreater> Block<'_, F> {
     /// Outputs `q0..q0 + 16 C` (numbered as the plane numbers them): each sum
     /// `0 + w0 x0 + w1 x1 + ...` over the taps in order, in registers, then `+ bias`, the
     /// activation, and the outputs of real columns stored into `out`. Returns the next block's
@@ -396,11 +397,13 @@ impl<F: DepthwiseSteps> Block<'_, F> {
                 }
             }
         }
-        let sums = acc.as_flattened_mut();
-        if let Some(bv) = self.bias {
-            sums.iter_mut().for_each(|v| *v += bv);
+        for v in &mut acc {
+            if let Some(bv) = self.bias {
+                v.iter_mut().for_each(|v| *v += bv);
+            }
+            activate(self.lanes, self.act, v);
         }
-        self.act.apply(sums);
+        let sums = acc.as_flattened();
         let (rl, ow) = (self.row_len, self.ow);
         let q1 = q0 + C * DW_COLS;
         let mut row = q0 / rl;
@@ -416,6 +419,22 @@ impl<F: DepthwiseSteps> Block<'_, F> {
             row += 1;
         }
         q1
+    }
+}
+
+/// `act` on 16 sums: Relu and Clip as `vmaxps` and `vminps` ([`TakeGreater`], the same bits as
+/// [`Activation::apply`]); the compiler's own form of their selects spends a dozen
+/// instructions on a vector, or on sums in memory a masked store, which the next load of the
+/// whole vector cannot forward from.
+#[inline(always)]
+pub(super) fn activate<F: TakeGreater>(vector: F, act: Activation, v: &mut [f32; DW_COLS]) {
+    match act {
+        Activation::Relu => vector.take_greater(v, &[0.0; DW_COLS]),
+        Activation::Clip(lo, hi) => {
+            vector.take_greater(v, &[lo; DW_COLS]);
+            vector.take_less(v, &[hi; DW_COLS]);
+        }
+        act => act.apply(v),
     }
 }
 

@@ -4,13 +4,15 @@
 //!
 //! Six methods, by shape:
 //!
-//! - **depthwise** (`group` = input channels > 1, one input channel per group): each input
-//!   plane copied once into the node's scratch with its padding and split by stride into
-//!   phases ([`Plane`]), so that every tap reads one run of consecutive words for all of a
-//!   channel's outputs, across rows too: blocks of 128 outputs summed in registers, however
-//!   narrow the rows (a 25 x 5 plane is two blocks). Each element sums its taps in the order
-//!   (kh, kw), the padding's zeros included, then adds the bias. Too large a plane or a 3-D
-//!   window computes directly, output row by output row, skipping the padding: the same bits.
+//! - **depthwise** (`group` = input channels > 1, one input channel per group): on a small
+//!   plane (a keyword spotter's 25 x 5, a MobileNet's 14 x 14 tail) 16 channels at a time, one
+//!   a vector lane, their planes turned into an interleaved tile 16 x 16 words at a time
+//!   ([`lanes`]); otherwise each input plane copied once into the node's scratch with its
+//!   padding and split by stride into phases ([`Plane`]), so that every tap reads one run of
+//!   consecutive words for all of a channel's outputs, across rows too: blocks of 128 outputs
+//!   summed in registers. Each element sums its taps in the order (kh, kw), the padding's
+//!   zeros included, then adds the bias, either way. Too large a plane or a 3-D window
+//!   computes directly, output row by output row, skipping the padding: the same bits.
 //! - **pointwise** (1x1 kernel, stride 1, no padding): per group, a matrix product
 //!   ([`crate::gemm`]) of the weights (`out channels x in channels`) by the input itself
 //!   (`in channels x pixels`).
@@ -107,7 +109,7 @@ pub(crate) fn scratch_len(
 }
 
 /// Scratch words a depthwise Conv needs: its channel-lanes tile on a small plane
-/// ([`Lanes`]), one padded input plane otherwise ([`Plane`]; both where it may run in place,
+/// ([`Lanes`], one band of rows), one padded input plane otherwise ([`Plane`]; both where it may run in place,
 /// which takes the padded plane's method when the lanes' does not apply).
 fn depthwise_scratch(geo: &ConvGeometry) -> usize {
     let lanes = Lanes::of(geo).map_or(0, |l| l.words());
@@ -295,7 +297,7 @@ fn compute(
         };
         let floats: &mut [f32] = bytemuck::cast_slice_mut(scratch);
         if let Some(tile) = Lanes::of(geo).filter(|t| 2 * t.words() <= floats.len())
-            && (x.is_some() || in_place_plane(geo).is_some())
+            && (x.is_some() || (tile.whole(geo) && in_place_plane(geo).is_some()))
         {
             return dispatch!(
                 lanes_portable,
