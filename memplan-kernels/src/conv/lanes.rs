@@ -227,10 +227,15 @@ fn lanes<const MOST: usize, F: DepthwiseSteps + TakeGreater + Transpose>(
                     bias[lane] = b[oc];
                 }
             }
-            let epilogue = Epilogue {
-                bias: d.bias.map(|_| bias),
-                act: d.act,
-            };
+            // Where each lane's input plane starts (the block's last channel again past
+            // `lanes`), in `x`, or in place (`in_place_plane`, one band) in the output, whose
+            // block of planes still holds its inputs, turned whole into the tile before any
+            // output is written.
+            let mut starts = [0usize; LANES];
+            for (lane, start) in starts.iter_mut().enumerate() {
+                let ic = (oc0 + lane.min(lanes - 1)) / mg;
+                *start = (b * c + ic) * d.x.map_or(in_plane, |_| d.planes.x);
+            }
             let mut y0 = 0;
             while y0 < oh {
                 let y1 = oh.min(y0 + tile.band);
@@ -252,26 +257,19 @@ fn lanes<const MOST: usize, F: DepthwiseSteps + TakeGreater + Transpose>(
                 let mut p = yi0 * iw;
                 while p < yi1 * iw {
                     let n = LANES.min(yi1 * iw - p);
-                    for (lane, row) in turn.iter_mut().enumerate() {
-                        // Each lane's input plane (the block's last channel again past
-                        // `lanes`).
-                        let ic = (oc0 + lane.min(lanes - 1)) / mg;
-                        let plane = match d.x {
-                            Some(x) => &x[(b * c + ic) * d.planes.x..][..in_plane],
-                            // In place (`in_place_plane`, one band): the block's output planes
-                            // still hold its inputs, turned whole into the tile before any
-                            // output is written.
-                            None => &y[(b * c + ic) * in_plane..][..in_plane],
-                        };
-                        // A whole row of 16 as one fixed-size move (a slice of a length
-                        // known only at run time would be a call to `memcpy`).
-                        match plane
-                            .get(p..p + LANES)
+                    let src: &[f32] = d.x.unwrap_or(y);
+                    for (row, &start) in turn.iter_mut().zip(&starts) {
+                        // Words `p..p + n` of the lane's plane (`n` ends within it). A whole
+                        // row of 16 as one fixed-size move (a slice of a length known only at
+                        // run time would be a call to `memcpy`).
+                        let at = start + p;
+                        match src
+                            .get(at..at + LANES)
                             .and_then(|w| <&Vector>::try_from(w).ok())
                         {
                             Some(words) if n == LANES => *row = *words,
                             _ => {
-                                for (r, &v) in row.iter_mut().zip(&plane[p..p + n]) {
+                                for (r, &v) in row.iter_mut().zip(&src[at..at + n]) {
                                     *r = v;
                                 }
                             }
@@ -304,7 +302,8 @@ fn lanes<const MOST: usize, F: DepthwiseSteps + TakeGreater + Transpose>(
                     tile: tile_rows,
                     weights,
                     taps: &taps_at,
-                    epilogue: &epilogue,
+                    bias: d.bias.map(|_| bias),
+                    act: d.act,
                 };
                 // The band's outputs, numbered as the output planes number them, 16 at a time
                 // into `turn` in runs of one row's pixels.
@@ -360,19 +359,15 @@ fn lanes<const MOST: usize, F: DepthwiseSteps + TakeGreater + Transpose>(
 #[repr(align(64))]
 struct Turn([Vector; LANES]);
 
-/// A block's bias (one vector, if the Conv has one) and activation.
-struct Epilogue {
-    bias: Option<Vector>,
-    act: Activation,
-}
-
-/// One band of a block of 16 channels: its tile, weights and taps.
+/// One band of a block of 16 channels: its tile, weights and taps, its bias (one vector, if
+/// the Conv has one) and activation.
 struct LanesBlock<'a, F> {
     vector: F,
     tile: &'a [Vector],
     weights: &'a [Vector],
     taps: &'a Taps,
-    epilogue: &'a Epilogue,
+    bias: Option<Vector>,
+    act: Activation,
 }
 
 impl<F: DepthwiseSteps + TakeGreater> LanesBlock<'_, F> {
@@ -406,12 +401,12 @@ impl<F: DepthwiseSteps + TakeGreater> LanesBlock<'_, F> {
         for (s, o) in sums.iter().zip(out) {
             // A copy of its own, held in a register ([`activate`]).
             let mut v = *s;
-            if let Some(bias) = &self.epilogue.bias {
+            if let Some(bias) = &self.bias {
                 for (v, &b) in v.iter_mut().zip(bias) {
                     *v += b;
                 }
             }
-            activate(self.vector, self.epilogue.act, &mut v);
+            activate(self.vector, self.act, &mut v);
             *o = v;
         }
         P
