@@ -14,7 +14,7 @@ use crate::attrs::Attrs;
 use crate::error::{KernelError, bail};
 use crate::simd::dispatch;
 #[cfg(target_arch = "x86_64")]
-use crate::simd::{Avx2Fma, Avx512Fma, DepthwiseSteps, TakeGreater};
+use crate::simd::{Avx2Fma, Avx512Fma, DepthwiseSteps, LoadOrNan, TakeGreater};
 use crate::spatial::{Window, pool_window};
 use crate::tensor::{Dims, Input, Output, collect, expect_shape, output, typed};
 
@@ -63,8 +63,13 @@ pub(crate) fn pool(
             return Ok(());
         }
         let (x, y) = (&x[..planes * in_plane], &mut y[..planes * out_plane]);
-        if split_pays(&win) {
-            dispatch!(max_rows, max_split_avx2, max_split_avx512, (&win, x, y));
+        if in_registers(&win) {
+            dispatch!(
+                max_rows,
+                max_registers_avx2,
+                max_registers_avx512,
+                (&win, x, y)
+            );
         } else {
             max_rows(&win, x, y);
         }
@@ -160,112 +165,151 @@ fn max_2d(win: &Window, src: &[f32], dst: &mut [f32]) {
     }
 }
 
-/// The most columns of each half of a split input row, and the most outputs of a row, for the
-/// split (wider rows take the strided loop).
-const SPLIT_MOST: usize = 512;
-
-/// Whether a 2-D max pool takes the split ([`max_split`]) rather than the strided rows of
-/// [`max_2d`]: horizontal stride 2, rows of 64 (a window 2 wide: 32) to `2 SPLIT_MOST`
-/// columns, and a vector level (the split's halves and row of maxima are 6.5 KiB of stack, not
-/// for a microcontroller).
-/// Measured alone against the strided rows at AVX-512, the same bits: 3x3 stride-2 windows
-/// over 64 planes of 111 x 111 or 112 x 112 1.5-1.7x, 2x2 stride 2 over 32 x 32 1.3x; rows of
-/// 55 ran 0.98x and rows of 27 0.64-1.0x (a short row's split costs more than it saves).
-fn split_pays(win: &Window) -> bool {
+/// Whether a 2-D max pool takes [`max_in_registers`] rather than the strided rows of
+/// [`max_2d`]: a vector level and a horizontal stride of 1 or 2. Measured alone against the
+/// split rows it replaced (AVX-512, same bits): 2x2 windows of stride 2 over 16 planes of
+/// 32 x 32 1.75-2.4x, of 16 x 16 1.4-2.0x, 32 of 24 x 24 1.35-2.0x; 3x3 of stride 2 over 96
+/// planes of 55 x 55 1.24-1.79x, 64 of 112 x 112 1.05-1.13x (there bound by reading the input).
+fn in_registers(win: &Window) -> bool {
     cfg!(target_arch = "x86_64")
         && crate::simd::level() != crate::simd::Level::Portable
-        && win.strides[2] == 2
-        && (split_from(win)..=2 * SPLIT_MOST).contains(&win.input[2])
-        && win.output[2] <= SPLIT_MOST
+        && (1..=2).contains(&win.strides[2])
 }
 
-/// The shortest input row whose split pays: 64 columns, or 32 for a window 2 columns wide
-/// (whose row is split once for each of its few taps' halves; a 3x3 window reads three rows,
-/// each split once, and a short row's split costs more than its taps save).
-fn split_from(win: &Window) -> usize {
-    if win.kernel[2] <= 2 { 32 } else { 64 }
-}
-
-/// A 2-D max pool of horizontal stride 2 over every plane of `x` into `y`: each input row a
-/// window reads is first split into its even and its odd columns, so that every tap of a row
-/// reads one half contiguously, 16 outputs at a time ([`TakeGreater`]), into a row of maxima
-/// on the stack. A half holds NaN past the row's end, which a max ignores: a tap's run of
-/// outputs rounded up to whole vectors leaves the outputs past it unchanged, as a tap in the
-/// padding does. The taps are taken in [`max_2d`]'s order, so the bits are the same. The
-/// caller checked that rows fit ([`split_pays`]) and that the planes are not empty.
+/// A 2-D max pool of horizontal stride 1 or 2 over every plane of `x` into `y`, 16 outputs of a
+/// row at a time, their maxima in a register over the whole window.
+///
+/// Tap `tw` of the 16 outputs from `xo` reads input columns `xo sw + tw dw - pw + i sw`: at
+/// stride 1 one load of 16 words, at stride 2 the even or the odd words of a load of 32 (one
+/// permute per tap). A word outside the input row (a pad, or past the row's end) loads as NaN
+/// ([`LoadOrNan`]), which a max ignores as [`max_2d`] skips it; the taps are taken in
+/// [`max_2d`]'s row-major order, so the bits are the same. Nothing is copied: the earlier
+/// method split each row into a buffer on the stack first, and the wide loads from it stalled
+/// on the narrow stores of the copy (2x2 windows over rows of 24 ran no faster than the
+/// strided rows). Rows are stored 16 words at a time: a row's last vector spills into the
+/// start of the next row, which is stored after it; only the last vector of `y` is cut. The
+/// caller checked [`in_registers`] and that the planes are not empty.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn max_split<D: DepthwiseSteps + TakeGreater>(steps: D, win: &Window, x: &[f32], y: &mut [f32]) {
-    let iw = win.input[2];
+fn max_in_registers<D>(steps: D, win: &Window, x: &[f32], y: &mut [f32])
+where
+    D: DepthwiseSteps + TakeGreater + LoadOrNan,
+{
+    let in_plane = win.input[1] * win.input[2];
+    let out_plane = win.output[1] * win.output[2];
+    let planes = x.len() / in_plane;
+    let mut p = 0;
+    while p < planes {
+        let (x, y) = (&x[p * in_plane..], &mut y[p * out_plane..]);
+        p += match planes - p {
+            1 => planes_in_registers::<D, 1>(steps, win, x, y),
+            2 => planes_in_registers::<D, 2>(steps, win, x, y),
+            3 => planes_in_registers::<D, 3>(steps, win, x, y),
+            _ => planes_in_registers::<D, 4>(steps, win, x, y),
+        };
+    }
+}
+
+/// [`max_in_registers`] on the first `G` planes of `x` at once, into those of `y`: their
+/// windows are the same, and the maxima of `G` planes are `G` chains of dependent maxima the
+/// core runs side by side (one chain waits out the latency of each max). Returns `G`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn planes_in_registers<D, const G: usize>(steps: D, win: &Window, x: &[f32], y: &mut [f32]) -> usize
+where
+    D: DepthwiseSteps + TakeGreater + LoadOrNan,
+{
+    let (iw, sw, dw) = (win.input[2], win.strides[2], win.dilations[2]);
+    let pw = win.pad_begin[2] as isize;
     let [oh, ow] = [win.output[1], win.output[2]];
     let (sh, dh, ph) = (win.strides[1], win.dilations[1], win.pad_begin[1]);
-    let in_plane = win.input[1] * iw;
-    let mut halves = [[f32::NAN; SPLIT_MOST + 32]; 2];
-    let mut maxima = [f32::MIN; SPLIT_MOST + 16];
-    for (src, dst) in x.chunks_exact(in_plane).zip(y.chunks_exact_mut(oh * ow)) {
-        for yo in 0..oh {
-            maxima[..ow].fill(f32::MIN);
-            for th in win.valid_taps(1, yo) {
+    let (in_plane, out_plane) = (win.input[1] * iw, oh * ow);
+    let blocks = ow.div_ceil(16);
+    // The words a block's taps read past its first column, at the widest.
+    let span = ((win.kernel[2] - 1) * dw + 16 * sw) as isize;
+    for yo in 0..oh {
+        let valid = win.valid_taps(1, yo);
+        for block in 0..blocks {
+            let first = (16 * sw * block) as isize - pw;
+            let inside = first >= 0 && first + span <= iw as isize;
+            let mut acc = [[f32::MIN; 16]; G];
+            for th in valid.clone() {
                 let yi = yo * sh + th * dh - ph;
-                split_row(steps, &src[yi * iw..][..iw], &mut halves);
-                for tw in 0..win.kernel[2] {
-                    let Some((lo, hi, first)) = tap_run(win, tw) else {
-                        continue;
+                let rows: [&[f32]; G] =
+                    core::array::from_fn(|g| &x[g * in_plane + yi * iw..][..iw]);
+                if inside {
+                    // Every tap inside the row: plain loads.
+                    let load = |g: usize, from: isize, out: &mut [f32; 16]| {
+                        let at = rows[g].get(from as usize..);
+                        if let Some(w) = at.and_then(<[f32]>::first_chunk) {
+                            *out = *w;
+                        }
                     };
-                    let blocks = (hi - lo).div_ceil(16);
-                    let (Some(out), Some(taps)) = (
-                        maxima.get_mut(lo..lo + 16 * blocks),
-                        halves[first % 2].get(first / 2..first / 2 + 16 * blocks),
-                    ) else {
-                        return;
-                    };
-                    let (out, _) = out.as_chunks_mut::<16>();
-                    let (taps, _) = taps.as_chunks::<16>();
-                    for (o, t) in out.iter_mut().zip(taps) {
-                        steps.take_greater(o, t);
-                    }
+                    window_row(steps, win, first, load, &mut acc);
+                } else {
+                    let load = |g: usize, from, out: &mut _| steps.load_or_nan(rows[g], from, out);
+                    window_row(steps, win, first, load, &mut acc);
                 }
             }
-            dst[yo * ow..][..ow].copy_from_slice(&maxima[..ow]);
+            let at = yo * ow + 16 * block;
+            for (g, acc) in acc.iter().enumerate() {
+                // A row's last vector spills into the next row, stored after it; the plane's
+                // last is cut.
+                let n = 16.min(out_plane - at);
+                y[g * out_plane + at..][..n].copy_from_slice(&acc[..n]);
+            }
         }
     }
+    G
 }
 
-/// `halves[0][j] = row[2 j]`, `halves[1][j] = row[2 j + 1]`, then NaN for 16 words past each
-/// half's end (`row` at most `2 SPLIT_MOST` long).
+/// The taps of one window row for 16 outputs of each of `G` planes whose first tap reads
+/// column `first`, taken into `acc` in order; `load(g, from, out)` reads 16 words of plane
+/// `g`'s input row from column `from`.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn split_row<D: DepthwiseSteps>(steps: D, row: &[f32], halves: &mut [[f32; SPLIT_MOST + 32]; 2]) {
-    let [even, odd] = halves;
-    let (blocks, rest) = row.as_chunks::<32>();
-    let (e_blocks, _) = even.as_chunks_mut::<16>();
-    let (o_blocks, _) = odd.as_chunks_mut::<16>();
-    let mut pairs = [f32::NAN; 32];
-    pairs[..rest.len()].copy_from_slice(rest);
-    let last = (!rest.is_empty()).then_some(&pairs);
-    let nan = [f32::NAN; 16];
-    let mut e_blocks = e_blocks.iter_mut();
-    let mut o_blocks = o_blocks.iter_mut();
-    for pairs in blocks.iter().chain(last) {
-        if let (Some(e), Some(o)) = (e_blocks.next(), o_blocks.next()) {
-            steps.split_pairs(pairs, e, o);
+fn window_row<D: DepthwiseSteps + TakeGreater, const G: usize>(
+    steps: D,
+    win: &Window,
+    first: isize,
+    load: impl Fn(usize, isize, &mut [f32; 16]),
+    acc: &mut [[f32; 16]; G],
+) {
+    for tw in 0..win.kernel[2] {
+        let c = (tw * win.dilations[2]) as isize;
+        for (g, acc) in acc.iter_mut().enumerate() {
+            let mut taps = [0.0; 16];
+            if win.strides[2] == 1 {
+                load(g, first + c, &mut taps);
+            } else {
+                let mut pairs = [0.0; 32];
+                let (lo, hi) = pairs.split_at_mut(16);
+                let from = first + c - c % 2;
+                if let (Ok(lo), Ok(hi)) = (lo.try_into(), hi.try_into()) {
+                    load(g, from, lo);
+                    load(g, from + 16, hi);
+                }
+                let mut odd = [0.0; 16];
+                steps.split_pairs(&pairs, &mut taps, &mut odd);
+                if c % 2 == 1 {
+                    taps = odd;
+                }
+            }
+            steps.take_greater(acc, &taps);
         }
-    }
-    if let (Some(e), Some(o)) = (e_blocks.next(), o_blocks.next()) {
-        (*e, *o) = (nan, nan);
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn max_split_avx2(win: &Window, x: &[f32], y: &mut [f32]) {
-    max_split(Avx2Fma::new(), win, x, y);
+fn max_registers_avx2(win: &Window, x: &[f32], y: &mut [f32]) {
+    max_in_registers(Avx2Fma::new(), win, x, y);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,fma")]
-fn max_split_avx512(win: &Window, x: &[f32], y: &mut [f32]) {
-    max_split(Avx512Fma::new(), win, x, y);
+fn max_registers_avx512(win: &Window, x: &[f32], y: &mut [f32]) {
+    max_in_registers(Avx512Fma::new(), win, x, y);
 }
 
 /// The outputs `lo..hi` of a row whose column tap `tw` falls inside the input row (`0 <= xo sw
@@ -354,14 +398,14 @@ mod tests {
     use std::vec;
     use std::vec::Vec;
 
-    /// The row-at-a-time max pool, and at stride 2 the split one at every level, give the bits
-    /// of the tap-by-tap one per output (row-major taps, a tap taken when greater), with NaNs,
-    /// -0, +0 and -inf among the inputs, over strides, dilations, pads and ceil_mode, rows
-    /// shorter and longer than a split block, a row too wide for the split.
+    /// The row-at-a-time max pool, and at strides 1 and 2 the one in registers at every level,
+    /// give the bits of the tap-by-tap one per output (row-major taps, a tap taken when
+    /// greater), with NaNs, -0, +0 and -inf among the inputs, over strides, dilations, pads and
+    /// ceil_mode, rows shorter and longer than a vector, groups of one to four planes.
     #[test]
     #[allow(clippy::type_complexity)]
     fn max_pool_rows_match_taps_per_output() {
-        let cases: [(&[(&str, Attr<'_>)], [usize; 2], [usize; 2]); 11] = [
+        let cases: [(&[(&str, Attr<'_>)], [usize; 2], [usize; 2]); 12] = [
             (
                 &[
                     ("kernel_shape", Attr::Ints(&[3, 3])),
@@ -452,7 +496,17 @@ mod tests {
                 [2, 1100],
                 [1, 550],
             ),
-            // A window 2 wide over rows of 34: split, 17 outputs (a vector and one).
+            // Stride 1 over rows of 70, dilated: blocks inside the row and at both its ends.
+            (
+                &[
+                    ("kernel_shape", Attr::Ints(&[3, 3])),
+                    ("pads", Attr::Ints(&[1, 2, 1, 2])),
+                    ("dilations", Attr::Ints(&[1, 2])),
+                ],
+                [5, 70],
+                [5, 70],
+            ),
+            // A window 2 wide over rows of 34: 17 outputs (a vector and one).
             (
                 &[
                     ("kernel_shape", Attr::Ints(&[2, 2])),
@@ -478,16 +532,22 @@ mod tests {
             let mut rows = vec![f32::NAN; oh * ow];
             max_2d(&win, &x, &mut rows);
             let mut got = vec![rows];
-            // Through the kernel (the split at stride 2), on two planes, the second the first's
-            // negation, at every level this CPU has.
-            let planes: Vec<f32> = x.iter().copied().chain(x.iter().map(|v| -v)).collect();
-            let (xs, ys) = ([1, 2, ih, iw], [1, 2, oh, ow]);
+            // Through the kernel, on seven planes (groups of four and three planes at once),
+            // the first `x`, the others turned around and every other one negated, at every
+            // level this CPU has.
+            let x = &x;
+            let plane = |k: usize| {
+                let sign = if k % 2 == 1 { -1.0 } else { 1.0 };
+                (0..ih * iw).map(move |i| sign * x[(i + 5 * k) % (ih * iw)])
+            };
+            let planes: Vec<f32> = (0..7).flat_map(plane).collect();
+            let (xs, ys) = ([1, 7, ih, iw], [1, 7, oh, ow]);
             for level in [Level::Portable, Level::Avx2, Level::Avx512] {
                 if level > detected() {
                     continue;
                 }
                 limit(level);
-                let mut y = vec![f32::NAN; 2 * oh * ow];
+                let mut y = vec![f32::NAN; 7 * oh * ow];
                 let inputs = [Input::Value {
                     shape: &xs,
                     data: Data::F32(&planes),
@@ -497,17 +557,19 @@ mod tests {
                     data: DataMut::F32(&mut y),
                 }];
                 pool(&attrs, &inputs, &mut outputs, true).unwrap();
-                let (first, second) = y.split_at(oh * ow);
-                let mut reference = vec![f32::NAN; oh * ow];
-                max_2d(&win, &planes[ih * iw..], &mut reference);
-                for (i, (a, b)) in second.iter().zip(&reference).enumerate() {
-                    assert_eq!(
-                        a.to_bits(),
-                        b.to_bits(),
-                        "case {seed} plane 2 at {level:?}: {i}"
-                    );
+                for k in 1..7 {
+                    let mut reference = vec![f32::NAN; oh * ow];
+                    max_2d(&win, &planes[k * ih * iw..][..ih * iw], &mut reference);
+                    let got = &y[k * oh * ow..][..oh * ow];
+                    for (i, (a, b)) in got.iter().zip(&reference).enumerate() {
+                        assert_eq!(
+                            a.to_bits(),
+                            b.to_bits(),
+                            "case {seed} plane {k} at {level:?}: {i}"
+                        );
+                    }
                 }
-                got.push(first.to_vec());
+                got.push(y[..oh * ow].to_vec());
             }
             limit(Level::Avx512);
             for got in got {

@@ -410,6 +410,97 @@ impl TakeGreater for Avx512Fma {
     }
 }
 
+/// Sixteen words of a row read from a column that may lie partly outside it: `out[j] =
+/// row[from + j]` where `0 <= from + j < row.len()`, NaN elsewhere. The max pool reads its
+/// taps this way straight from the input rows, with no padded copy: a copy's narrow stores
+/// stall the wide load that reads them back. Inside the row it is one load; at an edge the
+/// vector levels load only the words inside (masked loads, which touch no word outside).
+#[cfg(target_arch = "x86_64")]
+pub(crate) trait LoadOrNan: Copy {
+    /// `out[j] = row[from + j]`, or NaN where `from + j` is outside `row`, for `j` in `0..16`.
+    fn load_or_nan(self, row: &[f32], from: isize, out: &mut [f32; 16]);
+}
+
+#[cfg(target_arch = "x86_64")]
+impl LoadOrNan for Avx2Fma {
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn load_or_nan(self, row: &[f32], from: isize, out: &mut [f32; 16]) {
+        use core::arch::x86_64::{
+            _mm256_add_epi32, _mm256_and_si256, _mm256_blendv_ps, _mm256_castsi256_ps,
+            _mm256_cmpgt_epi32, _mm256_loadu_ps, _mm256_maskload_ps, _mm256_set1_epi32,
+            _mm256_set1_ps, _mm256_setr_epi32, _mm256_storeu_ps,
+        };
+        let len = row.len() as isize;
+        let op = out.as_mut_ptr();
+        for half in [0, 8] {
+            let at = from + half;
+            // SAFETY: a value of `Avx2Fma` exists only where AVX2 is enabled. The store covers
+            // words `half..half + 8` of `out`. The plain load reads words `at..at + 8` of `row`,
+            // checked to be inside it. The masked load enables only the lanes whose word
+            // `at + j` is inside `row` (`0 <= at + j < len`); `vmaskmovps` does not touch the
+            // others, so its address may point outside `row` (made with `wrapping_offset`).
+            unsafe {
+                let v = if at >= 0 && at + 8 <= len {
+                    _mm256_loadu_ps(row.as_ptr().add(at as usize))
+                } else {
+                    let lanes = _mm256_add_epi32(
+                        _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                        _mm256_set1_epi32(at.clamp(-16, len) as i32),
+                    );
+                    let inside = _mm256_and_si256(
+                        _mm256_cmpgt_epi32(lanes, _mm256_set1_epi32(-1)),
+                        _mm256_cmpgt_epi32(
+                            _mm256_set1_epi32(len.min(i32::MAX as isize) as i32),
+                            lanes,
+                        ),
+                    );
+                    let loaded = _mm256_maskload_ps(row.as_ptr().wrapping_offset(at), inside);
+                    _mm256_blendv_ps(
+                        _mm256_set1_ps(f32::NAN),
+                        loaded,
+                        _mm256_castsi256_ps(inside),
+                    )
+                };
+                _mm256_storeu_ps(op.add(half as usize), v);
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl LoadOrNan for Avx512Fma {
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn load_or_nan(self, row: &[f32], from: isize, out: &mut [f32; 16]) {
+        use core::arch::x86_64::{
+            _mm512_loadu_ps, _mm512_mask_loadu_ps, _mm512_set1_ps, _mm512_storeu_ps,
+        };
+        let len = row.len() as isize;
+        // SAFETY: a value of `Avx512Fma` exists only where AVX-512F is enabled. The store covers
+        // the 16 words of `out`. The plain load reads words `from..from + 16` of `row`, checked
+        // to be inside it. The masked load enables only lanes `lo..hi`, whose words `from + j`
+        // are inside `row`; AVX-512 suppresses the other lanes' accesses (and faults), so its
+        // address may point outside `row` (made with `wrapping_offset`).
+        unsafe {
+            let v = if from >= 0 && from + 16 <= len {
+                _mm512_loadu_ps(row.as_ptr().add(from as usize))
+            } else {
+                let lo = (-from).clamp(0, 16) as u32;
+                let hi = (len - from).clamp(0, 16) as u32;
+                let below = |n: u32| if n >= 16 { 0xffff } else { (1u32 << n) - 1 };
+                let mask = (below(hi) & !below(lo)) as u16;
+                _mm512_mask_loadu_ps(
+                    _mm512_set1_ps(f32::NAN),
+                    mask,
+                    row.as_ptr().wrapping_offset(from),
+                )
+            };
+            _mm512_storeu_ps(out.as_mut_ptr(), v);
+        }
+    }
+}
+
 impl DepthwiseSteps for ScalarFma {
     #[inline(always)]
     fn mul_then_add(self, s: &mut [f32; 16], a: &[f32; 16], b: &[f32; 16]) {
@@ -741,6 +832,49 @@ mod tests {
                     wide(&mut t)
                 };
                 assert_eq!(t, plain);
+            }
+        }
+    }
+
+    /// Every vector level's `load_or_nan` reads the words inside the row and NaN elsewhere,
+    /// from before the row's start to past its end, on rows shorter and longer than a vector.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn loads_or_nans_match_the_definition() {
+        #[target_feature(enable = "avx2,fma")]
+        fn avx2(row: &[f32], from: isize, out: &mut [f32; 16]) {
+            Avx2Fma::new().load_or_nan(row, from, out);
+        }
+        #[target_feature(enable = "avx512f,fma")]
+        fn avx512(row: &[f32], from: isize, out: &mut [f32; 16]) {
+            Avx512Fma::new().load_or_nan(row, from, out);
+        }
+        let words: std::vec::Vec<f32> = (0..40).map(|i| i as f32 - 7.5).collect();
+        for len in [0, 1, 7, 8, 9, 15, 16, 17, 31, 40] {
+            let row = &words[..len];
+            for from in -20..(len as isize + 20) {
+                let want: [u32; 16] = core::array::from_fn(|j| {
+                    usize::try_from(from + j as isize)
+                        .ok()
+                        .and_then(|i| row.get(i))
+                        .map_or(f32::NAN.to_bits(), |v| v.to_bits())
+                });
+                for level in [Level::Avx2, Level::Avx512] {
+                    if level > detected() {
+                        continue;
+                    }
+                    let mut out = [0.5; 16];
+                    // SAFETY: the level was detected on this CPU.
+                    #[allow(unsafe_code)]
+                    unsafe {
+                        match level {
+                            Level::Avx2 => avx2(row, from, &mut out),
+                            _ => avx512(row, from, &mut out),
+                        }
+                    }
+                    let got = out.map(f32::to_bits);
+                    assert_eq!(got, want, "{level:?}: row of {len}, from {from}");
+                }
             }
         }
     }

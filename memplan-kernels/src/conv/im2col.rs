@@ -146,9 +146,9 @@ pub(super) fn pad_row(row: &mut [f32], src: Option<&[f32]>, left: usize) {
         return;
     };
     let (lo, hi) = (left.min(row.len()), (left + src.len()).min(row.len()));
-    row[..lo].fill(0.0);
+    zero_short(&mut row[..lo]);
     copy_words(&mut row[lo..hi], &src[..hi - lo]);
-    row[hi..].fill(0.0);
+    zero_short(&mut row[hi..]);
 }
 
 /// `dst.fill(0.0)` for a few words (the padding of a panel's row), without a call.

@@ -5,9 +5,12 @@
 //! place from there: row `(ic, kh, kw)` of the im2col matrix, for consecutive output columns,
 //! is one run of consecutive words at `(ic KH + kh) wp + kw dw` ([`gemm::B::Offsets`]).
 //!
-//! Each output element is the product's sum over `k` in the same order as the im2col method's
-//! (input channel, kh, kw), the padding's zeros included: the same bits. The copy per output row
-//! is `KH` rows per input channel, where im2col writes `KH x KW` rows of the output row's width.
+//! The `KH` rows of a channel are a ring: padded input row `v` lives in slot `v % KH`, so an
+//! undilated window moving down one row copies only the row entering it and rewrites the
+//! offsets (a dilated one copies its `KH` rows per output row). Each output element is the
+//! product's sum over `k` in the same order as the im2col method's (input channel, kh, kw), the
+//! padding's zeros included: the same bits. The copy per output row is one row per input
+//! channel, where im2col writes `KH x KW` rows of the output row's width.
 
 use super::*;
 
@@ -92,21 +95,9 @@ pub(super) fn padded_rows(
     }
     let (buf, rest) = floats.split_at_mut(rows.len);
     let offsets: &mut [u32] = bytemuck::cast_slice_mut(&mut rest[..k]);
-    // Row `(ic, th, tw)` of `B`: padded row `(ic, th)`, from the column tap `tw` reads.
-    let mut at = offsets.iter_mut();
-    for ic in 0..cg {
-        for th in 0..kh {
-            for tw in 0..kw {
-                if let Some(o) = at.next() {
-                    // `PaddedRows::of` checked that `len` fits a `u32`.
-                    *o = u32::try_from((ic * kh + th) * wp + tw * win.dilations[2]).unwrap_or(0);
-                }
-            }
-        }
-    }
-    let offsets: &[u32] = offsets;
     // Padded column `col` holds input column `col - left` (zero outside the input).
     let left = win.pad_begin[2];
+    let (dh, top) = (win.dilations[1], win.pad_begin[1]);
     let panels_per_group = mg.div_ceil(PANEL);
     let out_span = Planes::span(mg, planes.y, ow);
     for b in 0..geo.n {
@@ -114,13 +105,40 @@ pub(super) fn padded_rows(
             let xg = &x[(b * c + g * cg) * planes.x..][..Planes::span(cg, planes.x, in_plane)];
             let a = A::Packed(&panels[g * panels_per_group * k..][..panels_per_group * k]);
             for yo in 0..oh {
+                // Padded input row `v` (input row `v - top`) lives in slot `v % kh` of each
+                // channel's `kh` rows. Undilated, consecutive output rows share `kh - 1` of
+                // them: only the row entering the window is copied.
+                let fresh = if dh == 1 && yo > 0 { kh - 1..kh } else { 0..kh };
+                for th in fresh {
+                    let v = yo + th * dh;
+                    let slot = if dh == 1 { v % kh } else { th };
+                    let src = v.checked_sub(top).filter(|&yi| yi < ih);
+                    for ic in 0..cg {
+                        let row = &mut buf[(ic * kh + slot) * wp..][..wp];
+                        pad_row(
+                            row,
+                            src.map(|yi| &xg[ic * planes.x + yi * iw..][..iw]),
+                            left,
+                        );
+                    }
+                }
+                // Row `(ic, th, tw)` of `B`: the slot of padded row `(ic, th)`, from the
+                // column tap `tw` reads. `PaddedRows::of` checked that `len` fits a `u32`.
+                let first = if dh == 1 { yo % kh } else { 0 };
+                let mut at = offsets.iter_mut();
                 for ic in 0..cg {
                     for th in 0..kh {
-                        let row = &mut buf[(ic * kh + th) * wp..][..wp];
-                        let src = win
-                            .source(1, yo, th)
-                            .map(|yi| &xg[ic * planes.x + yi * iw..][..iw]);
-                        pad_row(row, src, left);
+                        let slot = if first + th < kh {
+                            first + th
+                        } else {
+                            first + th - kh
+                        };
+                        let row = u32::try_from((ic * kh + slot) * wp).unwrap_or(0);
+                        for tw in 0..kw {
+                            if let Some(o) = at.next() {
+                                *o = row + (tw * win.dilations[2]) as u32;
+                            }
+                        }
                     }
                 }
                 let at = (b * m + g * mg) * planes.y + yo * ow;
@@ -133,7 +151,10 @@ pub(super) fn padded_rows(
                     bias: bias.map_or(Bias::None, |bias| Bias::Row(&bias[g * mg..][..mg])),
                     act,
                 };
-                let b_rows: B<'_, RowMajor<'_>> = B::Offsets { b: &*buf, offsets };
+                let b_rows: B<'_, RowMajor<'_>> = B::Offsets {
+                    b: &*buf,
+                    offsets: &*offsets,
+                };
                 gemm::product(&mut p, a, b_rows, &mut [])?;
             }
         }
