@@ -245,6 +245,7 @@ pub(crate) fn pool_window(
 /// The checked geometry of one Conv node, float (`Conv`) or integer (`ConvInteger`,
 /// `QLinearConv`): input `[N, C, spatial...]`, weight `[M, C / group, kernel...]`, output `[N, M,
 /// spatial...]`.
+#[derive(Clone)]
 pub(crate) struct ConvGeometry {
     /// Batch, input channels, output channels, groups.
     pub(crate) n: usize,

@@ -32,6 +32,9 @@ const MOST_PIXELS: usize = 14;
 /// weight vectors and a broadcast in the 16 vector registers) and in the portable build.
 const MOST_PIXELS_NARROW: usize = 6;
 
+/// The most steps of `k` whose offsets a Conv read in place keeps on the stack (8 KiB).
+const STACK_STEPS: usize = 2048;
+
 /// The method's layout for a Conv: how many output rows a band holds, how many input channels
 /// a pass over it sums, and where their input rows lie in scratch.
 pub(super) struct Direct {
@@ -82,7 +85,7 @@ impl Direct {
                 taps,
                 in_place: true,
             };
-            return (layout.words() <= most).then_some(layout);
+            return (layout.words() <= most || layout.steps_on_stack()).then_some(layout);
         }
         let reach = (w.output[2] - 1)
             .checked_mul(w.strides[2])?
@@ -126,6 +129,13 @@ impl Direct {
             .is_some()
     }
 
+    /// Whether the offsets of the steps live on the stack, not in scratch: read in place (one
+    /// pass), at most [`STACK_STEPS`] of them. A pointwise Conv has no scratch of its own (the
+    /// product reads its input in place); this way the method needs none either.
+    fn steps_on_stack(&self) -> bool {
+        self.in_place && self.chunk.saturating_mul(self.taps) <= STACK_STEPS
+    }
+
     /// Scratch words: a pass's padded rows (`f32`, none when read in place), the offset of each
     /// of its steps (`u32`).
     pub(super) fn words(&self) -> usize {
@@ -151,15 +161,47 @@ impl Direct {
 ///   there a 3x3 stride-2 Conv 1.7-1.8x, 1x1 stride-2 128 -> 256 2.4x, 3x3 Convs at 55 x 55,
 ///   28 x 28, 12 x 12 and 7 x 7 1.1-1.6x; a 3-channel stem ran 0.5x, a 32 -> 64 shortcut 0.5x
 ///   and 512 channels at 7 x 7 in passes 0.8x.
+///
+/// A pointwise Conv ([`pointwise_as_row`]) takes it where the product's tiles of 16 output
+/// pixels waste lanes: a plane not a multiple of 16 pixels, with a fifth or more of the last
+/// tile's lanes empty, or with at least 192 input channels. Measured alone against the product,
+/// the same bits: at AVX-512 256 -> 256 at 3 x 3 2.9-3.0x, 64 -> 64 at 5 x 5 1.46x, 128 ->
+/// 128 at 6 x 6 1.18x, 576 -> 96, 960 -> 160 and 320 -> 1280 at 7 x 7 1.25-1.30x, 256 -> 256
+/// at 10 x 10 1.14x, 512 -> 64 and 512 -> 1000 at 13 x 13 1.31-1.37x, 576 -> 96 at 14 x 14
+/// 1.21x, 256 -> 32 at 27 x 27 1.02x; left to the product: 96 -> 576 at 14 x 14 0.93x, 64 ->
+/// 256 and 48 -> 192 at 13 x 13 0.86-0.91x, 128 -> 16 at 55 x 55 0.58x, and planes of 64,
+/// 144 or 256 pixels 0.77-0.90x. At AVX2 the same rule's Convs ran 1.02-2.6x.
 pub(super) fn direct_pays(geo: &ConvGeometry, layout: &Direct) -> bool {
     let k = (geo.c / geo.group).saturating_mul(geo.taps());
-    let taken_before = geo.pointwise() || PaddedRows::of(geo).is_some();
+    let taken_before = if geo.pointwise() {
+        let pixels: usize = geo.win.output.iter().product();
+        let tiles = pixels.next_multiple_of(PANEL);
+        let empty = tiles - pixels;
+        empty == 0 || (5 * empty < tiles && k < 192)
+    } else {
+        PaddedRows::of(geo).is_some()
+    };
     cfg!(target_arch = "x86_64")
         && !taken_before
         && match crate::simd::level() {
             Level::Avx512 => true,
             _ => k >= 64 && layout.chunk * layout.taps >= k,
         }
+}
+
+/// A pointwise Conv's geometry with its output plane as one row (its input's too: a 1x1
+/// window of stride 1 reads pixel `i` for output `i`), so that the direct method's tiles run on
+/// across the plane's rows.
+pub(super) fn pointwise_as_row(geo: &ConvGeometry) -> ConvGeometry {
+    let mut row = geo.clone();
+    for dims in [&mut row.win.input, &mut row.win.output] {
+        let pixels: usize = dims.iter().product();
+        dims.fill(1);
+        if let Some(last) = dims.last_mut() {
+            *last = pixels;
+        }
+    }
+    row
 }
 
 /// Padded input rows a band of `rows` output rows reads.
@@ -238,10 +280,16 @@ fn direct<F: MulAdd + Transpose, const MOST: usize, const PAIRS: bool>(
     let Some((buf, rest)) = floats.split_at_mut_checked(copied) else {
         return;
     };
-    let Some(offsets) = rest.get_mut(..chunk * taps) else {
-        return;
+    let mut on_stack;
+    let offsets: &mut [u32] = if layout.steps_on_stack() {
+        on_stack = [0u32; STACK_STEPS];
+        &mut on_stack[..chunk * taps]
+    } else {
+        let Some(offsets) = rest.get_mut(..chunk * taps) else {
+            return;
+        };
+        bytemuck::cast_slice_mut(offsets)
     };
-    let offsets: &mut [u32] = bytemuck::cast_slice_mut(offsets);
     // Step `(ic, kh, kw)`'s input for a tile's first pixel, from the pixel's top-left corner
     // in the pass's first channel.
     let mut at = offsets.iter_mut();

@@ -336,12 +336,19 @@ fn compute(
     let k = cg * geo.taps();
     let panels = mg.div_ceil(PANEL);
     let packed_rows: &[Row] = w.as_chunks::<PANEL>().0;
+    let as_row;
+    let direct_geo = if geo.pointwise() {
+        as_row = pointwise_as_row(geo);
+        &as_row
+    } else {
+        geo
+    };
     if is_packed
-        && let Some(layout) =
-            Direct::of(geo, scratch.len()).filter(|l| l.fits(planes) && direct_pays(geo, l))
+        && let Some(layout) = Direct::of(direct_geo, scratch.len())
+            .filter(|l| l.fits(planes) && direct_pays(direct_geo, l))
     {
         let mut args = DirectArgs {
-            geo,
+            geo: direct_geo,
             layout: &layout,
             planes,
             panels: packed_rows,
@@ -762,7 +769,7 @@ mod tests {
             [usize; 4],
             [usize; 4],
             [usize; 4],
-        ); 4] = [
+        ); 8] = [
             (
                 &[("activation", crate::Attr::Str("Relu"))],
                 [1, 24, 9, 9],
@@ -777,9 +784,59 @@ mod tests {
                 [16, 4, 1, 1],
                 [2, 16, 6, 8],
             ),
+            // The direct method: a batch of 3 x 3 planes, a pair of panels and part of one.
+            (
+                &[("activation", crate::Attr::Str("Relu"))],
+                [2, 24, 3, 3],
+                [40, 24, 1, 1],
+                [2, 40, 3, 3],
+            ),
+            // The direct method for 200 input channels on 13 x 13 (little waste).
+            (&[], [1, 200, 13, 13], [20, 200, 1, 1], [1, 20, 13, 13]),
+            (
+                &[("group", crate::Attr::Int(2))],
+                [1, 16, 5, 5],
+                [8, 8, 1, 1],
+                [1, 8, 5, 5],
+            ),
+            // Too many steps for the stack: the product.
+            (&[], [1, 2100, 2, 2], [3, 2100, 1, 1], [1, 3, 2, 2]),
         ];
         for (list, xs, ws, ys) in cases {
             crate::conv::rows::tests::packed_gives_the_im2col_bits(list, xs, ws, ys);
         }
+    }
+
+    /// Which pointwise Convs the direct method takes (AVX-512, where the rule was measured):
+    /// planes that waste a fifth of the product's last tile, or 192 input channels or more on
+    /// a plane not a multiple of 16 pixels; never a plane of whole tiles, nor more steps than
+    /// the stack holds.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn pointwise_convs_take_the_direct_method_where_tiles_waste_lanes() {
+        use super::{ConvGeometry, Direct, direct_pays, pointwise_as_row};
+        use crate::simd::{Level, detected, limit};
+        if detected() < Level::Avx512 {
+            return;
+        }
+        limit(Level::Avx512);
+        let direct = |c: usize, m: usize, hw: [usize; 2]| {
+            let attrs = Attrs::new(&[]);
+            let (xs, ws, ys) = ([1, c, hw[0], hw[1]], [m, c, 1, 1], [1, m, hw[0], hw[1]]);
+            let geo = ConvGeometry::new(&attrs, &xs, &ws, &ys).unwrap();
+            let row = pointwise_as_row(&geo);
+            assert_eq!(row.win.output.iter().product::<usize>(), hw[0] * hw[1]);
+            Direct::of(&row, 0).is_some_and(|l| direct_pays(&row, &l))
+        };
+        assert!(direct(256, 256, [3, 3]));
+        assert!(direct(64, 64, [5, 5]));
+        assert!(direct(576, 96, [7, 7]));
+        assert!(direct(512, 1000, [13, 13]));
+        assert!(direct(576, 96, [14, 14]));
+        assert!(!direct(96, 576, [14, 14]));
+        assert!(!direct(128, 16, [55, 55]));
+        assert!(!direct(512, 1000, [16, 16]));
+        assert!(!direct(128, 128, [8, 8]));
+        assert!(!direct(2100, 16, [3, 3]));
     }
 }
