@@ -300,7 +300,9 @@ pub(crate) fn check_views(inputs: &[Input<'_>], outputs: &[Output<'_>]) -> Resul
 }
 
 /// A Rust element type of a tensor.
-pub(crate) trait Elem: Copy + PartialOrd + Default + core::fmt::Debug + 'static {
+pub(crate) trait Elem:
+    bytemuck::Pod + PartialOrd + Default + core::fmt::Debug + 'static
+{
     /// Its tensor type.
     const DTYPE: DType;
     /// The elements, if `data` holds this type.
