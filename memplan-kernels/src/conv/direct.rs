@@ -163,21 +163,23 @@ impl Direct {
 ///   and 512 channels at 7 x 7 in passes 0.8x.
 ///
 /// A pointwise Conv ([`pointwise_as_row`]) takes it where the product's tiles of 16 output
-/// pixels waste lanes: a plane not a multiple of 16 pixels, with a fifth or more of the last
-/// tile's lanes empty, or with at least 192 input channels. Measured alone against the product,
-/// the same bits: at AVX-512 256 -> 256 at 3 x 3 2.9-3.0x, 64 -> 64 at 5 x 5 1.46x, 128 ->
-/// 128 at 6 x 6 1.18x, 576 -> 96, 960 -> 160 and 320 -> 1280 at 7 x 7 1.25-1.30x, 256 -> 256
-/// at 10 x 10 1.14x, 512 -> 64 and 512 -> 1000 at 13 x 13 1.31-1.37x, 576 -> 96 at 14 x 14
-/// 1.21x, 256 -> 32 at 27 x 27 1.02x; left to the product: 96 -> 576 at 14 x 14 0.93x, 64 ->
-/// 256 and 48 -> 192 at 13 x 13 0.86-0.91x, 128 -> 16 at 55 x 55 0.58x, and planes of 64,
-/// 144 or 256 pixels 0.77-0.90x. At AVX2 the same rule's Convs ran 1.02-2.6x.
+/// pixels waste lanes: a plane of at least 2 pixels, not a multiple of 16, with a fifth or more
+/// of the last tile's lanes empty, or with at least 192 input channels. (A single pixel, a
+/// squeeze-and-excitation block's, ran 0.83-1.1x by the direct method: each tile of one pixel
+/// is turned around whole.) Measured alone against the product, the same bits, at AVX-512:
+/// 256 -> 256 at 2 x 2 2.4x and at 3 x 3 2.9-3.0x, 64 -> 64 at 5 x 5 1.46x, 128 -> 128 at
+/// 6 x 6 1.18x, 576 -> 96, 960 -> 160 and 320 -> 1280 at 7 x 7 1.25-1.30x, 256 -> 256 at
+/// 10 x 10 1.14x, 512 -> 64 and 512 -> 1000 at 13 x 13 1.31-1.37x, 576 -> 96 at 14 x 14 1.21x,
+/// 256 -> 32 at 27 x 27 1.02x; left to the product: 96 -> 576 at 14 x 14 0.93x, 64 -> 256 and
+/// 48 -> 192 at 13 x 13 0.86-0.91x, 128 -> 16 at 55 x 55 0.58x, and planes of 64, 144 or 256
+/// pixels 0.77-0.90x. At AVX2 the same rule's Convs ran 1.02-2.6x.
 pub(super) fn direct_pays(geo: &ConvGeometry, layout: &Direct) -> bool {
     let k = (geo.c / geo.group).saturating_mul(geo.taps());
     let taken_before = if geo.pointwise() {
         let pixels: usize = geo.win.output.iter().product();
         let tiles = pixels.next_multiple_of(PANEL);
         let empty = tiles - pixels;
-        empty == 0 || (5 * empty < tiles && k < 192)
+        empty == 0 || pixels < 2 || (5 * empty < tiles && k < 192)
     } else {
         PaddedRows::of(geo).is_some()
     };

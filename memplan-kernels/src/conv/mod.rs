@@ -838,5 +838,7 @@ mod tests {
         assert!(!direct(512, 1000, [16, 16]));
         assert!(!direct(128, 128, [8, 8]));
         assert!(!direct(2100, 16, [3, 3]));
+        assert!(!direct(96, 24, [1, 1]));
+        assert!(direct(64, 64, [2, 1]));
     }
 }
