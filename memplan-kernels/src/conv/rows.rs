@@ -6,8 +6,9 @@
 //! is one run of consecutive words at `(ic KH + kh) wp + kw dw` ([`gemm::B::Offsets`]).
 //!
 //! The `KH` rows of a channel are a ring: padded input row `v` lives in slot `v % KH`, so an
-//! undilated window moving down one row copies only the row entering it and rewrites the
-//! offsets (a dilated one copies its `KH` rows per output row). Each output element is the
+//! undilated window moving down one row copies only the row entering it and reads `B` through
+//! the offsets of the ring's turn (each turn's table computed once, on the stack of an x86-64
+//! host; rewritten per row elsewhere). A dilated window copies its `KH` rows per output row. Each output element is the
 //! product's sum over `k` in the same order as the im2col method's (input channel, kh, kw), the
 //! padding's zeros included: the same bits. The copy per output row is one row per input
 //! channel, where im2col writes `KH x KW` rows of the output row's width.
@@ -100,6 +101,19 @@ pub(super) fn padded_rows(
     let (dh, top) = (win.dilations[1], win.pad_begin[1]);
     let panels_per_group = mg.div_ceil(PANEL);
     let out_span = Planes::span(mg, planes.y, ow);
+    // Undilated, the offsets of each of the ring's `kh` turns, computed once (on x86-64 hosts,
+    // up to 8 KiB of stack; elsewhere they are rewritten per output row in the scratch).
+    let mut tables = [0u32; if cfg!(target_arch = "x86_64") {
+        RING_TABLES
+    } else {
+        0
+    }];
+    let rotations = dh == 1 && kh.saturating_mul(k) <= tables.len();
+    if rotations {
+        for (first, table) in tables.chunks_exact_mut(k).take(kh).enumerate() {
+            ring_offsets(table, first, cg, kh, kw, wp, win.dilations[2]);
+        }
+    }
     for b in 0..geo.n {
         for g in 0..group {
             let xg = &x[(b * c + g * cg) * planes.x..][..Planes::span(cg, planes.x, in_plane)];
@@ -122,25 +136,13 @@ pub(super) fn padded_rows(
                         );
                     }
                 }
-                // Row `(ic, th, tw)` of `B`: the slot of padded row `(ic, th)`, from the
-                // column tap `tw` reads. `PaddedRows::of` checked that `len` fits a `u32`.
                 let first = if dh == 1 { yo % kh } else { 0 };
-                let mut at = offsets.iter_mut();
-                for ic in 0..cg {
-                    for th in 0..kh {
-                        let slot = if first + th < kh {
-                            first + th
-                        } else {
-                            first + th - kh
-                        };
-                        let row = u32::try_from((ic * kh + slot) * wp).unwrap_or(0);
-                        for tw in 0..kw {
-                            if let Some(o) = at.next() {
-                                *o = row + (tw * win.dilations[2]) as u32;
-                            }
-                        }
-                    }
-                }
+                let offsets: &[u32] = if rotations {
+                    &tables[first * k..][..k]
+                } else {
+                    ring_offsets(offsets, first, cg, kh, kw, wp, win.dilations[2]);
+                    offsets
+                };
                 let at = (b * m + g * mg) * planes.y + yo * ow;
                 let mut p = Product {
                     m: mg,
@@ -151,15 +153,45 @@ pub(super) fn padded_rows(
                     bias: bias.map_or(Bias::None, |bias| Bias::Row(&bias[g * mg..][..mg])),
                     act,
                 };
-                let b_rows: B<'_, RowMajor<'_>> = B::Offsets {
-                    b: &*buf,
-                    offsets: &*offsets,
-                };
+                let b_rows: B<'_, RowMajor<'_>> = B::Offsets { b: &*buf, offsets };
                 gemm::product(&mut p, a, b_rows, &mut [])?;
             }
         }
     }
     Ok(())
+}
+
+/// The most offsets (`u32`) of the ring's turns kept on the stack.
+const RING_TABLES: usize = 2048;
+
+/// Row `(ic, th, tw)` of `B` when the ring's first slot is `first`: the slot of padded row
+/// `(ic, th)`, from the column tap `tw` reads (`PaddedRows::of` checked that the rows' words fit
+/// a `u32`).
+fn ring_offsets(
+    offsets: &mut [u32],
+    first: usize,
+    cg: usize,
+    kh: usize,
+    kw: usize,
+    wp: usize,
+    dw: usize,
+) {
+    let mut at = offsets.iter_mut();
+    for ic in 0..cg {
+        for th in 0..kh {
+            let slot = if first + th < kh {
+                first + th
+            } else {
+                first + th - kh
+            };
+            let row = u32::try_from((ic * kh + slot) * wp).unwrap_or(0);
+            for tw in 0..kw {
+                if let Some(o) = at.next() {
+                    *o = row + (tw * dw) as u32;
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -226,11 +258,12 @@ pub(super) mod tests {
 
     /// The padded-rows method (packed weights, stride 1) gives the im2col method's bits (the
     /// same weights unpacked), at every level: pads on any side, dilations, groups, more than a
-    /// panel of output channels, output rows of one and two tiles, an activation.
+    /// panel of output channels, output rows of one and two tiles, an activation, the ring's
+    /// offsets from the stack's tables and rewritten per row.
     #[test]
     #[allow(clippy::type_complexity)]
     fn padded_rows_give_the_im2col_bits() {
-        let cases: [(&[(&str, Attr<'_>)], [usize; 4], [usize; 4], [usize; 4]); 6] = [
+        let cases: [(&[(&str, Attr<'_>)], [usize; 4], [usize; 4], [usize; 4]); 7] = [
             (
                 &[("pads", Attr::Ints(&[1, 1, 1, 1]))],
                 [1, 16, 32, 32],
@@ -263,6 +296,13 @@ pub(super) mod tests {
                 [2, 8, 5, 16],
             ),
             (&[], [1, 4, 6, 36], [33, 4, 3, 5], [1, 33, 4, 32]),
+            // Too many offsets for the ring's tables on the stack: rewritten per row.
+            (
+                &[("pads", Attr::Ints(&[1, 1, 1, 1]))],
+                [1, 80, 4, 16],
+                [8, 80, 3, 3],
+                [1, 8, 4, 16],
+            ),
             (
                 &[("pads", Attr::Ints(&[0, 2, 0, 2]))],
                 [1, 2, 3, 16],
