@@ -82,8 +82,10 @@ pub(crate) fn transpose(
                 ld_in: s[rank - 1],
             };
             let offsets = [yst, s];
-            // Words move as `f32` bit patterns through a vector level's 16 x 16 blocks.
-            if size_of::<T>() == 4
+            // Words move as `f32` bit patterns through a vector level's 16 x 16 blocks (on x86-64:
+            // a block is 1 KiB of stack, which a microcontroller keeps for the 8 x 8 ones).
+            if cfg!(target_arch = "x86_64")
+                && size_of::<T>() == 4
                 && let (Ok(y), Ok(x)) = (
                     bytemuck::try_cast_slice_mut::<T, f32>(y),
                     bytemuck::try_cast_slice::<T, f32>(x),
