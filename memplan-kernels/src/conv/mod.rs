@@ -337,7 +337,7 @@ fn compute(
     let panels = mg.div_ceil(PANEL);
     let packed_rows: &[Row] = w.as_chunks::<PANEL>().0;
     let as_row;
-    let direct_geo = if geo.pointwise() {
+    let direct_geo = if is_packed && geo.pointwise() {
         as_row = pointwise_as_row(geo);
         &as_row
     } else {

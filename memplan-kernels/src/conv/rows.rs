@@ -8,10 +8,11 @@
 //! The `KH` rows of a channel are a ring: padded input row `v` lives in slot `v % KH`, so an
 //! undilated window moving down one row copies only the row entering it and reads `B` through
 //! the offsets of the ring's turn (each turn's table computed once, on the stack of an x86-64
-//! host; rewritten per row elsewhere). A dilated window copies its `KH` rows per output row. Each output element is the
-//! product's sum over `k` in the same order as the im2col method's (input channel, kh, kw), the
-//! padding's zeros included: the same bits. The copy per output row is one row per input
-//! channel, where im2col writes `KH x KW` rows of the output row's width.
+//! host; rewritten per row elsewhere). A dilated window copies its `KH` rows per output row,
+//! always into slots `0..KH`. Each output element is the product's sum over `k` in the same
+//! order as the im2col method's (input channel, kh, kw), the padding's zeros included: the
+//! same bits. The copy per output row is one row per input channel, where im2col writes
+//! `KH x KW` rows of the output row's width.
 
 use super::*;
 
@@ -98,7 +99,7 @@ pub(super) fn padded_rows(
     let offsets: &mut [u32] = bytemuck::cast_slice_mut(&mut rest[..k]);
     // Padded column `col` holds input column `col - left` (zero outside the input).
     let left = win.pad_begin[2];
-    let (dh, top) = (win.dilations[1], win.pad_begin[1]);
+    let dh = win.dilations[1];
     let panels_per_group = mg.div_ceil(PANEL);
     let out_span = Planes::span(mg, planes.y, ow);
     // Undilated, the offsets of each of the ring's `kh` turns, computed once (on x86-64 hosts,
@@ -113,20 +114,22 @@ pub(super) fn padded_rows(
         for (first, table) in tables.chunks_exact_mut(k).take(kh).enumerate() {
             ring_offsets(table, first, cg, kh, kw, wp, win.dilations[2]);
         }
+    } else {
+        // Dilated, the slots never turn: one table for every row.
+        ring_offsets(offsets, 0, cg, kh, kw, wp, win.dilations[2]);
     }
     for b in 0..geo.n {
         for g in 0..group {
             let xg = &x[(b * c + g * cg) * planes.x..][..Planes::span(cg, planes.x, in_plane)];
             let a = A::Packed(&panels[g * panels_per_group * k..][..panels_per_group * k]);
             for yo in 0..oh {
-                // Padded input row `v` (input row `v - top`) lives in slot `v % kh` of each
-                // channel's `kh` rows. Undilated, consecutive output rows share `kh - 1` of
-                // them: only the row entering the window is copied.
+                // Undilated, tap `th` reads padded input row `v = yo + th`, which lives in slot
+                // `v % kh` of each channel's `kh` rows; consecutive output rows share `kh - 1`
+                // of them: only the row entering the window is copied.
                 let fresh = if dh == 1 && yo > 0 { kh - 1..kh } else { 0..kh };
                 for th in fresh {
-                    let v = yo + th * dh;
-                    let slot = if dh == 1 { v % kh } else { th };
-                    let src = v.checked_sub(top).filter(|&yi| yi < ih);
+                    let slot = if dh == 1 { (yo + th) % kh } else { th };
+                    let src = win.source(1, yo, th);
                     for ic in 0..cg {
                         let row = &mut buf[(ic * kh + slot) * wp..][..wp];
                         pad_row(
@@ -140,7 +143,9 @@ pub(super) fn padded_rows(
                 let offsets: &[u32] = if rotations {
                     &tables[first * k..][..k]
                 } else {
-                    ring_offsets(offsets, first, cg, kh, kw, wp, win.dilations[2]);
+                    if dh == 1 {
+                        ring_offsets(offsets, first, cg, kh, kw, wp, win.dilations[2]);
+                    }
                     offsets
                 };
                 let at = (b * m + g * mg) * planes.y + yo * ow;
