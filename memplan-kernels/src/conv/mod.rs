@@ -487,7 +487,20 @@ mod tests {
     #[test]
     #[allow(clippy::type_complexity)]
     fn depthwise_methods_agree() {
-        let cases: [(&[(&str, Attr<'_>)], [usize; 4], [usize; 4], [usize; 4]); 11] = [
+        let cases: [(&[(&str, Attr<'_>)], [usize; 4], [usize; 4], [usize; 4]); 12] = [
+            // A 3x3 stride-2 window to 14 x 14 (the channel-lanes method, `STRIDED_PLANE`, in
+            // bands of output rows), a last block of 2 channels.
+            (
+                &[
+                    ("group", Attr::Int(66)),
+                    ("pads", Attr::Ints(&[1, 1, 1, 1])),
+                    ("strides", Attr::Ints(&[2, 2])),
+                    ("activation", Attr::Str("Relu")),
+                ],
+                [1, 66, 28, 28],
+                [66, 1, 3, 3],
+                [1, 66, 14, 14],
+            ),
             // An input with no columns: the outputs are the padding's, the bias alone.
             (
                 &[("group", Attr::Int(2)), ("pads", Attr::Ints(&[0, 1, 0, 1]))],
@@ -591,6 +604,18 @@ mod tests {
                 [1, 2, 6, 16],
             ),
         ];
+        let strided = super::ConvGeometry::new(
+            &Attrs::new(cases[0].0),
+            &cases[0].1,
+            &cases[0].2,
+            &cases[0].3,
+        );
+        assert!(
+            strided
+                .ok()
+                .and_then(|geo| super::Lanes::of(&geo))
+                .is_some()
+        );
         for (attrs, xs, ws, ys) in cases {
             let attrs = Attrs::new(attrs);
             let direct = conv(&attrs, &xs, &ws, &ys, Some(0));
