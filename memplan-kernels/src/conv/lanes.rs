@@ -40,12 +40,15 @@ const MANY_TAPS: usize = 49;
 /// The largest plane a kernel of [`MANY_TAPS`] takes the method on (on 28 x 28 it measured
 /// 1.1x alone and 0.97x in a whole ConvNeXt-like network: not worth its larger scratch).
 const MANY_TAPS_PLANE: usize = 256;
-/// The largest plane a strided window of at most 3 x 3 taps takes the method on: the padded
-/// method splits each strided plane into phases and pays its set-up, copy and epilogue per
-/// channel on a quarter of the outputs. At AVX-512 and AVX2 against it, 3x3 stride 2 to 14 x
+/// The largest plane a strided window of at most [`STRIDED_TAPS`] taps takes the method on:
+/// the padded method splits each strided plane into phases and pays its set-up, copy and
+/// epilogue per channel on a quarter of the outputs. At AVX-512 and AVX2 against it, 3x3 stride 2 to 14 x
 /// 14 (192 and 480 channels) 1.37-1.59x, 16 x 16 (256) 1.39-1.43x, 15 x 15 (64) 1.13-1.24x; 5x5
 /// taps to 14 x 14 0.77x and 3x3 to 28 x 28 0.91x, so neither takes it.
 const STRIDED_PLANE: usize = 256;
+/// The most taps of a strided window that takes the method on a plane of up to
+/// [`STRIDED_PLANE`] outputs: a 3x3 window's (measured; a 5x5 one lost).
+const STRIDED_TAPS: usize = 9;
 
 /// A block's interleaved input tile (one band of padded rows) and weights (one vector a tap),
 /// in scratch: nothing larger than a step's sums and one 16 x 16 turn on the stack, a
@@ -70,9 +73,9 @@ impl Lanes {
     /// The method's tile for a depthwise Conv of geometry `geo`, if it applies: a 1-D or 2-D
     /// window of at most [`MOST_TAPS`] taps ([`MAX_DW_K`] each way), a plane of at most
     /// [`SMALL_PLANE`] outputs (of [`MANY_TAPS_PLANE`] with [`MANY_TAPS`] taps, of
-    /// [`STRIDED_PLANE`] for a strided window of at most 9 taps), and a tile of at least one
-    /// output row in at most [`MOST_WORDS`], no larger than the padded plane's scratch or a
-    /// quarter of the output (the most a faster method may add to the arena).
+    /// [`STRIDED_PLANE`] for a strided window of at most [`STRIDED_TAPS`]), and a tile of at
+    /// least one output row in at most [`MOST_WORDS`], no larger than the padded plane's
+    /// scratch or a quarter of the output (the most a faster method may add to the arena).
     pub(super) fn of(geo: &ConvGeometry) -> Option<Lanes> {
         let win = &geo.win;
         if !geo.depthwise()
@@ -90,7 +93,7 @@ impl Lanes {
         let strided = win.strides[1] > 1 || win.strides[2] > 1;
         let small = outputs <= SMALL_PLANE
             || (geo.taps() >= MANY_TAPS && outputs <= MANY_TAPS_PLANE)
-            || (strided && geo.taps() <= 9 && outputs <= STRIDED_PLANE);
+            || (strided && geo.taps() <= STRIDED_TAPS && outputs <= STRIDED_PLANE);
         if !small {
             return None;
         }
