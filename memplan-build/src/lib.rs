@@ -58,6 +58,7 @@
 //! it as a scratch tensor that this crate declares on the node, sized by
 //! `memplan_kernels::scratch_len`; the planner places it in the arena like any tensor.
 
+mod cache_bands;
 mod dry_run;
 mod emit;
 mod error;

@@ -124,6 +124,7 @@ impl Network {
                 nodes: None,
                 budget: None,
                 ram_budget: None,
+                cache_bytes: None,
                 io_in_arena: false,
                 plan_docs: true,
                 fuse: true,
@@ -192,6 +193,22 @@ impl Network {
     #[must_use]
     pub fn ram_budget(mut self, bytes: u64) -> Self {
         self.options.ram_budget = Some(bytes);
+        self
+    }
+
+    /// The data cache the network runs with, in bytes (a host core's L2; without it nothing
+    /// changes): where a chain of convolutions passes a tensor larger than `bytes` from one to
+    /// the next (a MobileNet's expansion at 112 x 112), the chain runs band by band, each tensor
+    /// between them held as the few rows the next one still reads, so that it is written and
+    /// read again while still in the cache rather than through memory. The bands are the
+    /// tallest whose buffers take at most half of `bytes`. Every row is computed once by the
+    /// same kernels: the same bytes out, an arena no larger, a few more calls. The generated
+    /// module's `network::BAND_BY_BAND` lists the stages. Under a
+    /// [`ram_budget`](Self::ram_budget) the whole-tensor plan does not meet, the budget decides
+    /// instead.
+    #[must_use]
+    pub fn cache_bytes(mut self, bytes: u64) -> Self {
+        self.options.cache_bytes = Some(bytes);
         self
     }
 

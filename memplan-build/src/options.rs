@@ -13,6 +13,8 @@ pub(crate) struct Options {
     /// The most bytes the arena may take, met by writing outputs over inputs where the
     /// kernels can ([`crate::ram_budget`]).
     pub(crate) ram_budget: Option<u64>,
+    /// The data cache whose size bands chains of convolutions ([`crate::cache_bands`]).
+    pub(crate) cache_bytes: Option<u64>,
     pub(crate) io_in_arena: bool,
     pub(crate) plan_docs: bool,
     /// Build-time rewriting: BatchNormalization folded, biases and activations fused, weights

@@ -10,6 +10,7 @@ use memplan_core::model_file::Layout;
 use memplan_core::model_file::names::UniqueNames;
 use memplan_core::{DType, Model, Tensor, lower_bound};
 
+use crate::cache_bands;
 use crate::fold;
 use crate::graph::{Constant, Node, OpInput, kernel_dtype};
 use crate::options::Options;
@@ -94,7 +95,63 @@ pub(crate) fn finish(
                 plan_with,
             )
         }
-        _ => Ok(planned),
+        _ => Ok(with_cache_bands(
+            planned,
+            options,
+            |stages| {
+                schedule(
+                    path,
+                    options,
+                    model.clone(),
+                    shapes.clone(),
+                    nodes.clone(),
+                    constants,
+                    (&BTreeSet::new(), stages),
+                )
+            },
+            || {
+                cache_bands::stages(
+                    &model,
+                    &shapes,
+                    &nodes,
+                    constants,
+                    &patches::chains(&model, &shapes, &nodes, constants),
+                    options.cache_bytes.unwrap_or(u64::MAX),
+                )
+            },
+        )),
+    }
+}
+
+/// `whole` (the plan of whole tensors, within any RAM budget) or, with
+/// [`Network::cache_bytes`](crate::Network::cache_bytes), the plan with the stages that keep
+/// the tensors between convolutions in the cache ([`cache_bands`]), if there are any and it
+/// plans within the budget. `plan_with` plans a list of stages, `stages` finds them.
+fn with_cache_bands(
+    whole: Planned,
+    options: &Options,
+    plan_with: impl Fn(&[patches::Stage]) -> Result<Planned, String>,
+    stages: impl Fn() -> Vec<patches::Stage>,
+) -> Planned {
+    if options.cache_bytes.is_none() {
+        return whole;
+    }
+    let stages = stages();
+    if stages.is_empty() {
+        return whole;
+    }
+    // A stage's arena holds band buffers where it held whole tensors: never more, but a RAM
+    // budget is checked rather than assumed; and a schedule that cannot be planned keeps the
+    // whole tensors, which run the same bytes.
+    match plan_with(&stages) {
+        Ok(banded)
+            if options
+                .ram_budget
+                .is_none_or(|budget| banded.plan.total_arena_size() <= budget) =>
+        {
+            banded
+        }
+        _ => whole,
     }
 }
 

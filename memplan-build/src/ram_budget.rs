@@ -121,7 +121,7 @@ fn onnx_conv_in_place(node: &Node, shapes: &[Vec<u64>], constants: &[Constant]) 
 
 /// The most nodes one stage runs band by band: past a few stride-2 layers, the band buffers
 /// at the stage's front hold many rows for each row of its output.
-const MAX_STAGE: usize = 6;
+pub(crate) const MAX_STAGE: usize = 6;
 
 /// The calls a plan's stages make, band by band.
 fn calls(plan: &Planned) -> usize {

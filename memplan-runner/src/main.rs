@@ -162,7 +162,7 @@ fn run(args: &Args) -> Result<ExitCode, String> {
             .map(|(nodes, calls)| format!("`{nodes}` in {calls} calls"))
             .collect();
         println!(
-            "under the RAM budget: {} node(s) written over their input | band by band: {}",
+            "schedule (RAM budget, cache): {} node(s) written over their input | band by band: {}",
             net::network::WRITTEN_IN_PLACE.len(),
             if stages.is_empty() {
                 "none".to_owned()

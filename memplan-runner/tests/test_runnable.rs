@@ -214,6 +214,39 @@ fn an_onnx_depthwise_conv_is_written_over_its_input_under_a_ram_budget() {
     );
 }
 
+/// Banded for a cache smaller than its tensors (`MEMPLAN_CACHE_BYTES`), the stem, depthwise and
+/// pointwise Convs of `depthwise_budget` (16 channels at 32 x 32: 64 KiB tensors) run band by
+/// band: the whole-tensor run's bits, an arena no larger. With a cache that holds them, or
+/// none, nothing is banded.
+#[test]
+fn convolutions_run_band_by_band_for_a_cache_smaller_than_their_tensors() {
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let model = fixtures.join("depthwise_budget.onnx");
+    let input = fixtures.join("depthwise_budget.input.bin");
+    let dir = common::scratch("onnx-cache-bands");
+    let arena = common::arena_of;
+    let runner = Runner::lock();
+    runner.build_with_budget(&model, true, None).unwrap();
+    let (whole, summary) = runner.run_both("whole tensors", &input, &dir);
+    assert!(!summary.contains("band by band: `"), "{summary}");
+    let whole_arena = arena(&summary);
+    runner
+        .build_with_cache(&model, Some(32 * 1024))
+        .unwrap_or_else(|e| panic!("a 32 KiB cache: {e}"));
+    let (banded, summary) = runner.run_both("a 32 KiB cache", &input, &dir);
+    common::assert_same_bytes("a 32 KiB cache", &banded, &whole, "the whole-tensor run");
+    assert!(summary.contains("band by band: `"), "{summary}");
+    let banded_arena = arena(&summary);
+    assert!(banded_arena < whole_arena, "{summary}");
+    println!("depthwise_budget: whole {whole_arena} bytes, banded for 32 KiB {banded_arena}");
+    runner
+        .build_with_cache(&model, Some(1 << 20))
+        .unwrap_or_else(|e| panic!("a 1 MiB cache: {e}"));
+    let (held, summary) = runner.run_both("a 1 MiB cache", &input, &dir);
+    common::assert_same_bytes("a 1 MiB cache", &held, &whole, "the whole-tensor run");
+    assert!(!summary.contains("band by band: `"), "{summary}");
+}
+
 /// MobileNetV2 (`../shared/bench/runnable`, skipped without it) under half its whole-tensor
 /// bound: Convs written in place and a chain band by band (NCHW), the whole run's bits, ONNX
 /// Runtime's within tolerance.
@@ -250,4 +283,12 @@ fn mobilenet_v2_runs_in_half_its_whole_tensor_bound() {
         "mobilenet_v2: whole {whole_arena} bytes, under half of it {}",
         arena(&summary)
     );
+    // The runner's default cache bands the expansion to 96 channels at 112 x 112 (4.8 MB).
+    runner
+        .build_with_cache(&model, None)
+        .unwrap_or_else(|e| panic!("the default cache: {e}"));
+    let (banded, summary) = runner.run_both("the default cache", &input, &scratch);
+    common::assert_same_bytes("the default cache", &banded, &whole, "the whole-tensor run");
+    assert!(summary.contains("band by band: `"), "{summary}");
+    assert!(arena(&summary) < whole_arena, "{summary}");
 }

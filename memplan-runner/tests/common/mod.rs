@@ -64,12 +64,33 @@ impl Runner {
         self.build_with_budget(model, inplace, None)
     }
 
-    /// [`Runner::build`] with the arena's RAM budget (`MEMPLAN_RAM_BUDGET`), if any.
+    /// [`Runner::build`] with the arena's RAM budget (`MEMPLAN_RAM_BUDGET`), if any, and no
+    /// bands for the cache (`MEMPLAN_CACHE_BYTES=0`): whole tensors unless the budget says.
     pub(crate) fn build_with_budget(
         &self,
         model: &Path,
         inplace: bool,
         ram_budget: Option<u64>,
+    ) -> Result<PathBuf, String> {
+        self.build_with_options(model, inplace, ram_budget, Some(0))
+    }
+
+    /// [`Runner::build`] with the chains of convolutions banded for a cache of `bytes`
+    /// (`MEMPLAN_CACHE_BYTES`; `None`: the runner's default).
+    pub(crate) fn build_with_cache(
+        &self,
+        model: &Path,
+        bytes: Option<u64>,
+    ) -> Result<PathBuf, String> {
+        self.build_with_options(model, true, None, bytes)
+    }
+
+    fn build_with_options(
+        &self,
+        model: &Path,
+        inplace: bool,
+        ram_budget: Option<u64>,
+        cache_bytes: Option<u64>,
     ) -> Result<PathBuf, String> {
         let output = Command::new(env!("CARGO"))
             .current_dir(workspace())
@@ -81,6 +102,10 @@ impl Runner {
             .env(
                 "MEMPLAN_RAM_BUDGET",
                 ram_budget.map_or_else(String::new, |b| b.to_string()),
+            )
+            .env(
+                "MEMPLAN_CACHE_BYTES",
+                cache_bytes.map_or_else(String::new, |b| b.to_string()),
             )
             .output()
             .expect("cargo runs");
