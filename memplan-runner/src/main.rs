@@ -9,7 +9,8 @@
 //! heap buffer of its own. `--expect REF.bin` compares the output with a reference (absolute 1e-4
 //! plus relative 1e-3 per element) and fails on a mismatch; `--bench N` times N arena runs
 //! against N heap runs, interleaved, in CPU time, prints the ratio against ONNX Runtime's figure
-//! recorded by `bench/ort_times.py` and the slowest ops.
+//! recorded by `bench/ort_times.py` and the slowest ops; `--repeat N` runs the arena N times
+//! more, for a profiler.
 
 mod bench;
 mod buffer;
@@ -52,6 +53,10 @@ struct Args {
     /// ratio against ONNX Runtime's recorded figure (bench/ort_times.json) and the slowest ops.
     #[arg(long, value_name = "N")]
     bench: Option<usize>,
+    /// Then run the arena N times more and print the mean CPU time of a run: a steady loop of
+    /// the arena run alone, for a sampling profiler (`perf record`) to attribute to kernels.
+    #[arg(long, value_name = "N")]
+    repeat: Option<usize>,
 }
 
 /// The arena: a `static` (zeroed, so in `.bss`), never on the stack; handed out once.
@@ -216,6 +221,14 @@ fn run(args: &Args) -> Result<ExitCode, String> {
     }
     if let Some(n) = args.bench {
         bench::bench(n.max(1), arena, &inputs)?;
+    }
+    if let Some(n) = args.repeat.filter(|&n| n > 0) {
+        let started = clock::cpu_seconds();
+        for _ in 0..n {
+            run_arena(arena, &inputs)?;
+        }
+        let mean = (clock::cpu_seconds() - started) / n as f64;
+        println!("repeat: {n} arena runs, mean {:.3} ms (CPU)", mean * 1e3);
     }
     Ok(code)
 }

@@ -114,6 +114,33 @@ fn hand_built_models_match_onnx_runtime() {
     }
 }
 
+/// `--repeat N` runs the arena N times more after the run and prints their mean time; the
+/// output file is the single run's, the same bytes as without it.
+#[test]
+fn repeat_runs_the_arena_again_for_a_profiler() {
+    let runner = Runner::lock();
+    runner
+        .build(&shipped("default.onnx"), true)
+        .unwrap_or_else(|e| panic!("the build failed:\n{e}"));
+    let dir = common::scratch("repeat");
+    let input = shipped("default.input.bin");
+    let (once, repeated) = (dir.join("once.bin"), dir.join("repeated.bin"));
+    runner.run(&input, &once, false).expect("one run");
+    let out = std::process::Command::new(common::binary())
+        .arg(&input)
+        .arg(&repeated)
+        .args(["--repeat", "3"])
+        .output()
+        .expect("the runner starts");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("repeat: 3 arena runs, mean "), "{stdout}");
+    assert_eq!(
+        std::fs::read(&once).unwrap(),
+        std::fs::read(&repeated).unwrap()
+    );
+}
+
 /// No input value makes `run` panic or fail: NaN, both infinities, signed zeros, the extremes
 /// and subnormals of f32 go through the arena and heap runs of the default model, which both
 /// succeed and agree bit for bit (NaN payloads included).
