@@ -203,6 +203,62 @@ pub(crate) trait Transpose: Copy {
             }
         }
     }
+
+    /// The words `starts[i]..starts[i] + n` of `src` (`n` at most 16) of 16 runs, turned:
+    /// `m[j][i] = src[starts[i] + j]` for `j < n`, the rows of `m` from `n` on zeros. False
+    /// (and `m` unspecified) if a run does not lie in `src`.
+    #[inline(always)]
+    fn gather16(
+        self,
+        src: &[f32],
+        starts: &[usize; 16],
+        n: usize,
+        m: &mut [[f32; 16]; 16],
+    ) -> bool {
+        let n = n.min(16);
+        for (row, &start) in m.iter_mut().zip(starts) {
+            let Some(run) = start.checked_add(n).and_then(|end| src.get(start..end)) else {
+                return false;
+            };
+            let (head, tail) = row.split_at_mut(n);
+            head.copy_from_slice(run);
+            tail.fill(0.0);
+        }
+        self.transpose16(m);
+        true
+    }
+
+    /// `m` turned into 16 runs of `dst`: `dst[starts[i] + j] = m[j][i]` for `i < lanes` and
+    /// `j < n` (`n` at most 16); nothing else is written. False (and nothing written) if one of
+    /// those runs does not lie in `dst`.
+    #[inline(always)]
+    fn scatter16(
+        self,
+        m: &[[f32; 16]; 16],
+        dst: &mut [f32],
+        starts: &[usize; 16],
+        lanes: usize,
+        n: usize,
+    ) -> bool {
+        let (lanes, n) = (lanes.min(16), n.min(16));
+        if !runs_lie_in(dst.len(), &starts[..lanes], n) {
+            return false;
+        }
+        let mut t = *m;
+        self.transpose16(&mut t);
+        for (row, &start) in t.iter().zip(&starts[..lanes]) {
+            dst[start..start + n].copy_from_slice(&row[..n]);
+        }
+        true
+    }
+}
+
+/// Whether every run `start..start + n` lies in a slice of `len` words.
+#[inline(always)]
+fn runs_lie_in(len: usize, starts: &[usize], n: usize) -> bool {
+    starts
+        .iter()
+        .all(|&start| start.checked_add(n).is_some_and(|end| end <= len))
 }
 
 impl Transpose for ScalarFma {}
@@ -269,57 +325,148 @@ impl Transpose for Avx2Fma {
     }
 }
 
+/// The 16 x 16 turn at AVX-512 on 16 row vectors `r` (an array of `__m512`): the columns, as
+/// 16 vectors, `out[k]` column `k`. The 64 shuffles of a 4-stage network: rows in pairs within
+/// each 128-bit lane, then quads, then the 128-bit lanes twice. A macro, straight-line code in
+/// its caller, which has AVX-512 (a helper function would not inherit it).
+#[cfg(target_arch = "x86_64")]
+macro_rules! turn_avx512 {
+    ($r:expr) => {{
+        use core::arch::x86_64::{
+            _mm512_setzero_ps, _mm512_shuffle_f32x4, _mm512_shuffle_ps, _mm512_unpackhi_ps,
+            _mm512_unpacklo_ps,
+        };
+        let r = $r;
+        // Within each 128-bit lane `l` (columns `4 l..4 l + 4`): rows 2i and 2i+1
+        // interleaved, columns 4l, 4l+1 (`a[2i]`) and 4l+2, 4l+3 (`a[2i + 1]`).
+        let mut a = [_mm512_setzero_ps(); 16];
+        for i in 0..8 {
+            a[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+            a[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+        }
+        // `b[4 g + q]`'s lane `l`: column `4 l + q` of rows `4 g..4 g + 4`.
+        let mut b = [_mm512_setzero_ps(); 16];
+        for g in 0..4 {
+            let (a0, a1, a2, a3) = (a[4 * g], a[4 * g + 1], a[4 * g + 2], a[4 * g + 3]);
+            b[4 * g] = _mm512_shuffle_ps::<0x44>(a0, a2);
+            b[4 * g + 1] = _mm512_shuffle_ps::<0xEE>(a0, a2);
+            b[4 * g + 2] = _mm512_shuffle_ps::<0x44>(a1, a3);
+            b[4 * g + 3] = _mm512_shuffle_ps::<0xEE>(a1, a3);
+        }
+        let mut out = [_mm512_setzero_ps(); 16];
+        for q in 0..4 {
+            // Lanes 0 and 2 (`even`), 1 and 3 (`odd`) of rows 0..8 and of rows 8..16.
+            let even_lo = _mm512_shuffle_f32x4::<0x88>(b[q], b[4 + q]);
+            let even_hi = _mm512_shuffle_f32x4::<0x88>(b[8 + q], b[12 + q]);
+            let odd_lo = _mm512_shuffle_f32x4::<0xDD>(b[q], b[4 + q]);
+            let odd_hi = _mm512_shuffle_f32x4::<0xDD>(b[8 + q], b[12 + q]);
+            out[q] = _mm512_shuffle_f32x4::<0x88>(even_lo, even_hi);
+            out[8 + q] = _mm512_shuffle_f32x4::<0xDD>(even_lo, even_hi);
+            out[4 + q] = _mm512_shuffle_f32x4::<0x88>(odd_lo, odd_hi);
+            out[12 + q] = _mm512_shuffle_f32x4::<0xDD>(odd_lo, odd_hi);
+        }
+        out
+    }};
+}
+
+/// The mask of the first `n` (at most 16) lanes of a vector.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn first_lanes(n: usize) -> u16 {
+    match n {
+        0 => 0,
+        16.. => u16::MAX,
+        n => (1u16 << n) - 1,
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 impl Transpose for Avx512Fma {
     #[inline(always)]
     #[allow(unsafe_code)]
     fn transpose16(self, m: &mut [[f32; 16]; 16]) {
-        use core::arch::x86_64::{
-            _mm512_loadu_ps, _mm512_setzero_ps, _mm512_shuffle_f32x4, _mm512_shuffle_ps,
-            _mm512_storeu_ps, _mm512_unpackhi_ps, _mm512_unpacklo_ps,
-        };
+        use core::arch::x86_64::{_mm512_loadu_ps, _mm512_setzero_ps, _mm512_storeu_ps};
         // SAFETY: a value of `Avx512Fma` exists only where AVX-512F is enabled; each load and
         // store covers one row (16 floats) of `m`.
         unsafe {
-            // No closures here: they would not inherit the caller's AVX-512, and each
-            // intrinsic would become a call.
             let mut r = [_mm512_setzero_ps(); 16];
             for (r, row) in r.iter_mut().zip(m.iter()) {
                 *r = _mm512_loadu_ps(row.as_ptr());
             }
-            // Within each 128-bit lane `l` (columns `4 l..4 l + 4`): rows 2i and 2i+1
-            // interleaved, columns 4l, 4l+1 (`a[2i]`) and 4l+2, 4l+3 (`a[2i + 1]`).
-            let mut a = [_mm512_setzero_ps(); 16];
-            for i in 0..8 {
-                a[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-                a[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-            }
-            // `b[4 g + q]`'s lane `l`: column `4 l + q` of rows `4 g..4 g + 4`.
-            let mut b = [_mm512_setzero_ps(); 16];
-            for g in 0..4 {
-                let (a0, a1, a2, a3) = (a[4 * g], a[4 * g + 1], a[4 * g + 2], a[4 * g + 3]);
-                b[4 * g] = _mm512_shuffle_ps::<0x44>(a0, a2);
-                b[4 * g + 1] = _mm512_shuffle_ps::<0xEE>(a0, a2);
-                b[4 * g + 2] = _mm512_shuffle_ps::<0x44>(a1, a3);
-                b[4 * g + 3] = _mm512_shuffle_ps::<0xEE>(a1, a3);
-            }
-            for q in 0..4 {
-                // Lanes 0 and 2 (`even`), 1 and 3 (`odd`) of rows 0..8 and of rows 8..16.
-                let even_lo = _mm512_shuffle_f32x4::<0x88>(b[q], b[4 + q]);
-                let even_hi = _mm512_shuffle_f32x4::<0x88>(b[8 + q], b[12 + q]);
-                let odd_lo = _mm512_shuffle_f32x4::<0xDD>(b[q], b[4 + q]);
-                let odd_hi = _mm512_shuffle_f32x4::<0xDD>(b[8 + q], b[12 + q]);
-                let columns = [
-                    (q, _mm512_shuffle_f32x4::<0x88>(even_lo, even_hi)),
-                    (8 + q, _mm512_shuffle_f32x4::<0xDD>(even_lo, even_hi)),
-                    (4 + q, _mm512_shuffle_f32x4::<0x88>(odd_lo, odd_hi)),
-                    (12 + q, _mm512_shuffle_f32x4::<0xDD>(odd_lo, odd_hi)),
-                ];
-                for (row, v) in columns {
-                    _mm512_storeu_ps(m[row].as_mut_ptr(), v);
-                }
+            let columns = turn_avx512!(r);
+            for (row, v) in m.iter_mut().zip(columns) {
+                _mm512_storeu_ps(row.as_mut_ptr(), v);
             }
         }
+    }
+
+    /// Each run loaded straight into a vector, masked to its `n` words (no word past them is
+    /// read), turned in registers and stored: no copy through `m` before the turn, no word
+    /// moved one at a time for a short run.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn gather16(
+        self,
+        src: &[f32],
+        starts: &[usize; 16],
+        n: usize,
+        m: &mut [[f32; 16]; 16],
+    ) -> bool {
+        use core::arch::x86_64::{_mm512_maskz_loadu_ps, _mm512_setzero_ps, _mm512_storeu_ps};
+        let n = n.min(16);
+        if !runs_lie_in(src.len(), starts, n) {
+            return false;
+        }
+        let (mask, base) = (first_lanes(n), src.as_ptr());
+        // SAFETY: AVX-512F is enabled (an `Avx512Fma` exists); each masked load reads words
+        // `start..start + n` of `src` only (the lanes past `n` are masked off, which neither
+        // reads nor faults), and `runs_lie_in` checked that they lie in `src`; each store
+        // covers one row of `m`.
+        unsafe {
+            let mut r = [_mm512_setzero_ps(); 16];
+            for (r, &start) in r.iter_mut().zip(starts) {
+                *r = _mm512_maskz_loadu_ps(mask, base.add(start));
+            }
+            let columns = turn_avx512!(r);
+            for (row, v) in m.iter_mut().zip(columns) {
+                _mm512_storeu_ps(row.as_mut_ptr(), v);
+            }
+        }
+        true
+    }
+
+    /// `m`'s rows loaded, turned in registers, each column stored to its run masked to `n`
+    /// words: nothing past them written, no word moved one at a time for a short run.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn scatter16(
+        self,
+        m: &[[f32; 16]; 16],
+        dst: &mut [f32],
+        starts: &[usize; 16],
+        lanes: usize,
+        n: usize,
+    ) -> bool {
+        use core::arch::x86_64::{_mm512_loadu_ps, _mm512_mask_storeu_ps, _mm512_setzero_ps};
+        let (lanes, n) = (lanes.min(16), n.min(16));
+        if !runs_lie_in(dst.len(), &starts[..lanes], n) {
+            return false;
+        }
+        let (mask, base) = (first_lanes(n), dst.as_mut_ptr());
+        // SAFETY: AVX-512F is enabled (an `Avx512Fma` exists); each load covers one row of
+        // `m`; each masked store writes words `start..start + n` of `dst` only (the lanes past
+        // `n` are masked off), which `runs_lie_in` checked lie in `dst`.
+        unsafe {
+            let mut r = [_mm512_setzero_ps(); 16];
+            for (r, row) in r.iter_mut().zip(m.iter()) {
+                *r = _mm512_loadu_ps(row.as_ptr());
+            }
+            let columns = turn_avx512!(r);
+            for (v, &start) in columns.iter().zip(&starts[..lanes]) {
+                _mm512_mask_storeu_ps(base.add(start), mask, *v);
+            }
+        }
+        true
     }
 }
 
@@ -832,6 +979,101 @@ mod tests {
                     wide(&mut t)
                 };
                 assert_eq!(t, plain);
+            }
+        }
+    }
+
+    /// Every level's `gather16` and `scatter16` are their definitions: runs of 0 to 16 words
+    /// turned in and out, past the runs nothing read into `m` (zeros) and nothing written in
+    /// `dst`, fewer lanes than 16 written, and a run past the slice refused with nothing
+    /// written.
+    #[test]
+    fn every_level_gathers_and_scatters_runs() {
+        use std::vec;
+        use std::vec::Vec;
+        type Gather = dyn Fn(&[f32], &[usize; 16], usize, &mut [[f32; 16]; 16]) -> bool;
+        type Scatter = dyn Fn(&[[f32; 16]; 16], &mut [f32], &[usize; 16], usize, usize) -> bool;
+        let src: Vec<f32> = (0..600).map(|i| i as f32 + 0.5).collect();
+        let starts: [usize; 16] = core::array::from_fn(|i| 7 + 37 * i);
+        let check = |gather: &Gather, scatter: &Scatter| {
+            for n in 0..=16 {
+                let mut m = [[f32::NAN; 16]; 16];
+                assert!(gather(&src, &starts, n, &mut m));
+                for (j, row) in m.iter().enumerate() {
+                    for (i, &v) in row.iter().enumerate() {
+                        let want = if j < n { src[starts[i] + j] } else { 0.0 };
+                        assert_eq!(v.to_bits(), want.to_bits(), "n {n}: m[{j}][{i}]");
+                    }
+                }
+                for lanes in [0, 1, 9, 16] {
+                    let mut dst = vec![-1.0f32; 600];
+                    assert!(scatter(&m, &mut dst, &starts, lanes, n));
+                    for (k, &v) in dst.iter().enumerate() {
+                        let run = (0..lanes).find(|&i| (starts[i]..starts[i] + n).contains(&k));
+                        let want = run.map_or(-1.0, |i| m[k - starts[i]][i]);
+                        assert_eq!(v.to_bits(), want.to_bits(), "n {n} lanes {lanes}: dst[{k}]");
+                    }
+                }
+            }
+            // A run past the slice: refused, nothing written.
+            let mut far = starts;
+            far[5] = 595;
+            let mut m = [[0.0f32; 16]; 16];
+            assert!(!gather(&src, &far, 6, &mut m));
+            assert!(gather(&src, &far, 5, &mut m));
+            let mut dst = vec![-1.0f32; 600];
+            assert!(!scatter(&m, &mut dst, &far, 16, 6));
+            assert!(dst.iter().all(|&v| v == -1.0));
+            assert!(scatter(&m, &mut dst, &far, 5, 6));
+        };
+        check(
+            &|s, st, n, m| ScalarFma.gather16(s, st, n, m),
+            &|m, d, st, l, n| ScalarFma.scatter16(m, d, st, l, n),
+        );
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[target_feature(enable = "avx2,fma")]
+            fn gather2(s: &[f32], st: &[usize; 16], n: usize, m: &mut [[f32; 16]; 16]) -> bool {
+                Avx2Fma::new().gather16(s, st, n, m)
+            }
+            #[target_feature(enable = "avx2,fma")]
+            fn scatter2(
+                m: &[[f32; 16]; 16],
+                d: &mut [f32],
+                st: &[usize; 16],
+                l: usize,
+                n: usize,
+            ) -> bool {
+                Avx2Fma::new().scatter16(m, d, st, l, n)
+            }
+            #[target_feature(enable = "avx512f,fma")]
+            fn gather5(s: &[f32], st: &[usize; 16], n: usize, m: &mut [[f32; 16]; 16]) -> bool {
+                Avx512Fma::new().gather16(s, st, n, m)
+            }
+            #[target_feature(enable = "avx512f,fma")]
+            fn scatter5(
+                m: &[[f32; 16]; 16],
+                d: &mut [f32],
+                st: &[usize; 16],
+                l: usize,
+                n: usize,
+            ) -> bool {
+                Avx512Fma::new().scatter16(m, d, st, l, n)
+            }
+            // SAFETY (each call): the CPU has the level's features (`detected`).
+            #[allow(unsafe_code)]
+            if detected() >= Level::Avx2 {
+                check(
+                    &|s, st, n, m| unsafe { gather2(s, st, n, m) },
+                    &|m, d, st, l, n| unsafe { scatter2(m, d, st, l, n) },
+                );
+            }
+            #[allow(unsafe_code)]
+            if detected() >= Level::Avx512 {
+                check(
+                    &|s, st, n, m| unsafe { gather5(s, st, n, m) },
+                    &|m, d, st, l, n| unsafe { scatter5(m, d, st, l, n) },
+                );
             }
         }
     }

@@ -218,11 +218,12 @@ fn lanes<const MOST: usize, F: DepthwiseSteps + TakeGreater + Transpose>(
     // The padding columns, once: every band writes the input's columns only (and clears the
     // rows of the top and bottom padding it holds).
     tile_rows.fill([0.0; LANES]);
-    // Where tap (th, tw) reads pixel (0, 0) of the band: `rows[th] + cols[tw]`, in vectors.
-    let taps_at = Taps {
-        rows: (0..kh).map(|th| th * dh * row_len).collect(),
-        cols: (0..kw).map(|tw| tile.column(tw * dw, sw)).collect(),
-    };
+    // Where each tap, in the order (th, tw), reads pixel (0, 0) of the band, in vectors.
+    let taps_at: ArrayVec<usize, MOST_TAPS> = (0..kh)
+        .flat_map(|th| (0..kw).map(move |tw| (th, tw)))
+        .map(|(th, tw)| th * dh * row_len + tile.column(tw * dw, sw))
+        .collect();
+    let reach = taps_at.iter().copied().max().unwrap_or(0);
     // On a cache line of its own: each of its rows is stored whole and read back whole at
     // once, which a row split across two lines cannot forward (a stall a row).
     let mut turn = Turn([[0.0f32; LANES]; LANES]);
@@ -232,14 +233,22 @@ fn lanes<const MOST: usize, F: DepthwiseSteps + TakeGreater + Transpose>(
         while oc0 < m {
             let lanes = LANES.min(m - oc0);
             let mut bias = [0.0f32; LANES];
-            for lane in 0..LANES {
-                let oc = oc0 + lane.min(lanes - 1);
-                for (t, &w) in d.w[oc * taps..][..taps].iter().enumerate() {
-                    weights[t][lane] = w;
+            if let Some(b) = d.bias {
+                for (lane, bias) in bias.iter_mut().enumerate() {
+                    *bias = b[oc0 + lane.min(lanes - 1)];
                 }
-                if let Some(b) = d.bias {
-                    bias[lane] = b[oc];
+            }
+            // The block's weights interleaved, 16 taps at a time turned from the 16 channels'
+            // runs of taps (the block's last channel again past `lanes`): `weights[t][lane]`.
+            let mut t0 = 0;
+            while t0 < taps {
+                let n = LANES.min(taps - t0);
+                let runs = core::array::from_fn(|lane| (oc0 + lane.min(lanes - 1)) * taps + t0);
+                if !vector.gather16(d.w, &runs, n, turn) {
+                    bail!("internal error: a channel's weights are past the weight");
                 }
+                weights[t0..t0 + n].copy_from_slice(&turn[..n]);
+                t0 += n;
             }
             // Where each lane's input plane starts (the block's last channel again past
             // `lanes`), in `x`, or in place (`in_place_plane`, one band) in the output, whose
@@ -272,24 +281,28 @@ fn lanes<const MOST: usize, F: DepthwiseSteps + TakeGreater + Transpose>(
                 while p < yi1 * iw {
                     let n = LANES.min(yi1 * iw - p);
                     let src: &[f32] = d.x.unwrap_or(y);
-                    for (row, &start) in turn.iter_mut().zip(&starts) {
-                        // Words `p..p + n` of the lane's plane (`n` ends within it). A whole
-                        // row of 16 as one fixed-size move (a slice of a length known only at
-                        // run time would be a call to `memcpy`).
-                        let at = start + p;
-                        match src
-                            .get(at..at + LANES)
-                            .and_then(|w| <&Vector>::try_from(w).ok())
-                        {
-                            Some(words) if n == LANES => *row = *words,
-                            _ => {
-                                for (r, &v) in row.iter_mut().zip(&src[at..at + n]) {
-                                    *r = v;
-                                }
+                    // Words `p..p + n` of each lane's plane (`n` ends within it).
+                    if !vector.gather16(src, &starts.map(|start| start + p), n, turn) {
+                        bail!("internal error: a channel's plane is past the input");
+                    }
+                    if sw == 1 {
+                        // Each input row's pixels one run of the tile row.
+                        let mut i = 0;
+                        while i < n {
+                            let run = (n - i).min(iw - xi);
+                            if let Some(dst) = tile_rows.get_mut(at..at + run) {
+                                dst.copy_from_slice(&turn[i..i + run]);
+                            }
+                            (i, xi, at) = (i + run, xi + run, at + run);
+                            if xi == iw {
+                                xi = 0;
+                                row_start += row_len;
+                                at = row_start + first;
                             }
                         }
+                        p += n;
+                        continue;
                     }
-                    vector.transpose16(turn);
                     for pixel in &turn[..n] {
                         if let Some(v) = tile_rows.get_mut(at) {
                             *v = *pixel;
@@ -316,6 +329,7 @@ fn lanes<const MOST: usize, F: DepthwiseSteps + TakeGreater + Transpose>(
                     tile: tile_rows,
                     weights,
                     taps: &taps_at,
+                    reach,
                     bias: d.bias.map(|_| bias),
                     act: d.act,
                 };
@@ -331,14 +345,16 @@ fn lanes<const MOST: usize, F: DepthwiseSteps + TakeGreater + Transpose>(
                         let start = (yo * sh - pr0) * row_len + xo;
                         let room = (n - j).min(ow - xo);
                         let out = &mut turn[j..];
-                        let count = if MOST >= 8 && room >= 8 {
-                            block.run::<8>(start, out)
-                        } else if room >= 4 {
-                            block.run::<4>(start, out)
-                        } else if room >= 2 {
-                            block.run::<2>(start, out)
-                        } else {
-                            block.run::<1>(start, out)
+                        // One run for a row's pixels where the registers hold their sums.
+                        let count = match room.min(MOST) {
+                            8.. => block.run::<8>(start, out),
+                            7 if MOST >= 8 => block.run::<7>(start, out),
+                            6 if MOST >= 8 => block.run::<6>(start, out),
+                            5 if MOST >= 8 => block.run::<5>(start, out),
+                            4.. => block.run::<4>(start, out),
+                            3 => block.run::<3>(start, out),
+                            2 => block.run::<2>(start, out),
+                            _ => block.run::<1>(start, out),
                         };
                         j += count;
                         xo += count;
@@ -347,17 +363,10 @@ fn lanes<const MOST: usize, F: DepthwiseSteps + TakeGreater + Transpose>(
                             yo += 1;
                         }
                     }
-                    vector.transpose16(turn);
-                    for (lane, row) in turn.iter().enumerate().take(lanes) {
-                        let out = &mut y[(b * m + oc0 + lane) * d.planes.y..];
-                        match out.get_mut(q..q + LANES) {
-                            Some(dst) if n == LANES => dst.copy_from_slice(row),
-                            _ => {
-                                for (o, &v) in out.iter_mut().skip(q).zip(&row[..n]) {
-                                    *o = v;
-                                }
-                            }
-                        }
+                    let outputs: [usize; LANES] =
+                        core::array::from_fn(|lane| (b * m + oc0 + lane) * d.planes.y + q);
+                    if !vector.scatter16(turn, y, &outputs, lanes, n) {
+                        bail!("internal error: a channel's output plane is past the output");
                     }
                     q += n;
                 }
@@ -378,8 +387,11 @@ struct Turn([Vector; LANES]);
 struct LanesBlock<'a, F> {
     vector: F,
     tile: &'a [Vector],
+    /// One vector a tap, in the order (kh, kw).
     weights: &'a [Vector],
-    taps: &'a Taps,
+    /// Where each tap reads a run's first pixel, from the run's tap (0, 0), and the farthest.
+    taps: &'a [usize],
+    reach: usize,
     bias: Option<Vector>,
     act: Activation,
 }
@@ -392,24 +404,17 @@ impl<F: DepthwiseSteps + TakeGreater> LanesBlock<'_, F> {
     #[inline(always)]
     fn run<const P: usize>(&self, start: usize, out: &mut [Vector]) -> usize {
         let mut sums = [[0.0f32; LANES]; P];
-        let kw = self.taps.cols.len();
-        for (th, &row) in self.taps.rows.iter().enumerate() {
-            let Some(weights) = self.weights.get(th * kw..th * kw + kw) else {
+        // The words every tap of the run reads: never short, as `Lanes::of` made the tile as
+        // tall and wide as a band reads (checked once here, not at every tap).
+        let Some(window) = self.tile.get(start..start + self.reach + P) else {
+            return P;
+        };
+        for (w, &at) in self.weights.iter().zip(self.taps) {
+            let Some((x, _)) = window[at..].split_first_chunk::<P>() else {
                 continue;
             };
-            for (w, &col) in weights.iter().zip(&self.taps.cols) {
-                let at = start + row + col;
-                // Never `None`: `Lanes::of` made the tile as tall and wide as a band reads.
-                let Some(x) = self.tile.get(at..at + P) else {
-                    continue;
-                };
-                let (x, _) = x.as_chunks::<P>();
-                let Some(x) = x.first() else {
-                    continue;
-                };
-                for (s, x) in sums.iter_mut().zip(x) {
-                    self.vector.mul_then_add(s, w, x);
-                }
+            for (s, x) in sums.iter_mut().zip(x) {
+                self.vector.mul_then_add(s, w, x);
             }
         }
         for (s, o) in sums.iter().zip(out) {
