@@ -274,9 +274,8 @@ fn lanes<const MOST: usize, F: DepthwiseSteps + TakeGreater + Transpose>(
                 }
                 // The input rows' words, 16 at a time from the 16 planes, turned into 16
                 // pixels' vectors, each stored at its padded place.
-                let first = tile.column(left, sw);
                 let mut row_start = (yi0 + top - pr0) * row_len;
-                let (mut at, mut xi, mut ph) = (row_start + first, 0, left % sw);
+                let mut xi = 0;
                 let mut p = yi0 * iw;
                 while p < yi1 * iw {
                     let n = LANES.min(yi1 * iw - p);
@@ -285,40 +284,22 @@ fn lanes<const MOST: usize, F: DepthwiseSteps + TakeGreater + Transpose>(
                     if !vector.gather16(src, &starts.map(|start| start + p), n, turn) {
                         bail!("internal error: a channel's plane is past the input");
                     }
-                    if sw == 1 {
-                        // Each input row's pixels one run of the tile row.
-                        let mut i = 0;
-                        while i < n {
-                            let run = (n - i).min(iw - xi);
-                            if let Some(dst) = tile_rows.get_mut(at..at + run) {
-                                dst.copy_from_slice(&turn[i..i + run]);
-                            }
-                            (i, xi, at) = (i + run, xi + run, at + run);
-                            if xi == iw {
-                                xi = 0;
-                                row_start += row_len;
-                                at = row_start + first;
+                    // Each input row's pixels among them: those of one column phase (every
+                    // `sw`-th) go to consecutive vectors of the tile row.
+                    let mut i = 0;
+                    while i < n {
+                        let run = (n - i).min(iw - xi);
+                        for k in 0..sw.min(run) {
+                            let at = row_start + tile.column(left + xi + k, sw);
+                            let pixels = turn[i + k..i + run].iter().step_by(sw);
+                            for (v, pixel) in tile_rows.iter_mut().skip(at).zip(pixels) {
+                                *v = *pixel;
                             }
                         }
-                        p += n;
-                        continue;
-                    }
-                    for pixel in &turn[..n] {
-                        if let Some(v) = tile_rows.get_mut(at) {
-                            *v = *pixel;
-                        }
-                        // The next column: the next phase, or the next word of phase 0.
-                        xi += 1;
-                        ph += 1;
-                        at += tile.phase;
-                        if ph == sw {
-                            ph = 0;
-                            at = at + 1 - sw * tile.phase;
-                        }
+                        (i, xi) = (i + run, xi + run);
                         if xi == iw {
-                            (xi, ph) = (0, left % sw);
+                            xi = 0;
                             row_start += row_len;
-                            at = row_start + first;
                         }
                     }
                     p += n;
