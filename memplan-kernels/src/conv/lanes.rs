@@ -31,14 +31,17 @@ const MOST_TAPS: usize = 64;
 /// The most words the interleaved tile may take (64 KiB): past it a plane goes in bands.
 const MOST_WORDS: usize = 1 << 13;
 /// Outputs a channel up to which the method runs with any kernel. On larger planes the padded
-/// method's runs of 128 outputs a channel are faster (at AVX-512, 3x3 taps, against it: 1.5x on
-/// 25 x 5 planes, 1.3x on 12 x 12, 0.87x on 14 x 14, 0.6-0.8x on 28 x 28 to 112 x 112).
-const SMALL_PLANE: usize = 160;
+/// method's runs of 128 outputs a channel are faster. At AVX-512, 3x3 taps, against it: 1.2x
+/// on 25 x 5 planes, 1.1x on 12 x 12, 1.2-1.3x on 14 x 14, 1.16x on 16 x 16; 0.96x on 20 x 20
+/// and 24 x 24, 0.8-0.96x on 28 x 28 to 112 x 112.
+const SMALL_PLANE: usize = 256;
 /// Taps from which a plane of up to [`MANY_TAPS_PLANE`] outputs takes the method (a 7x7
-/// kernel: 2x on 7 x 7 planes, 1.1x on 14 x 14; a 5x5 one 0.86x on 14 x 14).
+/// kernel: 1.5x on 7 x 7 planes; a 5x5 one takes it to [`SMALL_PLANE`] outputs, 1.13-1.3x on
+/// 14 x 14).
 const MANY_TAPS: usize = 49;
-/// The largest plane a kernel of [`MANY_TAPS`] takes the method on (on 28 x 28 it measured
-/// 1.1x alone and 0.97x in a whole ConvNeXt-like network: not worth its larger scratch).
+/// The largest plane a kernel of [`MANY_TAPS`] takes the method on. On 28 x 28 a 7x7 kernel
+/// measured 1.28-1.5x alone but 0.96x in a whole ConvNeXt-like network (twice; 0.97x with the
+/// method before it was faster), 5x5 ones 1.1-1.4x alone: left to the padded method.
 const MANY_TAPS_PLANE: usize = 256;
 /// The largest plane a strided window of at most [`STRIDED_TAPS`] taps takes the method on:
 /// the padded method splits each strided plane into phases and pays its set-up, copy and
