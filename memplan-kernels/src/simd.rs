@@ -184,6 +184,16 @@ pub(crate) trait DepthwiseSteps: Copy {
     fn scale_then_add(self, s: &mut [f32; 16], a: f32, b: &[f32; 16]);
     /// `even[j] = pairs[2 j]` and `odd[j] = pairs[2 j + 1]` for `j` in `0..16`.
     fn split_pairs(self, pairs: &[f32; 32], even: &mut [f32; 16], odd: &mut [f32; 16]);
+    /// The same for a row's last pairs (fewer than 16): `even[j] = pairs[2 j]` and
+    /// `odd[j] = pairs[2 j + 1]` for `j` below the least of `pairs.len() / 2`, `even.len()`
+    /// and `odd.len()`; nothing else is read or written.
+    #[inline(always)]
+    fn split_pairs_tail(self, pairs: &[f32], even: &mut [f32], odd: &mut [f32]) {
+        for ((pair, e), o) in pairs.chunks_exact(2).zip(even).zip(odd) {
+            *e = pair[0];
+            *o = pair[1];
+        }
+    }
 }
 
 /// A 16 x 16 block of floats turned around its diagonal (`m[i][j]` and `m[j][i]` swapped), on
@@ -220,9 +230,16 @@ pub(crate) trait Transpose: Copy {
             let Some(run) = start.checked_add(n).and_then(|end| src.get(start..end)) else {
                 return false;
             };
-            let (head, tail) = row.split_at_mut(n);
-            head.copy_from_slice(run);
-            tail.fill(0.0);
+            match <&[f32; 16]>::try_from(run) {
+                // A whole row as one fixed-size move (a run of a length known only at run time
+                // is a call to `memcpy`).
+                Ok(words) => *row = *words,
+                Err(_) => {
+                    let (head, tail) = row.split_at_mut(n);
+                    head.copy_from_slice(run);
+                    tail.fill(0.0);
+                }
+            }
         }
         self.transpose16(m);
         true
@@ -247,7 +264,11 @@ pub(crate) trait Transpose: Copy {
         let mut t = *m;
         self.transpose16(&mut t);
         for (row, &start) in t.iter().zip(&starts[..lanes]) {
-            dst[start..start + n].copy_from_slice(&row[..n]);
+            match <&mut [f32; 16]>::try_from(&mut dst[start..start + n]) {
+                // A whole row as one fixed-size move, as above.
+                Ok(words) => *words = *row,
+                Err(_) => dst[start..start + n].copy_from_slice(&row[..n]),
+            }
         }
         true
     }
@@ -263,20 +284,61 @@ fn runs_lie_in(len: usize, starts: &[usize], n: usize) -> bool {
 
 impl Transpose for ScalarFma {}
 
+/// An 8 x 8 turn at AVX2 on 8 row vectors `v` (an array of `__m256`): the columns, `out[j]`
+/// column `j`, by 24 shuffles (pairs of rows, quads, 128-bit halves). A macro, straight-line
+/// code in its caller, which has AVX2 (a helper function would not inherit it).
+#[cfg(target_arch = "x86_64")]
+macro_rules! turn8_avx2 {
+    ($v:expr) => {{
+        use core::arch::x86_64::{
+            __m256, _mm256_permute2f128_ps, _mm256_setzero_ps, _mm256_shuffle_ps,
+            _mm256_unpackhi_ps, _mm256_unpacklo_ps,
+        };
+        let v: [__m256; 8] = $v;
+        let mut t = [_mm256_setzero_ps(); 8];
+        for i in 0..4 {
+            t[2 * i] = _mm256_unpacklo_ps(v[2 * i], v[2 * i + 1]);
+            t[2 * i + 1] = _mm256_unpackhi_ps(v[2 * i], v[2 * i + 1]);
+        }
+        let mut u = [_mm256_setzero_ps(); 8];
+        for h in 0..2 {
+            let (a0, a1, a2, a3) = (t[4 * h], t[4 * h + 1], t[4 * h + 2], t[4 * h + 3]);
+            u[4 * h] = _mm256_shuffle_ps::<0x44>(a0, a2);
+            u[4 * h + 1] = _mm256_shuffle_ps::<0xEE>(a0, a2);
+            u[4 * h + 2] = _mm256_shuffle_ps::<0x44>(a1, a3);
+            u[4 * h + 3] = _mm256_shuffle_ps::<0xEE>(a1, a3);
+        }
+        let mut out: [__m256; 8] = [_mm256_setzero_ps(); 8];
+        for q in 0..4 {
+            out[q] = _mm256_permute2f128_ps::<0x20>(u[q], u[4 + q]);
+            out[4 + q] = _mm256_permute2f128_ps::<0x31>(u[q], u[4 + q]);
+        }
+        out
+    }};
+}
+
+/// The AVX2 mask (a lane's sign bit set) of lanes `from..from + 8` that lie below `n`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn lanes_below_avx2(n: usize, from: usize) -> [i32; 8] {
+    let mut mask = [0i32; 8];
+    for (j, m) in mask.iter_mut().enumerate() {
+        if from + j < n {
+            *m = -1;
+        }
+    }
+    mask
+}
+
 #[cfg(target_arch = "x86_64")]
 impl Transpose for Avx2Fma {
-    /// Four 8 x 8 blocks, each turned by 24 shuffles (pairs of rows, quads, 128-bit halves);
-    /// the blocks off the diagonal trade places.
+    /// Four 8 x 8 blocks, each turned by 24 shuffles; the blocks off the diagonal trade places.
     #[inline(always)]
     #[allow(unsafe_code)]
     fn transpose16(self, m: &mut [[f32; 16]; 16]) {
-        use core::arch::x86_64::{
-            __m256, _mm256_loadu_ps, _mm256_permute2f128_ps, _mm256_setzero_ps, _mm256_shuffle_ps,
-            _mm256_storeu_ps, _mm256_unpackhi_ps, _mm256_unpacklo_ps,
-        };
+        use core::arch::x86_64::{_mm256_loadu_ps, _mm256_setzero_ps, _mm256_storeu_ps};
         // SAFETY: a value of `Avx2Fma` exists only where AVX2 is enabled; every load and store
-        // covers words `c..c + 8` (`c` 0 or 8) of one row of `m`. The macro is straight-line
-        // code in this function (a helper function would not inherit its AVX2).
+        // covers words `c..c + 8` (`c` 0 or 8) of one row of `m`.
         unsafe {
             // Rows `r..r + 8`, columns `c..c + 8` of `m`, turned: `out[j]` is column `c + j`.
             macro_rules! turned {
@@ -285,25 +347,7 @@ impl Transpose for Avx2Fma {
                     for (i, v) in v.iter_mut().enumerate() {
                         *v = _mm256_loadu_ps(m[$r + i][$c..].as_ptr());
                     }
-                    let mut t = [_mm256_setzero_ps(); 8];
-                    for i in 0..4 {
-                        t[2 * i] = _mm256_unpacklo_ps(v[2 * i], v[2 * i + 1]);
-                        t[2 * i + 1] = _mm256_unpackhi_ps(v[2 * i], v[2 * i + 1]);
-                    }
-                    let mut u = [_mm256_setzero_ps(); 8];
-                    for h in 0..2 {
-                        let (a0, a1, a2, a3) = (t[4 * h], t[4 * h + 1], t[4 * h + 2], t[4 * h + 3]);
-                        u[4 * h] = _mm256_shuffle_ps::<0x44>(a0, a2);
-                        u[4 * h + 1] = _mm256_shuffle_ps::<0xEE>(a0, a2);
-                        u[4 * h + 2] = _mm256_shuffle_ps::<0x44>(a1, a3);
-                        u[4 * h + 3] = _mm256_shuffle_ps::<0xEE>(a1, a3);
-                    }
-                    let mut out: [__m256; 8] = [_mm256_setzero_ps(); 8];
-                    for q in 0..4 {
-                        out[q] = _mm256_permute2f128_ps::<0x20>(u[q], u[4 + q]);
-                        out[4 + q] = _mm256_permute2f128_ps::<0x31>(u[q], u[4 + q]);
-                    }
-                    out
+                    turn8_avx2!(v)
                 }};
             }
             macro_rules! store {
@@ -322,6 +366,95 @@ impl Transpose for Avx2Fma {
             store!(b, 8, 0);
             store!(c, 0, 8);
         }
+    }
+
+    /// Each 8 x 8 quarter loaded straight from its eight runs (masked to the run's `n` words),
+    /// turned in registers and stored to its place in `m`.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn gather16(
+        self,
+        src: &[f32],
+        starts: &[usize; 16],
+        n: usize,
+        m: &mut [[f32; 16]; 16],
+    ) -> bool {
+        use core::arch::x86_64::{
+            _mm256_loadu_si256, _mm256_maskload_ps, _mm256_setzero_ps, _mm256_storeu_ps,
+        };
+        let n = n.min(16);
+        if !runs_lie_in(src.len(), starts, n) {
+            return false;
+        }
+        let base = src.as_ptr();
+        // SAFETY: AVX2 is enabled (an `Avx2Fma` exists). Each masked load reads words
+        // `start + c + j` of `src` for the lanes `j` with `c + j < n` only (the others are
+        // masked off, which neither reads nor faults, and `wrapping_add` forms their address
+        // without a promise), and `runs_lie_in` checked words `start..start + n` lie in `src`;
+        // each store covers 8 words of one row of `m`.
+        unsafe {
+            for c in [0, 8] {
+                let bits = lanes_below_avx2(n, c);
+                let mask = _mm256_loadu_si256(bits.as_ptr().cast());
+                for r in [0, 8] {
+                    let mut v = [_mm256_setzero_ps(); 8];
+                    for (i, v) in v.iter_mut().enumerate() {
+                        *v = _mm256_maskload_ps(base.wrapping_add(starts[r + i] + c), mask);
+                    }
+                    // `out[j]`: word `c + j` of runs `r..r + 8`, row `c + j` of `m`.
+                    for (j, v) in turn8_avx2!(v).iter().enumerate() {
+                        _mm256_storeu_ps(m[c + j][r..].as_mut_ptr(), *v);
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// Each 8 x 8 quarter of `m` loaded, turned in registers and stored to its eight runs
+    /// (masked to the run's `n` words, only the first `lanes` runs).
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn scatter16(
+        self,
+        m: &[[f32; 16]; 16],
+        dst: &mut [f32],
+        starts: &[usize; 16],
+        lanes: usize,
+        n: usize,
+    ) -> bool {
+        use core::arch::x86_64::{
+            _mm256_loadu_ps, _mm256_loadu_si256, _mm256_maskstore_ps, _mm256_setzero_ps,
+        };
+        let (lanes, n) = (lanes.min(16), n.min(16));
+        if !runs_lie_in(dst.len(), &starts[..lanes], n) {
+            return false;
+        }
+        let base = dst.as_mut_ptr();
+        // SAFETY: AVX2 is enabled (an `Avx2Fma` exists). Each load covers 8 words of one row
+        // of `m`. Each masked store writes words `start + r + k` of `dst` for the lanes `k`
+        // with `r + k < n` only (the others masked off, neither written nor faulting, their
+        // address formed by `wrapping_add`), of the first `lanes` runs only, whose words
+        // `start..start + n` `runs_lie_in` checked lie in `dst`.
+        unsafe {
+            for r in [0, 8] {
+                let bits = lanes_below_avx2(n, r);
+                let mask = _mm256_loadu_si256(bits.as_ptr().cast());
+                for c in [0, 8] {
+                    let mut v = [_mm256_setzero_ps(); 8];
+                    for (i, v) in v.iter_mut().enumerate() {
+                        *v = _mm256_loadu_ps(m[r + i][c..].as_ptr());
+                    }
+                    // `out[j]`: lane `c + j`'s words `r..r + 8`.
+                    for (j, v) in turn8_avx2!(v).iter().enumerate() {
+                        if c + j < lanes {
+                            _mm256_maskstore_ps(base.wrapping_add(starts[c + j] + r), mask, *v);
+                        }
+                    }
+                }
+            }
+        }
+        true
     }
 }
 
@@ -934,6 +1067,42 @@ impl DepthwiseSteps for Avx512Fma {
             _mm512_storeu_ps(op, _mm512_permutex2var_ps(lo, odds, hi));
         }
     }
+
+    /// The pairs loaded in two masked halves and split by the same two permutes, the halves
+    /// stored masked: a row's last pairs in a few instructions rather than a word at a time.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn split_pairs_tail(self, pairs: &[f32], even: &mut [f32], odd: &mut [f32]) {
+        use core::arch::x86_64::{
+            _mm512_mask_storeu_ps, _mm512_maskz_loadu_ps, _mm512_permutex2var_ps, _mm512_setr_epi32,
+        };
+        let k = (pairs.len() / 2).min(even.len()).min(odd.len());
+        if k >= 16 {
+            // Not a row's last pairs: one pair at a time, as the definition says.
+            for ((pair, e), o) in pairs.chunks_exact(2).zip(even).zip(odd) {
+                *e = pair[0];
+                *o = pair[1];
+            }
+            return;
+        }
+        let words = 2 * k;
+        let (pp, ep, op) = (pairs.as_ptr(), even.as_mut_ptr(), odd.as_mut_ptr());
+        // SAFETY: AVX-512F is enabled (an `Avx512Fma` exists). The first masked load reads
+        // words `0..min(2k, 16)` of `pairs`, the second words `16..2k` (none if `2k <= 16`:
+        // its mask is empty and a masked-off lane neither reads nor faults, nor is `pp + 16`
+        // dereferenced); `2k <= pairs.len()`. The stores write words `0..k` of `even` and
+        // `odd`, which hold at least `k`.
+        unsafe {
+            let lo = _mm512_maskz_loadu_ps(first_lanes(words), pp);
+            let hi =
+                _mm512_maskz_loadu_ps(first_lanes(words.saturating_sub(16)), pp.wrapping_add(16));
+            let evens =
+                _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+            let odds = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+            _mm512_mask_storeu_ps(ep, first_lanes(k), _mm512_permutex2var_ps(lo, evens, hi));
+            _mm512_mask_storeu_ps(op, first_lanes(k), _mm512_permutex2var_ps(lo, odds, hi));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -1074,6 +1243,55 @@ mod tests {
                     &|s, st, n, m| unsafe { gather5(s, st, n, m) },
                     &|m, d, st, l, n| unsafe { scatter5(m, d, st, l, n) },
                 );
+            }
+        }
+    }
+
+    /// Every level's `split_pairs_tail` is its definition: 0 to 17 pairs (a trailing odd word
+    /// ignored) into outputs as long as the pairs or longer, nothing past them written.
+    #[test]
+    fn every_level_splits_a_rows_last_pairs() {
+        use std::vec;
+        use std::vec::Vec;
+        type Split = dyn Fn(&[f32], &mut [f32], &mut [f32]);
+        let check = |split: &Split| {
+            for k in 0..=17 {
+                for extra in [0, 1] {
+                    let pairs: Vec<f32> = (0..2 * k + extra).map(|i| i as f32 + 0.25).collect();
+                    for room in [k, k + 3] {
+                        let (mut even, mut odd) = (vec![-1.0f32; room], vec![-1.0f32; room]);
+                        split(&pairs, &mut even, &mut odd);
+                        for j in 0..room {
+                            let (e, o) = if j < k {
+                                (pairs[2 * j], pairs[2 * j + 1])
+                            } else {
+                                (-1.0, -1.0)
+                            };
+                            assert_eq!((even[j], odd[j]), (e, o), "k {k} room {room} j {j}");
+                        }
+                    }
+                }
+            }
+        };
+        check(&|p, e, o| ScalarFma.split_pairs_tail(p, e, o));
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[target_feature(enable = "avx2,fma")]
+            fn narrow(p: &[f32], e: &mut [f32], o: &mut [f32]) {
+                Avx2Fma::new().split_pairs_tail(p, e, o)
+            }
+            #[target_feature(enable = "avx512f,fma")]
+            fn wide(p: &[f32], e: &mut [f32], o: &mut [f32]) {
+                Avx512Fma::new().split_pairs_tail(p, e, o)
+            }
+            // SAFETY (each call): the CPU has the level's features (`detected`).
+            #[allow(unsafe_code)]
+            if detected() >= Level::Avx2 {
+                check(&|p, e, o| unsafe { narrow(p, e, o) });
+            }
+            #[allow(unsafe_code)]
+            if detected() >= Level::Avx512 {
+                check(&|p, e, o| unsafe { wide(p, e, o) });
             }
         }
     }

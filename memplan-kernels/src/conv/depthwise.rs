@@ -147,18 +147,15 @@ impl Plane {
                 if q1 > q0 {
                     let pairs = &src[2 * q0 - lo..][..2 * (q1 - q0)];
                     let (e, o) = (&mut even[q0..q1], &mut odd[q0..q1]);
-                    // 16 pairs at a time through fixed-size arrays (vector shuffles), the rest
-                    // one pair at a time.
+                    // 16 pairs at a time through fixed-size arrays (vector shuffles), then the
+                    // fewer than 16 left.
                     let (blocks, rest) = pairs.as_chunks::<32>();
                     let (e_blocks, e_rest) = e.as_chunks_mut::<16>();
                     let (o_blocks, o_rest) = o.as_chunks_mut::<16>();
                     for ((block, e), o) in blocks.iter().zip(e_blocks).zip(o_blocks) {
                         steps.split_pairs(block, e, o);
                     }
-                    for ((pair, e), o) in rest.chunks_exact(2).zip(e_rest).zip(o_rest) {
-                        *e = pair[0];
-                        *o = pair[1];
-                    }
+                    steps.split_pairs_tail(rest, e_rest, o_rest);
                 }
                 // The columns the pairs did not copy: at most one at each end (the two ranges'
                 // columns, not a walk over the whole row testing each).

@@ -246,7 +246,12 @@ fn lanes<const MOST: usize, F: DepthwiseSteps + TakeGreater + Transpose>(
             let mut t0 = 0;
             while t0 < taps {
                 let n = LANES.min(taps - t0);
-                let runs = core::array::from_fn(|lane| (oc0 + lane.min(lanes - 1)) * taps + t0);
+                // Loops, not closures: a closure would be compiled without the caller's
+                // vector features and called.
+                let mut runs = [0usize; LANES];
+                for (lane, run) in runs.iter_mut().enumerate() {
+                    *run = (oc0 + lane.min(lanes - 1)) * taps + t0;
+                }
                 if !vector.gather16(d.w, &runs, n, turn) {
                     bail!("internal error: a channel's weights are past the weight");
                 }
@@ -284,7 +289,11 @@ fn lanes<const MOST: usize, F: DepthwiseSteps + TakeGreater + Transpose>(
                     let n = LANES.min(yi1 * iw - p);
                     let src: &[f32] = d.x.unwrap_or(y);
                     // Words `p..p + n` of each lane's plane (`n` ends within it).
-                    if !vector.gather16(src, &starts.map(|start| start + p), n, turn) {
+                    let mut runs = starts;
+                    for run in &mut runs {
+                        *run += p;
+                    }
+                    if !vector.gather16(src, &runs, n, turn) {
                         bail!("internal error: a channel's plane is past the input");
                     }
                     // Each input row's pixels among them: those of one column phase (every
@@ -347,8 +356,10 @@ fn lanes<const MOST: usize, F: DepthwiseSteps + TakeGreater + Transpose>(
                             yo += 1;
                         }
                     }
-                    let outputs: [usize; LANES] =
-                        core::array::from_fn(|lane| (b * m + oc0 + lane) * d.planes.y + q);
+                    let mut outputs = [0usize; LANES];
+                    for (lane, at) in outputs.iter_mut().enumerate() {
+                        *at = (b * m + oc0 + lane) * d.planes.y + q;
+                    }
                     if !vector.scatter16(turn, y, &outputs, lanes, n) {
                         bail!("internal error: a channel's output plane is past the output");
                     }
