@@ -399,7 +399,16 @@ fn direct<F: MulAdd + Transpose, const MOST: usize, const PAIRS: bool>(
                                 };
                                 tile::<F, MOST>(fma, sw, pair, sums, [w0, w1], from, steps, ends);
                                 if pass.last {
-                                    act.apply(sums.as_flattened_mut().as_flattened_mut());
+                                    // The panels in use only: a tile of one panel leaves the
+                                    // second's lanes empty (as costly as the first's for a
+                                    // Sigmoid or a SiLU).
+                                    if pair {
+                                        act.apply(sums.as_flattened_mut().as_flattened_mut());
+                                    } else {
+                                        for s in sums.iter_mut() {
+                                            act.apply(&mut s[0]);
+                                        }
+                                    }
                                 }
                                 for v in 0..count {
                                     let (oc0, lanes) = part(v);
