@@ -12,7 +12,8 @@
 //!    MatMul's third input, added in the product's epilogue: `sum + bias[j]`, the bits of the two
 //!    nodes.
 //! 3. **An activation** (`Relu`, `Clip` with constant bounds, `HardSigmoid`, `HardSwish`,
-//!    `LeakyRelu`, `Sigmoid`, and GELU as PyTorch exports it: `Div`, `Erf`, `Add`, `Mul`, `Mul`)
+//!    `LeakyRelu`, `Sigmoid`, SiLU as PyTorch exports it: `Sigmoid` then `Mul` by the input, and
+//!    GELU as PyTorch exports it: `Div`, `Erf`, `Add`, `Mul`, `Mul`)
 //!    after a Conv, Gemm or MatMul becomes the attributes `activation` and
 //!    `activation_params` of that node ([`memplan_kernels`]' fused activations compute exactly
 //!    the standalone kernels' functions).
@@ -71,6 +72,8 @@ pub(crate) fn fuse(
             report.activations += 1;
         } else if g.fuse_erf_gelu(k) {
             report.activations += 5;
+        } else if g.fuse_silu(k) {
+            report.activations += 2;
         }
     }
     for k in 0..g.nodes.len() {
@@ -470,6 +473,75 @@ impl Graph<'_> {
             "activation_params".to_owned(),
             AttrValue::Floats(vec![divisor, addend, scale]),
         ));
+        node.outputs = vec![y];
+        self.model.ops[k].outputs = vec![y];
+        Some(())
+    }
+
+    /// 3c. `Conv | Gemm | MatMul` followed by SiLU (Swish) as PyTorch exports it, two nodes on
+    /// its output `x`: `Sigmoid(x) -> Mul(x, ·)` (either operand order), as one node with the
+    /// fused activation `Silu` ([`memplan_kernels`]' activation computes the two kernels' bits).
+    /// `x` must be read by those two nodes only (the Mul once), the Sigmoid's output by the Mul
+    /// only.
+    fn fuse_silu(&mut self, k: usize) -> bool {
+        self.silu(k).is_some()
+    }
+
+    fn silu(&mut self, k: usize) -> Option<()> {
+        let node = self.node(k)?;
+        if !matches!(node.op_type.as_str(), "Conv" | "Gemm" | "MatMul")
+            || attr(node, "activation").is_some()
+        {
+            return None;
+        }
+        let [x] = node.outputs[..] else {
+            return None;
+        };
+        if self.model.outputs.contains(&x) {
+            return None;
+        }
+        let is = |j: usize, op: &str, inputs: usize| {
+            self.node(j).is_some_and(|n| {
+                n.op_type == op && n.inputs.len() == inputs && n.outputs.len() == 1
+            })
+        };
+        let readers: Vec<usize> = (0..self.nodes.len())
+            .filter(|&j| {
+                self.node(j)
+                    .is_some_and(|n| n.inputs.contains(&OpInput::Tensor(x)))
+            })
+            .collect();
+        let [first, second] = readers[..] else {
+            return None;
+        };
+        let (sigmoid, mul) = if is(first, "Sigmoid", 1) {
+            (first, second)
+        } else {
+            (second, first)
+        };
+        if !is(sigmoid, "Sigmoid", 1) || !is(mul, "Mul", 2) {
+            return None;
+        }
+        let (after, s) = self.consumer(sigmoid)?;
+        let operands = &self.node(mul)?.inputs;
+        let by_input = [OpInput::Tensor(x), OpInput::Tensor(s)];
+        let by_input_swapped = [OpInput::Tensor(s), OpInput::Tensor(x)];
+        if after != mul || (operands[..] != by_input && operands[..] != by_input_swapped) {
+            return None;
+        }
+        let y = *self.node(mul)?.outputs.first()?;
+        if self.shapes[y] != self.shapes[x] {
+            return None;
+        }
+        for j in [sigmoid, mul] {
+            self.nodes[j] = None;
+        }
+        for t in [x, s] {
+            self.dead[t] = true;
+        }
+        let node = self.nodes[k].as_mut()?;
+        node.attrs
+            .push(("activation".to_owned(), AttrValue::Str("Silu".to_owned())));
         node.outputs = vec![y];
         self.model.ops[k].outputs = vec![y];
         Some(())

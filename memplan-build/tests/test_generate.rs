@@ -291,6 +291,25 @@ fn gelu_as_exported_is_fused_into_the_matmul_before_it() {
     assert_eq!((erfs(&f), erfs(&p)), (1, 2));
 }
 
+/// SiLU as PyTorch exports it (`Sigmoid` then `Mul` by the input, operands in either order)
+/// after a Conv becomes its fused activation `Silu`; a block whose input has a third reader
+/// stays two nodes (`memplan-runner/tests/fixtures/make_silu.py`).
+#[test]
+fn silu_as_exported_is_fused_into_the_conv_before_it() {
+    let dir = out_dir("silu");
+    let model = fixture("silu.onnx");
+    let fused = generate(Network::from_onnx(&model).name("fused"), &dir);
+    let plain = generate(Network::from_onnx(&model).name("plain").fuse(false), &dir);
+    let text = |g: &memplan_build::Generated| squeeze(&std::fs::read_to_string(&g.rust).unwrap());
+    let (f, p) = (text(&fused), text(&plain));
+    // Once in the table, once beside the call: the first two blocks.
+    assert_eq!(f.matches("Attr::Str(\"Silu\")").count(), 4, "{f}");
+    assert!(!p.contains("Silu"));
+    // The third block's input is read three times: its two nodes stay.
+    let sigmoids = |s: &str| s.matches(&squeeze("op_type: \"Sigmoid\"")).count();
+    assert_eq!((sigmoids(&f), sigmoids(&p)), (1, 3));
+}
+
 /// An int8 TFLite network's `run` calls each node's kernel directly, chosen at build time: the
 /// convolutions, pools and ADDs their `tflite::s8` kernel with a constant parameter struct, every
 /// other node its own `tflite::op` function, and nothing goes through `memplan_kernels::run` or

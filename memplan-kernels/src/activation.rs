@@ -5,8 +5,10 @@
 //! with two attributes (the names ONNX Runtime's `FusedConv` uses):
 //!
 //! - `activation`: the operator's name (`"Relu"`, `"Clip"`, `"HardSigmoid"`, `"HardSwish"`,
-//!   `"LeakyRelu"`, `"Sigmoid"`), or `"ErfGelu"` for the five nodes PyTorch exports GELU as
-//!   (`Div` by a constant, `Erf`, `Add` a constant, `Mul` by the input, `Mul` by a constant);
+//!   `"LeakyRelu"`, `"Sigmoid"`), `"Silu"` for SiLU (Swish) as PyTorch exports it (`Sigmoid`
+//!   of the input, then `Mul` by the input), or `"ErfGelu"` for the five nodes PyTorch exports
+//!   GELU as (`Div` by a constant, `Erf`, `Add` a constant, `Mul` by the input, `Mul` by a
+//!   constant);
 //! - `activation_params`: its parameters as floats (`Clip`: `[min, max]`; `HardSigmoid`:
 //!   `[alpha, beta]`; `LeakyRelu`: `[alpha]`; `ErfGelu`: `[divisor, addend, scale]`; none for
 //!   the others).
@@ -34,6 +36,9 @@ pub(crate) enum Activation {
     LeakyRelu(f32),
     /// `1 / (1 + exp(-x))`, as the Sigmoid kernel.
     Sigmoid,
+    /// `x * sigmoid(x)`: SiLU (Swish) as PyTorch exports it, the Sigmoid kernel then the Mul
+    /// kernel.
+    Silu,
     /// `(x * (erf(x / divisor) + addend)) * scale`: GELU as PyTorch exports it, node by node.
     ErfGelu(f32, f32, f32),
 }
@@ -81,12 +86,16 @@ impl Activation {
                 want(0)?;
                 Activation::Sigmoid
             }
+            "Silu" => {
+                want(0)?;
+                Activation::Silu
+            }
             "ErfGelu" => {
                 want(3)?;
                 Activation::ErfGelu(params[0], params[1], params[2])
             }
             other => bail!(
-                "fused activation {other:?} is not supported (Relu, Clip, HardSigmoid, HardSwish, LeakyRelu, Sigmoid, ErfGelu are)"
+                "fused activation {other:?} is not supported (Relu, Clip, HardSigmoid, HardSwish, LeakyRelu, Sigmoid, Silu, ErfGelu are)"
             ),
         })
     }
@@ -126,6 +135,11 @@ impl Activation {
             Activation::Sigmoid => {
                 for x in xs {
                     *x = crate::fast_math::logistic(*x);
+                }
+            }
+            Activation::Silu => {
+                for x in xs {
+                    *x *= crate::fast_math::logistic(*x);
                 }
             }
             Activation::ErfGelu(divisor, addend, scale) => {
@@ -291,6 +305,54 @@ mod tests {
                 g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()),
                 "ErfGelu({x:e}) = {g:e}, the nodes {w:e}"
             );
+        }
+    }
+
+    /// `Silu` is the two kernels PyTorch's SiLU is exported as (`Sigmoid`, then `Mul` by the
+    /// input, in either order), run one after the other, bit for bit.
+    #[test]
+    fn silu_is_sigmoid_then_mul() {
+        let mut xs: std::vec::Vec<f32> = (-3000..3000).map(|i| i as f32 * 0.0377).collect();
+        xs.extend([
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            0.0,
+            -0.0,
+            1e-40,
+            -90.0,
+            -104.5,
+        ]);
+        let shape = [xs.len()];
+        let step = |op: &str, a: &[f32], b: Option<&[f32]>| -> std::vec::Vec<f32> {
+            let mut out = std::vec![0.0f32; xs.len()];
+            let mut inputs = std::vec![Input::Value {
+                shape: &shape,
+                data: Data::F32(a),
+            }];
+            if let Some(b) = b {
+                inputs.push(Input::Value {
+                    shape: &shape,
+                    data: Data::F32(b),
+                });
+            }
+            let mut outputs = [Output {
+                shape: &shape,
+                data: DataMut::F32(&mut out),
+            }];
+            run(op, &Attrs::default(), &inputs, &mut outputs, &mut []).unwrap();
+            out
+        };
+        let s = step("Sigmoid", &xs, None);
+        let mut got = xs.clone();
+        Activation::Silu.apply(&mut got);
+        for want in [step("Mul", &xs, Some(&s)), step("Mul", &s, Some(&xs))] {
+            for ((g, w), x) in got.iter().zip(&want).zip(&xs) {
+                assert!(
+                    g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()),
+                    "Silu({x:e}) = {g:e}, the nodes {w:e}"
+                );
+            }
         }
     }
 

@@ -88,7 +88,8 @@ fn bert_mini_matches_onnx_runtime() {
     runnable("bert_mini");
 }
 
-/// Two networks built by hand with `onnx.helper` (`tests/fixtures/make_unseen_models.py`), with
+/// Networks built by hand with `onnx.helper` (`tests/fixtures/make_unseen_models.py` and the
+/// other `make_*.py` there), with
 /// operators and patterns the runner was not developed on: AveragePool, BatchNormalization,
 /// Resize, Split, Slice, Where with a causal mask, a tanh GELU, Cast, a Shape-derived Reshape.
 /// In place only (the default), to keep CI short; both modes passed when they were added.
@@ -103,8 +104,15 @@ fn hand_built_models_match_onnx_runtime() {
     // and two graph outputs, of which the runner writes the first (`tests/fixtures/
     // make_two_inputs.py`).
     // `erf_gelu` has GELU as PyTorch exports it, fused into the MatMul before it
-    // (`tests/fixtures/make_erf_gelu.py`).
-    for name in ["unseen_cnn", "unseen_transformer", "two_inputs", "erf_gelu"] {
+    // (`tests/fixtures/make_erf_gelu.py`); `silu` SiLU, fused into the Convs before it
+    // (`tests/fixtures/make_silu.py`).
+    for name in [
+        "unseen_cnn",
+        "unseen_transformer",
+        "two_inputs",
+        "erf_gelu",
+        "silu",
+    ] {
         check_model(
             &fixture(format!("{name}.onnx")),
             &fixture(format!("{name}.input.bin")),
