@@ -232,7 +232,8 @@ impl Network {
     /// Whether the build rewrites the graph before planning it (default on): each
     /// BatchNormalization after a Conv folded into the Conv's weights and bias, each constant
     /// `Add` after a MatMul into the MatMul as a bias, each activation (Relu, Clip, HardSigmoid,
-    /// HardSwish, LeakyRelu, Sigmoid) after a Conv, Gemm or MatMul into that node, and the
+    /// HardSwish, LeakyRelu, Sigmoid; SiLU and GELU as PyTorch exports them, two and five nodes)
+    /// after a Conv, Gemm or MatMul into that node, and the
     /// constant weights of Conv, Gemm and MatMul packed into the panels the matrix product reads
     /// (stored so in the weight blob). Fewer nodes, fewer tensors, no packing at run time; off,
     /// the network runs node for node as in the file.

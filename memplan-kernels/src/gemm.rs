@@ -49,6 +49,14 @@ pub(crate) const KC_MAX: usize = 256;
 /// longer `k` in blocks of 128 ran 0.84x on 512 -> 1000 at 16 x 16.
 const WIDE_POINTWISE_K: usize = 128;
 
+/// The longest `k` for which a pointwise product whose rows end in half a panel (`m % 16 == 8`:
+/// 24, 40, 56, 72 output channels) takes the wide tiles all the same: its full tiles leave a
+/// last tile of 8 rows by one vector, 8 broadcasts for 16 columns, where a wide one takes 8 for
+/// 32. Alone at AVX-512, the same bits: 144 -> 24 at 56 x 56 1.0-1.36x (noisy) and at 28 x 28
+/// 1.2x, 200 -> 24 1.25x, 184 -> 56 1.08x, 256 -> 72 1.07x, 240 -> 40 1.0-1.02x. (Every `m` up
+/// to this `k` was mixed: 192 -> 32 0.87x, 256 -> 128 0.94x.)
+const WIDE_HALF_PANEL_K: usize = 256;
+
 /// One row of a packed panel.
 pub(crate) type Row = [f32; PANEL];
 
@@ -680,7 +688,11 @@ fn drive<
                 let mut n0 = 0;
                 // A short `k` takes wide tiles first: `WH` rows of the panel by `WW` columns,
                 // two vectors of `B` a step for `WH` broadcasts of `A`.
-                while WW > 0 && k <= WIDE_POINTWISE_K && height >= WH && n - n0 >= WW {
+                while WW > 0
+                    && (k <= WIDE_POINTWISE_K || (k <= WIDE_HALF_PANEL_K && m % PANEL == PANEL / 2))
+                    && height >= WH
+                    && n - n0 >= WW
+                {
                     let Some(operand) = operand(n0) else {
                         return;
                     };
@@ -1288,6 +1300,10 @@ mod tests {
             (40, 8, 2),
             (30, 70, 530),
             (14, 40, 70),
+            // Rows ending in half a panel with a `k` past `WIDE_POINTWISE_K`: the wide tiles
+            // (`WIDE_HALF_PANEL_K`), and a partial pair of panels of columns.
+            (24, 70, 200),
+            (40, 33, 256),
         ];
         for (m, n, k) in shapes {
             let a = values(m * k, 1);
