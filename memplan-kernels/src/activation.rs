@@ -132,22 +132,44 @@ impl Activation {
                     *x = leaky_relu(*x, alpha);
                 }
             }
-            Activation::Sigmoid => {
-                for x in xs {
-                    *x = crate::fast_math::logistic(*x);
-                }
-            }
-            Activation::Silu => {
-                for x in xs {
-                    *x *= crate::fast_math::logistic(*x);
-                }
-            }
+            Activation::Sigmoid => sigmoid_all(xs),
+            Activation::Silu => silu_all(xs),
             Activation::ErfGelu(divisor, addend, scale) => {
-                for x in xs {
-                    *x = erf_gelu(*x, divisor, addend, scale);
-                }
+                erf_gelu_all(xs, divisor, addend, scale);
             }
         }
+    }
+}
+
+// The activations built on `exp`: inlined into each x86-64 caller, whose AVX2 or AVX-512 they
+// then run with (an out-of-line function is built for the baseline, 4 lanes), and one shared
+// copy elsewhere (a Cortex-M4F runs them a lane at a time either way, and each inlined copy is
+// a few hundred bytes of flash at every product and Conv method that applies an activation).
+
+/// Sigmoid on every element.
+#[cfg_attr(target_arch = "x86_64", inline(always))]
+#[cfg_attr(not(target_arch = "x86_64"), inline(never))]
+fn sigmoid_all(xs: &mut [f32]) {
+    for x in xs {
+        *x = crate::fast_math::logistic(*x);
+    }
+}
+
+/// SiLU on every element: `x * sigmoid(x)`.
+#[cfg_attr(target_arch = "x86_64", inline(always))]
+#[cfg_attr(not(target_arch = "x86_64"), inline(never))]
+fn silu_all(xs: &mut [f32]) {
+    for x in xs {
+        *x *= crate::fast_math::logistic(*x);
+    }
+}
+
+/// ErfGelu on every element.
+#[cfg_attr(target_arch = "x86_64", inline(always))]
+#[cfg_attr(not(target_arch = "x86_64"), inline(never))]
+fn erf_gelu_all(xs: &mut [f32], divisor: f32, addend: f32, scale: f32) {
+    for x in xs {
+        *x = erf_gelu(*x, divisor, addend, scale);
     }
 }
 
