@@ -246,12 +246,13 @@ pub(crate) trait Transpose: Copy {
     }
 
     /// `m` turned into 16 runs of `dst`: `dst[starts[i] + j] = m[j][i]` for `i < lanes` and
-    /// `j < n` (`n` at most 16); nothing else is written. False (and nothing written) if one of
+    /// `j < n` (`n` at most 16); nothing else of `dst` is written, and `m` is left unspecified
+    /// (the portable build turns it in place). False (and nothing written to `dst`) if one of
     /// those runs does not lie in `dst`.
     #[inline(always)]
     fn scatter16(
         self,
-        m: &[[f32; 16]; 16],
+        m: &mut [[f32; 16]; 16],
         dst: &mut [f32],
         starts: &[usize; 16],
         lanes: usize,
@@ -261,9 +262,8 @@ pub(crate) trait Transpose: Copy {
         if !runs_lie_in(dst.len(), &starts[..lanes], n) {
             return false;
         }
-        let mut t = *m;
-        self.transpose16(&mut t);
-        for (row, &start) in t.iter().zip(&starts[..lanes]) {
+        self.transpose16(m);
+        for (row, &start) in m.iter().zip(&starts[..lanes]) {
             match <&mut [f32; 16]>::try_from(&mut dst[start..start + n]) {
                 // A whole row as one fixed-size move, as above.
                 Ok(words) => *words = *row,
@@ -417,7 +417,7 @@ impl Transpose for Avx2Fma {
     #[allow(unsafe_code)]
     fn scatter16(
         self,
-        m: &[[f32; 16]; 16],
+        m: &mut [[f32; 16]; 16],
         dst: &mut [f32],
         starts: &[usize; 16],
         lanes: usize,
@@ -574,7 +574,7 @@ impl Transpose for Avx512Fma {
     #[allow(unsafe_code)]
     fn scatter16(
         self,
-        m: &[[f32; 16]; 16],
+        m: &mut [[f32; 16]; 16],
         dst: &mut [f32],
         starts: &[usize; 16],
         lanes: usize,
@@ -1161,7 +1161,7 @@ mod tests {
         use std::vec;
         use std::vec::Vec;
         type Gather = dyn Fn(&[f32], &[usize; 16], usize, &mut [[f32; 16]; 16]) -> bool;
-        type Scatter = dyn Fn(&[[f32; 16]; 16], &mut [f32], &[usize; 16], usize, usize) -> bool;
+        type Scatter = dyn Fn(&mut [[f32; 16]; 16], &mut [f32], &[usize; 16], usize, usize) -> bool;
         let src: Vec<f32> = (0..600).map(|i| i as f32 + 0.5).collect();
         let starts: [usize; 16] = core::array::from_fn(|i| 7 + 37 * i);
         let check = |gather: &Gather, scatter: &Scatter| {
@@ -1176,7 +1176,8 @@ mod tests {
                 }
                 for lanes in [0, 1, 9, 16] {
                     let mut dst = vec![-1.0f32; 600];
-                    assert!(scatter(&m, &mut dst, &starts, lanes, n));
+                    // A copy: `scatter16` leaves its `m` unspecified.
+                    assert!(scatter(&mut m.clone(), &mut dst, &starts, lanes, n));
                     for (k, &v) in dst.iter().enumerate() {
                         let run = (0..lanes).find(|&i| (starts[i]..starts[i] + n).contains(&k));
                         let want = run.map_or(-1.0, |i| m[k - starts[i]][i]);
@@ -1191,9 +1192,9 @@ mod tests {
             assert!(!gather(&src, &far, 6, &mut m));
             assert!(gather(&src, &far, 5, &mut m));
             let mut dst = vec![-1.0f32; 600];
-            assert!(!scatter(&m, &mut dst, &far, 16, 6));
+            assert!(!scatter(&mut m.clone(), &mut dst, &far, 16, 6));
             assert!(dst.iter().all(|&v| v == -1.0));
-            assert!(scatter(&m, &mut dst, &far, 5, 6));
+            assert!(scatter(&mut m, &mut dst, &far, 5, 6));
         };
         check(
             &|s, st, n, m| ScalarFma.gather16(s, st, n, m),
@@ -1207,7 +1208,7 @@ mod tests {
             }
             #[target_feature(enable = "avx2,fma")]
             fn scatter2(
-                m: &[[f32; 16]; 16],
+                m: &mut [[f32; 16]; 16],
                 d: &mut [f32],
                 st: &[usize; 16],
                 l: usize,
@@ -1221,7 +1222,7 @@ mod tests {
             }
             #[target_feature(enable = "avx512f,fma")]
             fn scatter5(
-                m: &[[f32; 16]; 16],
+                m: &mut [[f32; 16]; 16],
                 d: &mut [f32],
                 st: &[usize; 16],
                 l: usize,
