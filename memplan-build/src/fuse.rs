@@ -380,6 +380,38 @@ impl Graph<'_> {
         true
     }
 
+    /// The output of node `k` that an activation of several nodes after it may fuse into: `k`
+    /// a Conv, Gemm or MatMul with no fused activation yet, of one output that is not a graph
+    /// output.
+    fn fusable_output(&self, k: usize) -> Option<usize> {
+        let node = self.node(k)?;
+        if !matches!(node.op_type.as_str(), "Conv" | "Gemm" | "MatMul")
+            || attr(node, "activation").is_some()
+        {
+            return None;
+        }
+        let [x] = node.outputs[..] else {
+            return None;
+        };
+        (!self.model.outputs.contains(&x)).then_some(x)
+    }
+
+    /// Whether node `j` is an `op` of `inputs` inputs and one output.
+    fn is_op(&self, j: usize, op: &str, inputs: usize) -> bool {
+        self.node(j)
+            .is_some_and(|n| n.op_type == op && n.inputs.len() == inputs && n.outputs.len() == 1)
+    }
+
+    /// The nodes that read tensor `t`, in order.
+    fn readers(&self, t: usize) -> Vec<usize> {
+        (0..self.nodes.len())
+            .filter(|&j| {
+                self.node(j)
+                    .is_some_and(|n| n.inputs.contains(&OpInput::Tensor(t)))
+            })
+            .collect()
+    }
+
     /// 3b. `Conv | Gemm | MatMul` followed by GELU as PyTorch exports it, five nodes on its
     /// output `x`: `Div(x, c1) -> Erf -> Add(·, c2) -> Mul(x, ·) -> Mul(·, c3)` (constant
     /// scalars; either operand order of the commutative ones), as one node with the fused
@@ -391,23 +423,8 @@ impl Graph<'_> {
     }
 
     fn erf_gelu(&mut self, k: usize) -> Option<()> {
-        let node = self.node(k)?;
-        if !matches!(node.op_type.as_str(), "Conv" | "Gemm" | "MatMul")
-            || attr(node, "activation").is_some()
-        {
-            return None;
-        }
-        let [x] = node.outputs[..] else {
-            return None;
-        };
-        if self.model.outputs.contains(&x) {
-            return None;
-        }
-        let is = |j: usize, op: &str, inputs: usize| {
-            self.node(j).is_some_and(|n| {
-                n.op_type == op && n.inputs.len() == inputs && n.outputs.len() == 1
-            })
-        };
+        let x = self.fusable_output(k)?;
+        let is = |j: usize, op: &str, inputs: usize| self.is_op(j, op, inputs);
         // A constant scalar at input `i` of node `j`.
         let scalar = |j: usize, i: usize| -> Option<f32> {
             match floats(&self.constants[self.constant_at(j, i)?])?[..] {
@@ -424,12 +441,7 @@ impl Graph<'_> {
             }
         };
         // `x` read by exactly a Div (as its dividend) and a Mul, once each.
-        let readers: Vec<usize> = (0..self.nodes.len())
-            .filter(|&j| {
-                self.node(j)
-                    .is_some_and(|n| n.inputs.contains(&OpInput::Tensor(x)))
-            })
-            .collect();
+        let readers = self.readers(x);
         let div = *readers.iter().find(|&&j| is(j, "Div", 2))?;
         let mul = *readers.iter().find(|&&j| is(j, "Mul", 2))?;
         if readers.len() != 2 || other(div, x)? != 1 {
@@ -488,30 +500,9 @@ impl Graph<'_> {
     }
 
     fn silu(&mut self, k: usize) -> Option<()> {
-        let node = self.node(k)?;
-        if !matches!(node.op_type.as_str(), "Conv" | "Gemm" | "MatMul")
-            || attr(node, "activation").is_some()
-        {
-            return None;
-        }
-        let [x] = node.outputs[..] else {
-            return None;
-        };
-        if self.model.outputs.contains(&x) {
-            return None;
-        }
-        let is = |j: usize, op: &str, inputs: usize| {
-            self.node(j).is_some_and(|n| {
-                n.op_type == op && n.inputs.len() == inputs && n.outputs.len() == 1
-            })
-        };
-        let readers: Vec<usize> = (0..self.nodes.len())
-            .filter(|&j| {
-                self.node(j)
-                    .is_some_and(|n| n.inputs.contains(&OpInput::Tensor(x)))
-            })
-            .collect();
-        let [first, second] = readers[..] else {
+        let x = self.fusable_output(k)?;
+        let is = |j: usize, op: &str, inputs: usize| self.is_op(j, op, inputs);
+        let [first, second] = self.readers(x)[..] else {
             return None;
         };
         let (sigmoid, mul) = if is(first, "Sigmoid", 1) {

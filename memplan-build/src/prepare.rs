@@ -65,50 +65,31 @@ pub(crate) fn finish(
             model.tensors[t].memory.external = true;
         }
     }
-    let planned = schedule(
-        path,
-        options,
-        model.clone(),
-        shapes.clone(),
-        nodes.clone(),
-        constants,
-        (&BTreeSet::new(), &[]),
-    )?;
+    // One schedule planned: the nodes written over their input and the stages run band by band.
+    let plan_with = |overwrite: &BTreeSet<usize>, stages: &[patches::Stage]| {
+        schedule(
+            path,
+            options,
+            model.clone(),
+            shapes.clone(),
+            nodes.clone(),
+            constants,
+            (overwrite, stages),
+        )
+    };
+    let planned = plan_with(&BTreeSet::new(), &[])?;
     match options.ram_budget {
-        Some(budget) if planned.plan.total_arena_size() > budget => {
-            let plan_with = |overwrite: &BTreeSet<usize>, stages: &[patches::Stage]| {
-                schedule(
-                    path,
-                    options,
-                    model.clone(),
-                    shapes.clone(),
-                    nodes.clone(),
-                    constants,
-                    (overwrite, stages),
-                )
-            };
-            ram_budget::meet(
-                budget,
-                &planned,
-                &ram_budget::candidates(&model, &shapes, &nodes, constants, options),
-                &patches::chains(&model, &shapes, &nodes, constants),
-                plan_with,
-            )
-        }
+        Some(budget) if planned.plan.total_arena_size() > budget => ram_budget::meet(
+            budget,
+            &planned,
+            &ram_budget::candidates(&model, &shapes, &nodes, constants, options),
+            &patches::chains(&model, &shapes, &nodes, constants),
+            plan_with,
+        ),
         _ => Ok(with_cache_bands(
             planned,
             options,
-            |stages| {
-                schedule(
-                    path,
-                    options,
-                    model.clone(),
-                    shapes.clone(),
-                    nodes.clone(),
-                    constants,
-                    (&BTreeSet::new(), stages),
-                )
-            },
+            |stages| plan_with(&BTreeSet::new(), stages),
             || {
                 cache_bands::stages(
                     &model,

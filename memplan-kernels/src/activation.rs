@@ -274,6 +274,33 @@ mod tests {
         }
     }
 
+    /// The standalone kernel `op` on `a` (and `b`, a scalar if it has one element, else of
+    /// `a`'s shape): its output.
+    fn run_kernel(op: &str, a: &[f32], b: Option<&[f32]>) -> std::vec::Vec<f32> {
+        let shape = [a.len()];
+        let b_shape: &[usize] = match b {
+            Some(b) if b.len() == 1 => &[],
+            _ => &shape,
+        };
+        let mut out = std::vec![0.0f32; a.len()];
+        let mut inputs = std::vec![Input::Value {
+            shape: &shape,
+            data: Data::F32(a),
+        }];
+        if let Some(b) = b {
+            inputs.push(Input::Value {
+                shape: b_shape,
+                data: Data::F32(b),
+            });
+        }
+        let mut outputs = [Output {
+            shape: &shape,
+            data: DataMut::F32(&mut out),
+        }];
+        run(op, &Attrs::default(), &inputs, &mut outputs, &mut []).unwrap();
+        out
+    }
+
     /// `ErfGelu` is the five kernels PyTorch's GELU is exported as (`Div`, `Erf`, `Add`, `Mul`
     /// by the input, `Mul`), run one after the other, bit for bit.
     #[test]
@@ -289,32 +316,8 @@ mod tests {
             9.5,
             -9.5,
         ]);
-        let shape = [xs.len()];
-        let scalar: [usize; 0] = [];
         let (divisor, addend, scale) = (core::f32::consts::SQRT_2, 1.0f32, 0.5f32);
-        let step = |op: &str, a: &[f32], b: Option<&[f32]>| -> std::vec::Vec<f32> {
-            let mut out = std::vec![0.0f32; xs.len()];
-            let b_shape: &[usize] = match b {
-                Some(b) if b.len() == 1 => &scalar,
-                _ => &shape,
-            };
-            let mut inputs = std::vec![Input::Value {
-                shape: &shape,
-                data: Data::F32(a),
-            }];
-            if let Some(b) = b {
-                inputs.push(Input::Value {
-                    shape: b_shape,
-                    data: Data::F32(b),
-                });
-            }
-            let mut outputs = [Output {
-                shape: &shape,
-                data: DataMut::F32(&mut out),
-            }];
-            run(op, &Attrs::default(), &inputs, &mut outputs, &mut []).unwrap();
-            out
-        };
+        let step = |op: &str, a: &[f32], b: Option<&[f32]>| run_kernel(op, a, b);
         let d = step("Div", &xs, Some(&[divisor]));
         let e = step("Erf", &d, None);
         let a = step("Add", &e, Some(&[addend]));
@@ -345,26 +348,7 @@ mod tests {
             -90.0,
             -104.5,
         ]);
-        let shape = [xs.len()];
-        let step = |op: &str, a: &[f32], b: Option<&[f32]>| -> std::vec::Vec<f32> {
-            let mut out = std::vec![0.0f32; xs.len()];
-            let mut inputs = std::vec![Input::Value {
-                shape: &shape,
-                data: Data::F32(a),
-            }];
-            if let Some(b) = b {
-                inputs.push(Input::Value {
-                    shape: &shape,
-                    data: Data::F32(b),
-                });
-            }
-            let mut outputs = [Output {
-                shape: &shape,
-                data: DataMut::F32(&mut out),
-            }];
-            run(op, &Attrs::default(), &inputs, &mut outputs, &mut []).unwrap();
-            out
-        };
+        let step = |op: &str, a: &[f32], b: Option<&[f32]>| run_kernel(op, a, b);
         let s = step("Sigmoid", &xs, None);
         let mut got = xs.clone();
         Activation::Silu.apply(&mut got);
