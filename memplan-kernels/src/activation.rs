@@ -317,12 +317,11 @@ mod tests {
             -9.5,
         ]);
         let (divisor, addend, scale) = (core::f32::consts::SQRT_2, 1.0f32, 0.5f32);
-        let step = |op: &str, a: &[f32], b: Option<&[f32]>| run_kernel(op, a, b);
-        let d = step("Div", &xs, Some(&[divisor]));
-        let e = step("Erf", &d, None);
-        let a = step("Add", &e, Some(&[addend]));
-        let m = step("Mul", &xs, Some(&a));
-        let want = step("Mul", &m, Some(&[scale]));
+        let d = run_kernel("Div", &xs, Some(&[divisor]));
+        let e = run_kernel("Erf", &d, None);
+        let a = run_kernel("Add", &e, Some(&[addend]));
+        let m = run_kernel("Mul", &xs, Some(&a));
+        let want = run_kernel("Mul", &m, Some(&[scale]));
         let mut got = xs.clone();
         Activation::ErfGelu(divisor, addend, scale).apply(&mut got);
         for ((g, w), x) in got.iter().zip(&want).zip(&xs) {
@@ -348,11 +347,13 @@ mod tests {
             -90.0,
             -104.5,
         ]);
-        let step = |op: &str, a: &[f32], b: Option<&[f32]>| run_kernel(op, a, b);
-        let s = step("Sigmoid", &xs, None);
+        let s = run_kernel("Sigmoid", &xs, None);
         let mut got = xs.clone();
         Activation::Silu.apply(&mut got);
-        for want in [step("Mul", &xs, Some(&s)), step("Mul", &s, Some(&xs))] {
+        for want in [
+            run_kernel("Mul", &xs, Some(&s)),
+            run_kernel("Mul", &s, Some(&xs)),
+        ] {
             for ((g, w), x) in got.iter().zip(&want).zip(&xs) {
                 assert!(
                     g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()),
