@@ -18,8 +18,9 @@
 //!    `activation_params` of that node ([`memplan_kernels`]' fused activations compute exactly
 //!    the standalone kernels' functions).
 //! 4. **Constant weights packed** into the panels the matrix product reads
-//!    ([`memplan_kernels::pack`]): a Conv's weights (all but depthwise ones), a MatMul's constant
-//!    right matrix, a Gemm's constant `B` (with `transB` applied); the node gets `packed = 16`
+//!    ([`memplan_kernels::pack`]): a Conv's weights (all but depthwise ones), a ConvTranspose's
+//!    (with its `kernel_shape`), a MatMul's constant right matrix, a Gemm's constant `B` (with
+//!    `transB` applied); the node gets `packed = 16`
 //!    and the constant is stored packed in the weight blob, read in place.
 //!
 //! A fused-away node's output tensor is gone from the model, so the plan has fewer tensors; every
@@ -577,6 +578,21 @@ impl Graph<'_> {
                 };
                 let mut out = vec![0.0f32; ps.iter().product()];
                 if memplan_kernels::pack::conv_weights(&w, &shape, g, &mut out).is_err() {
+                    return false;
+                }
+                let ks: Vec<i64> = shape[2..].iter().map(|&d| d as i64).collect();
+                (out, ps.to_vec(), Some(ks), false)
+            }
+            "ConvTranspose" => {
+                let Ok(g) = usize::try_from(int_attr(node, "group", 1)) else {
+                    return false;
+                };
+                let Some(ps) = memplan_kernels::pack::conv_transpose_weights_shape(&shape, g)
+                else {
+                    return false;
+                };
+                let mut out = vec![0.0f32; ps.iter().product()];
+                if memplan_kernels::pack::conv_transpose_weights(&w, &shape, g, &mut out).is_err() {
                     return false;
                 }
                 let ks: Vec<i64> = shape[2..].iter().map(|&d| d as i64).collect();

@@ -234,7 +234,8 @@ impl Network {
     /// `Add` after a MatMul into the MatMul as a bias, each activation (Relu, Clip, HardSigmoid,
     /// HardSwish, LeakyRelu, Sigmoid; SiLU and GELU as PyTorch exports them, two and five nodes)
     /// after a Conv, Gemm or MatMul into that node, and the
-    /// constant weights of Conv, Gemm and MatMul packed into the panels the matrix product reads
+    /// constant weights of Conv, ConvTranspose, Gemm and MatMul packed into the panels the matrix
+    /// product reads
     /// (stored so in the weight blob). Fewer nodes, fewer tensors, no packing at run time; off,
     /// the network runs node for node as in the file.
     #[must_use]

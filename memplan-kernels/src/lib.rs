@@ -232,6 +232,7 @@ pub fn scratch_len(
     match op_type {
         "TopK" => topk::scratch_len(attrs, input_shapes, output_shapes),
         "Conv" => conv::scratch_len(attrs, input_shapes, output_shapes),
+        "ConvTranspose" => conv_transpose::scratch_len(attrs, input_shapes, output_shapes),
         "Gemm" => matmul::gemm_scratch_len(attrs, input_shapes),
         "MatMul" => matmul::matmul_scratch_len(attrs, input_shapes),
         "Resize" | "Upsample" => resize::scratch_len(attrs, input_shapes, output_shapes),

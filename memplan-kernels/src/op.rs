@@ -147,7 +147,7 @@ operators! {
     constant_of_shape "ConstantOfShape" => |attrs, inputs, outputs, scratch| generate::constant_of_shape(attrs, inputs, outputs);
     conv "Conv" => |attrs, inputs, outputs, scratch| conv::conv(attrs, inputs, outputs, scratch);
     conv_integer "ConvInteger" => |attrs, inputs, outputs, scratch| qlinear::conv_integer(attrs, inputs, outputs);
-    conv_transpose "ConvTranspose" => |attrs, inputs, outputs, scratch| conv_transpose::conv_transpose(attrs, inputs, outputs);
+    conv_transpose "ConvTranspose" => |attrs, inputs, outputs, scratch| conv_transpose::conv_transpose(attrs, inputs, outputs, scratch);
     cum_sum "CumSum" => |attrs, inputs, outputs, scratch| cumsum::cumsum(attrs, inputs, outputs);
     depth_to_space "DepthToSpace" => |attrs, inputs, outputs, scratch| space_depth::space_depth(attrs, inputs, outputs, true);
     dequantize_linear "DequantizeLinear" => |attrs, inputs, outputs, scratch| qdq::dequantize(attrs, inputs, outputs);

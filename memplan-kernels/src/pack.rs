@@ -13,6 +13,9 @@
 //!   `mg = m / group` and `k = c/group x k1 x ..`: element `[g][q][p][i]` is output channel
 //!   `g mg + 16 q + i` at position `p` of its `k` weights. The node must also have its
 //!   `kernel_shape` attribute (the packed shape no longer says it).
+//! - A ConvTranspose's weights `[c, m/group, k1, ..]` become `[group, ceil(rows / 16), c/group,
+//!   16]` with `rows = m/group x k1 x ..`: each group's `A` of the product that spreads the
+//!   input (output channel and tap by input channel); the node also gets its `kernel_shape`.
 //! - A matrix `B` (`k x n`, or `n x k` for Gemm's `transB`) becomes `[ceil(n / 16), k, 16]`:
 //!   element `[q][p][j]` is `B[p][16 q + j]`. A packed Gemm has `transB = 0`.
 
@@ -62,6 +65,61 @@ pub fn conv_weights(
                 for p in 0..k {
                     panel[p * PANEL + i] = if row < mg {
                         w[(g * mg + row) * k + p]
+                    } else {
+                        0.0
+                    };
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The packed shape of a ConvTranspose weight of `shape` (`[c, m/group, k1, ..]`) in `group`
+/// groups, or `None` when the shape does not split into the groups.
+pub fn conv_transpose_weights_shape(shape: &[usize], group: usize) -> Option<[usize; 4]> {
+    let (&c, rest) = shape.split_first()?;
+    let (&mg, kernel) = rest.split_first()?;
+    if kernel.is_empty() || group == 0 || c % group != 0 {
+        return None;
+    }
+    let rows = kernel.iter().try_fold(mg, |a, &d| a.checked_mul(d))?;
+    let panels = rows.div_ceil(PANEL);
+    group
+        .checked_mul(panels)?
+        .checked_mul(c / group)?
+        .checked_mul(PANEL)?;
+    Some([group, panels, c / group, PANEL])
+}
+
+/// Packs the ConvTranspose weight `w` of `shape` in `group` groups into `out`, which holds the
+/// elements of [`conv_transpose_weights_shape`]: each group's `A` of the product that spreads
+/// the input, row `ml x taps + t` (output channel `ml` of the group, tap `t`) by column `p`
+/// (input channel `p` of the group), `W[g c/group + p, ml, t]`.
+///
+/// # Errors
+/// Lengths that do not fit the shape.
+pub fn conv_transpose_weights(
+    w: &[f32],
+    shape: &[usize],
+    group: usize,
+    out: &mut [f32],
+) -> Result<(), KernelError> {
+    let Some([_, panels, cg, _]) = conv_transpose_weights_shape(shape, group) else {
+        bail!("weight {shape:?} does not split into {group} groups");
+    };
+    let rows: usize = shape[1..].iter().product();
+    if w.len() != shape[0] * rows || out.len() != group * panels * cg * PANEL {
+        bail!("the weight or the packed buffer does not fit {shape:?}");
+    }
+    for g in 0..group {
+        for q in 0..panels {
+            let panel = &mut out[(g * panels + q) * cg * PANEL..][..cg * PANEL];
+            for p in 0..cg {
+                for i in 0..PANEL {
+                    let row = q * PANEL + i;
+                    panel[p * PANEL + i] = if row < rows {
+                        w[(g * cg + p) * rows + row]
                     } else {
                         0.0
                     };

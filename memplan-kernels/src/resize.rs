@@ -310,8 +310,20 @@ pub(crate) fn resize(
     let n_corners = 1usize << outer.len();
     let mut corners = [(0usize, 1.0f32); 1 << MAX_OUTER_MIXED];
     let mut index = dims_filled(0, rank)?;
-    for row in y.chunks_exact_mut(row_len) {
+    // Nearest: the input offset of the last row gathered; a row that reads the same input row
+    // (upsampling along the dimensions before the last) is a copy of the one before it.
+    let mut last_base = None;
+    let rows = y.len().checked_div(row_len).unwrap_or(0);
+    for r in 0..rows {
+        let (done, rest) = y.split_at_mut(r * row_len);
+        let row = &mut rest[..row_len];
         let base: usize = (0..last).map(|d| tap(d, index[d]).lo * xst[d]).sum();
+        if mixed.is_empty() && last_base == Some(base) {
+            row.copy_from_slice(&done[(r - 1) * row_len..]);
+            advance(&mut index, ys, last);
+            continue;
+        }
+        last_base = Some(base);
         for (corner, slot) in corners[..n_corners].iter_mut().enumerate() {
             let mut off = base;
             let mut w = 1.0f32;
@@ -355,15 +367,20 @@ pub(crate) fn resize(
                 *v = acc;
             }
         }
-        for d in (0..last).rev() {
-            index[d] += 1;
-            if index[d] < ys[d] {
-                break;
-            }
-            index[d] = 0;
-        }
+        advance(&mut index, ys, last);
     }
     Ok(())
+}
+
+/// The next row's index over the dimensions before `last` (row-major).
+fn advance(index: &mut [usize], ys: &[usize], last: usize) {
+    for d in (0..last).rev() {
+        index[d] += 1;
+        if index[d] < ys[d] {
+            break;
+        }
+        index[d] = 0;
+    }
 }
 
 /// Upsample (opsets 7 to 9): Resize with `asymmetric` coordinates and `floor` rounding, scales

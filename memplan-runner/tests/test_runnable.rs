@@ -105,13 +105,15 @@ fn hand_built_models_match_onnx_runtime() {
     // make_two_inputs.py`).
     // `erf_gelu` has GELU as PyTorch exports it, fused into the MatMul before it
     // (`tests/fixtures/make_erf_gelu.py`); `silu` SiLU, fused into the Convs before it
-    // (`tests/fixtures/make_silu.py`).
+    // (`tests/fixtures/make_silu.py`); `upsample` packed ConvTransposes (no overlap, overlapping
+    // taps in groups, dilated) and a nearest Resize (`tests/fixtures/make_upsample.py`).
     for name in [
         "unseen_cnn",
         "unseen_transformer",
         "two_inputs",
         "erf_gelu",
         "silu",
+        "upsample",
     ] {
         check_model(
             &fixture(format!("{name}.onnx")),
