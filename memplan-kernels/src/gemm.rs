@@ -46,7 +46,10 @@ pub(crate) const KC_MAX: usize = 256;
 /// bits: dwcnn_96 1.04 and 1.13x, mobilenet_v2 1.03 and 0.98x, squeezenet1_1 1.03x,
 /// mobilenet_v3_small 1.04x, convnext_like_28 1.33x, the keyword spotter 1.01x. Alone, the
 /// Convs' own ratios moved with the build's code layout (0.73 to 1.3x for the same code); a
-/// longer `k` in blocks of 128 ran 0.84x on 512 -> 1000 at 16 x 16.
+/// longer `k` in blocks of 128 ran 0.84x on 512 -> 1000 at 16 x 16. The padded-rows method's
+/// `B` (`B::Offsets`, a 3x3 Conv's rows) takes the wide tiles at any `k`: alone, the same bits,
+/// 16 -> 16, 16 -> 32, 32 -> 32, 40 -> 40, 48 -> 48 and 32 -> 64 at 32 x 32 and 64 x 64
+/// 1.04-1.12x, 16 x 16 rows (one vector) unchanged.
 const WIDE_POINTWISE_K: usize = 128;
 
 /// The longest `k` for which a pointwise product whose rows end in half a panel (`m % 16 == 8`:
@@ -673,6 +676,7 @@ fn drive<
             // `A` is packed (`product` sends `A::Rows` through `Pack`): every tile of rows
             // takes the whole `k` at once, then the next columns of the same rows.
             let A::Packed(panels) = a else { return };
+            let offsets = matches!(b, B::Offsets { .. });
             let operand = |n0: usize| match b {
                 B::InPlace { b, ld } => Some(Operand::InPlace { b: &b[n0..], ld }),
                 B::Offsets { b, offsets } => Some(Operand::Offsets {
@@ -689,7 +693,9 @@ fn drive<
                 // A short `k` takes wide tiles first: `WH` rows of the panel by `WW` columns,
                 // two vectors of `B` a step for `WH` broadcasts of `A`.
                 while WW > 0
-                    && (k <= WIDE_POINTWISE_K || (k <= WIDE_HALF_PANEL_K && m % PANEL == PANEL / 2))
+                    && (offsets
+                        || k <= WIDE_POINTWISE_K
+                        || (k <= WIDE_HALF_PANEL_K && m % PANEL == PANEL / 2))
                     && height >= WH
                     && n - n0 >= WW
                 {

@@ -147,9 +147,9 @@ impl Direct {
 }
 
 /// Whether the direct method, laid out as `layout`, is the one to take for `geo`: on x86-64,
-/// never for a Conv the padded-rows method takes (stride 1, output rows a multiple of 16: its
-/// tiles of 16 output columns waste nothing there, and it ran 1.0-1.4x faster) or the
-/// pointwise product (the input read in place, no window). Measured alone against the method
+/// not for a Conv the padded-rows method takes (stride 1, output rows a multiple of 16: its
+/// tiles of 16 output columns waste nothing there, and it ran 1.0-1.4x faster) unless its `k`
+/// is deep ([`deep_enough_for_direct`]), nor for the pointwise product (the input read in place, no window). Measured alone against the method
 /// each Conv took before (padded planes or im2col), side by side, the same bits:
 ///
 /// - at AVX-512 it takes every other Conv: a 3x3 stride-2 Conv of 32 -> 64 channels at 16 x 16
@@ -182,6 +182,7 @@ pub(super) fn direct_pays(geo: &ConvGeometry, layout: &Direct) -> bool {
         empty == 0 || pixels < 2 || (5 * empty < tiles && k < 192)
     } else {
         PaddedRows::of(geo).is_some()
+            && !(crate::simd::level() == Level::Avx512 && deep_enough_for_direct(geo, layout))
     };
     cfg!(target_arch = "x86_64")
         && !taken_before
@@ -189,6 +190,24 @@ pub(super) fn direct_pays(geo: &ConvGeometry, layout: &Direct) -> bool {
             Level::Avx512 => true,
             _ => k >= 64 && layout.chunk * layout.taps >= k,
         }
+}
+
+/// Whether a Conv the padded-rows method takes runs faster by the direct method (at AVX-512):
+/// a deep `k` (at least 64 input channels of a 3x3 window) in one pass, into whole panels of at
+/// least 32 output channels. There the padded-rows method's tiles of 16 x 16 (one vector of
+/// `B`, 16 broadcasts of `A` a step) wait on loads, where the direct method's (a few pixels by
+/// several panels of output channels) do not. Alone, the same bits: 64 -> 64 at 16 x 16 to
+/// 64 x 64 1.07-1.16x, 96 -> 32 and 128 -> 32 at 32 x 32 1.17x, 128 -> 128 at 16 x 16 1.17x,
+/// 256 -> 256 at 16 x 16 1.13x, 64 -> 128 at 32 x 32 1.15x; left to padded rows: fewer input
+/// channels (16 -> 16 0.75-0.87x, 32 -> 32 0.95x, 48 -> 48 0.96x), 16 output channels (64 -> 16
+/// 0.79x), 40 output channels (0.84x), 512 -> 512 at 16 x 16 (0.96x).
+fn deep_enough_for_direct(geo: &ConvGeometry, layout: &Direct) -> bool {
+    let k = (geo.c / geo.group).saturating_mul(geo.taps());
+    let mg = geo.m / geo.group;
+    (576..=2304).contains(&k)
+        && mg >= 2 * PANEL
+        && mg.is_multiple_of(PANEL)
+        && layout.chunk * layout.taps >= k
 }
 
 /// A pointwise Conv's geometry with its output plane as one row (its input's too: a 1x1
