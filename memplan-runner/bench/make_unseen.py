@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Six small ONNX networks of families nobody tuned memplan's kernels for, with reference data.
+"""Eleven small ONNX networks of families nobody tuned memplan's kernels for, with reference data.
 
 For the developer, never needed by a user: `pip install onnx onnxruntime numpy`, then
 
@@ -363,7 +363,131 @@ def convnext_like_28():
     return g.model("convnext_like_28", [1, c, 28, 28], out, [1, 10])
 
 
-NETWORKS = [gpt2_tiny, vit_tiny, resnet8_32, dwcnn_96, mlp_784, convnext_like_28]
+def unet_64():
+    """U-Net on [1, 3, 64, 64]: 3x3 Conv/Relu stages down by MaxPool, up by a nearest Resize and a
+    2x2 stride-2 ConvTranspose, skip Concats -> a 2-class map [1, 2, 64, 64]."""
+    g = GraphBuilder(seed=202)
+
+    def double_conv(prefix, x, c_in, c_out):
+        x = g.conv(f"{prefix}.c1", x, c_in, c_out, kernel=3, pad=1)
+        x = g.op("Relu", [x], f"{prefix}.r1")
+        x = g.conv(f"{prefix}.c2", x, c_out, c_out, kernel=3, pad=1)
+        return g.op("Relu", [x], f"{prefix}.r2")
+
+    enc1 = double_conv("e1", "input", 3, 16)  # [1, 16, 64, 64]
+    x = g.op("MaxPool", [enc1], "p1", kernel_shape=[2, 2], strides=[2, 2])
+    enc2 = double_conv("e2", x, 16, 32)  # [1, 32, 32, 32]
+    x = g.op("MaxPool", [enc2], "p2", kernel_shape=[2, 2], strides=[2, 2])
+    x = double_conv("b", x, 32, 64)  # [1, 64, 16, 16]
+    scales = g.const("up2.scales", np.array([1, 1, 2, 2], np.float32))
+    x = g.op("Resize", [x, "", scales], "u2", mode="nearest")
+    x = double_conv("d2", g.op("Concat", [x, enc2], "cat2", axis=1), 96, 32)
+    weight = g.param("up1.weight", (32, 16, 2, 2), 32 * 4)
+    x = g.op("ConvTranspose", [x, weight], "u1", strides=[2, 2], kernel_shape=[2, 2])
+    x = double_conv("d1", g.op("Concat", [x, enc1], "cat1", axis=1), 32, 16)
+    out = g.conv("head", x, 16, 2, kernel=1)
+    return g.model("unet_64", [1, 3, 64, 64], out, [1, 2, 64, 64])
+
+
+def bert_encoder():
+    """Post-norm (BERT) encoder on an embedded [1, 64, 256] sequence: 2 blocks, 4 heads of 64, an
+    additive padding mask [1, 1, 1, 64] (the last 8 tokens padding), Erf GELU MLP."""
+    seq, heads, head_dim, mlp, blocks = 64, 4, 64, 1024, 2
+    d = heads * head_dim
+    g = GraphBuilder(seed=203)
+    padding = np.zeros((1, 1, 1, seq), np.float32)
+    padding[..., 56:] = -1e4
+    mask = g.const("padding_mask", padding)
+    x = g.layer_norm("embeddings_norm", "input", d)
+    for i in range(blocks):
+        p = f"layer{i}"
+        attended = g.self_attention(f"{p}.attn", x, seq, heads, head_dim, mask)
+        x = g.layer_norm(f"{p}.ln1", g.op("Add", [x, attended], f"{p}.residual1"), d)
+        hidden = g.linear(f"{p}.fc1", x, d, mlp)
+        hidden = g.gelu_erf(f"{p}.gelu", hidden)
+        hidden = g.linear(f"{p}.fc2", hidden, mlp, d)
+        x = g.layer_norm(f"{p}.ln2", g.op("Add", [x, hidden], f"{p}.residual2"), d)
+    return g.model("bert_encoder", [1, seq, d], x, [1, seq, d])
+
+
+def effnet_like_96():
+    """EfficientNet-like on [1, 3, 96, 96]: MBConv blocks (1x1 expansion, 3x3 or 5x5 depthwise
+    Conv, squeeze-and-excitation, SiLU as Sigmoid then Mul, residuals) -> [1, 10]."""
+    g = GraphBuilder(seed=204)
+
+    def silu(prefix, x):
+        gate = g.op("Sigmoid", [x], f"{prefix}.sigmoid")
+        return g.op("Mul", [x, gate], f"{prefix}.silu")
+
+    x = silu("stem", g.conv("stem", "input", 3, 16, kernel=3, stride=2, pad=1))  # [1, 16, 48, 48]
+    c = 16
+    # (expansion, output channels, depthwise kernel, stride)
+    blocks = [(1, 16, 3, 1), (4, 24, 3, 2), (4, 24, 3, 1), (4, 40, 5, 2), (4, 40, 5, 1), (4, 80, 3, 2),
+              (4, 80, 3, 1), (4, 112, 5, 1)]
+    for i, (expansion, c_out, kernel, stride) in enumerate(blocks):
+        p = f"b{i}"
+        block_input = x
+        wide = c * expansion
+        if expansion != 1:
+            x = silu(f"{p}.e", g.conv(f"{p}.exp", x, c, wide, kernel=1))
+        x = g.conv(f"{p}.dw", x, wide, wide, kernel, stride=stride, pad=kernel // 2, group=wide)
+        x = silu(f"{p}.d", x)
+        squeezed = max(1, c // 4)
+        gate = g.op("GlobalAveragePool", [x], f"{p}.gap")
+        gate = silu(f"{p}.se", g.conv(f"{p}.se1", gate, wide, squeezed, kernel=1))
+        gate = g.op("Sigmoid", [g.conv(f"{p}.se2", gate, squeezed, wide, kernel=1)], f"{p}.gate")
+        x = g.op("Mul", [x, gate], f"{p}.scale")
+        x = g.conv(f"{p}.proj", x, wide, c_out, kernel=1)
+        if stride == 1 and c == c_out:
+            x = g.op("Add", [x, block_input], f"{p}.residual")
+        c = c_out
+    x = silu("top", g.conv("top", x, c, 320, kernel=1))
+    out = g.classifier_head("head", x, 320, 10)
+    return g.model("effnet_like_96", [1, 3, 96, 96], out, [1, 10])
+
+
+def tcn_audio_200():
+    """Temporal convolutions on [1, 40, 200] audio features: 1-D Convs of kernel 3 dilated 1 to 8,
+    BatchNormalization, Relu, residual Adds, a mean over time, Gemm -> [1, 12]."""
+    g = GraphBuilder(seed=205)
+
+    def conv1d(prefix, x, c_in, c_out, dilation=1):
+        weight = g.param(f"{prefix}.weight", (c_out, c_in, 3), c_in * 3, gain=math.sqrt(2.0))
+        return g.op("Conv", [x, weight, g.bias(f"{prefix}.bias", c_out)], f"{prefix}.out", kernel_shape=[3],
+                    strides=[1], pads=[dilation, dilation], dilations=[dilation])
+
+    x = conv1d("in", "input", 40, 64)
+    for i, dilation in enumerate([1, 2, 4, 8, 1, 2, 4, 8]):
+        y = conv1d(f"t{i}.conv", x, 64, 64, dilation)
+        y = g.batch_norm(f"t{i}.bn", y, 64)
+        y = g.op("Relu", [y], f"t{i}.relu")
+        x = g.op("Add", [x, y], f"t{i}.residual")
+    x = g.op("ReduceMean", [x], "mean", axes=[2], keepdims=0)
+    out = g.gemm("fc", x, 64, 12)
+    return g.model("tcn_audio_200", [1, 40, 200], out, [1, 12])
+
+
+def vgg_64():
+    """VGG-like on [1, 3, 64, 64]: three stages of two 3x3 Conv/BatchNormalization/Relu (32, 64,
+    128 channels) and a MaxPool, Flatten, two Gemms -> [1, 10]."""
+    g = GraphBuilder(seed=206)
+    x, c = "input", 3
+    for stage, c_out in enumerate([32, 64, 128]):
+        for j in range(2):
+            p = f"s{stage}.{j}"
+            x = g.conv(f"{p}.conv", x, c, c_out, kernel=3, pad=1)
+            x = g.batch_norm(f"{p}.bn", x, c_out)
+            x = g.op("Relu", [x], f"{p}.relu")
+            c = c_out
+        x = g.op("MaxPool", [x], f"s{stage}.pool", kernel_shape=[2, 2], strides=[2, 2])
+    x = g.op("Flatten", [x], "flatten", axis=1)
+    x = g.op("Relu", [g.gemm("fc1", x, 128 * 8 * 8, 128)], "fc1.relu")
+    out = g.gemm("fc2", x, 128, 10)
+    return g.model("vgg_64", [1, 3, 64, 64], out, [1, 10])
+
+
+NETWORKS = [gpt2_tiny, vit_tiny, resnet8_32, dwcnn_96, mlp_784, convnext_like_28, unet_64, bert_encoder,
+            effnet_like_96, tcn_audio_200, vgg_64]
 
 
 # -- reference data -----------------------------------------------------------------------------

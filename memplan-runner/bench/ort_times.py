@@ -15,7 +15,7 @@ of 5 samples, after two warm-up runs. The runner's `--bench N` measures memplan 
 prints the ratio against this file (matched by the model's file name and byte size).
 
 Options: `--models A.onnx B.onnx ...` (default: the runnable models, the float KWS, the runner's
-default model, the two hand-built fixtures and the six networks of `make_unseen.py` when it has
+default model, the two hand-built fixtures and the eleven networks of `make_unseen.py` when it has
 made them in `target/unseen`, or `MEMPLAN_UNSEEN_DIR`), `--out FILE`, `--samples 5`.
 """
 
@@ -39,7 +39,19 @@ WORKSPACE = os.path.dirname(RUNNER)
 SHARED = os.environ.get("MEMPLAN_BENCH_DIR", os.path.join(WORKSPACE, "..", "shared", "bench"))
 # Where `make_unseen.py` writes its networks (its default `--out`).
 UNSEEN = os.environ.get("MEMPLAN_UNSEEN_DIR", os.path.join(WORKSPACE, "target", "unseen"))
-UNSEEN_NETWORKS = ["gpt2_tiny", "vit_tiny", "resnet8_32", "dwcnn_96", "mlp_784", "convnext_like_28"]
+UNSEEN_NETWORKS = [
+    "gpt2_tiny",
+    "vit_tiny",
+    "resnet8_32",
+    "dwcnn_96",
+    "mlp_784",
+    "convnext_like_28",
+    "unet_64",
+    "bert_encoder",
+    "effnet_like_96",
+    "tcn_audio_200",
+    "vgg_64",
+]
 
 
 def default_models():
