@@ -35,6 +35,9 @@ const MOST_PIXELS_NARROW: usize = 6;
 /// The most steps of `k` whose offsets a Conv read in place keeps on the stack (8 KiB).
 const STACK_STEPS: usize = 2048;
 
+/// Output columns of a segment are a multiple of this: whole tiles at AVX-512.
+const SEGMENT_COLUMNS: usize = 14;
+
 /// The method's layout for a Conv: how many output rows a band holds, how many input channels
 /// a pass over it sums, and where their input rows lie in scratch.
 pub(super) struct Direct {
@@ -45,8 +48,13 @@ pub(super) struct Direct {
     /// (exactly: the next pass picks them up), so that many input channels need not fit the
     /// scratch at once.
     chunk: usize,
+    /// Output columns of a segment (the last may hold fewer): the whole row, or, where the
+    /// scratch cannot hold every input channel's padded rows under a band of one row (a 1-D
+    /// Conv of 64 channels on 200 steps), a part of it whose input columns it can, so that
+    /// one pass sums every channel (passes of 14 channels ran 1.4x slower).
+    cols: usize,
     /// Words of a padded input row: the left padding, the input row, the right padding (as many
-    /// columns as the last output reads).
+    /// columns as the last output reads), or a segment's input columns.
     width: usize,
     /// Words from one input channel's rows to the next's: a whole band's padded input rows.
     channel: usize,
@@ -80,6 +88,7 @@ impl Direct {
             let layout = Direct {
                 rows: w.output[1],
                 chunk: cg,
+                cols: w.output[2],
                 width: w.input[2],
                 channel: w.input[1].checked_mul(w.input[2])?,
                 taps,
@@ -95,6 +104,7 @@ impl Direct {
         let mut layout = Direct {
             rows: w.output[1],
             chunk: cg,
+            cols: w.output[2],
             width,
             channel: 0,
             taps,
@@ -110,6 +120,20 @@ impl Direct {
         // Floats per input channel of a pass: its rows and its offsets.
         let per_channel = layout.channel.checked_add(taps)?;
         layout.chunk = cg.min(most.saturating_mul(2) / per_channel);
+        if layout.chunk < cg && layout.rows == 1 {
+            // Segments of the row whose input columns every channel's fit.
+            let height = band_height(w, 1)?;
+            let room = (most.saturating_mul(2) / cg).saturating_sub(taps) / height;
+            let span = (w.kernel[2] - 1).checked_mul(w.dilations[2])?;
+            let cols = (room.saturating_sub(span + 1) / w.strides[2] + 1) / SEGMENT_COLUMNS
+                * SEGMENT_COLUMNS;
+            if room > span && cols > 0 && cols < w.output[2] {
+                layout.cols = cols;
+                layout.width = (cols - 1) * w.strides[2] + span + 1;
+                layout.channel = height * layout.width;
+                layout.chunk = cg;
+            }
+        }
         // Every offset fits the `u32` table.
         let all = u32::try_from(layout.channel.checked_mul(layout.chunk)?).is_ok();
         (layout.chunk > 0 && all).then_some(layout)
@@ -149,7 +173,8 @@ impl Direct {
 /// Whether the direct method, laid out as `layout`, is the one to take for `geo`: on x86-64,
 /// not for a Conv the padded-rows method takes (stride 1, output rows a multiple of 16: its
 /// tiles of 16 output columns waste nothing there, and it ran 1.0-1.4x faster) unless its `k`
-/// is deep ([`deep_enough_for_direct`]), nor for the pointwise product (the input read in place, no window). Measured alone against the method
+/// is deep ([`deep_enough_for_direct`]), nor for the pointwise product (the input read in
+/// place, no window). Measured alone against the method
 /// each Conv took before (padded planes or im2col), side by side, the same bits:
 ///
 /// - at AVX-512 it takes every other Conv: a 3x3 stride-2 Conv of 32 -> 64 channels at 16 x 16
@@ -325,9 +350,6 @@ fn direct<F: MulAdd + Transpose, const MOST: usize, const PAIRS: bool>(
         }
     }
     let offsets: &[u32] = offsets;
-    // A row's tiles: as few as `MOST` allows, of equal width `wide` but the last.
-    let tiles = ow.div_ceil(MOST);
-    let wide = ow.div_ceil(tiles);
     let panels_per_group = mg.div_ceil(PANEL);
     for b in 0..geo.n {
         for g in 0..group {
@@ -335,116 +357,139 @@ fn direct<F: MulAdd + Transpose, const MOST: usize, const PAIRS: bool>(
             let mut y0 = 0;
             while y0 < oh {
                 let rows = layout.rows.min(oh - y0);
-                let mut ic0 = 0;
-                while ic0 < cg {
-                    let cc = chunk.min(cg - ic0);
-                    let pass = Pass {
-                        first: ic0 == 0,
-                        last: ic0 + cc == cg,
-                    };
-                    // The pass's padded input rows under the band, `y0 sh` on (read in place:
-                    // the input's rows).
-                    let band: &[f32] = if layout.in_place {
-                        &xg[ic0 * planes.x + y0 * sh * iw..]
-                    } else {
-                        let height = (rows - 1) * sh + (kh - 1) * dh + 1;
-                        for ic in 0..cc {
-                            let plane = &xg[(ic0 + ic) * planes.x..][..ih * iw];
-                            for r in 0..height {
-                                let dst = &mut buf[ic * channel + r * width..][..width];
-                                let src = (y0 * sh + r)
-                                    .checked_sub(top)
-                                    .filter(|&i| i < ih)
-                                    .map(|i| &plane[i * iw..][..iw]);
-                                pad_row(dst, src, left);
-                            }
-                        }
-                        buf
-                    };
-                    let steps = &offsets[..cc * taps];
-                    for r in 0..rows {
-                        // A pair of panels along the whole row, then the next: the tiles of
-                        // a row write each output channel's run of the row in order (32 runs
-                        // at a time, not every channel's).
-                        let mut panel = 0;
-                        while panel < panels_per_group {
-                            let pair = PAIRS && panel + 1 < panels_per_group;
-                            let count = if pair { 2 } else { 1 };
-                            let m0 = panel * PANEL;
-                            let first = (g * panels_per_group + panel) * k + ic0 * taps;
-                            let w0 = &panels[first..][..cc * taps];
-                            let w1 = match pair {
-                                true => &panels[first + k..][..cc * taps],
-                                false => w0,
-                            };
-                            // Panel `v`'s first output channel and its lanes in use.
-                            let part = |v: usize| {
-                                let oc0 = g * mg + m0 + v * PANEL;
-                                (oc0, PANEL.min(mg - m0 - v * PANEL))
-                            };
-                            // The panels' biases, one lane per output channel (zero past the
-                            // last channel: those lanes are never written out).
-                            let mut lane_bias = [[0.0f32; PANEL]; 2];
-                            if let Some(bias) = bias {
-                                for (v, lb) in lane_bias.iter_mut().enumerate().take(count) {
-                                    let (oc0, lanes) = part(v);
-                                    lb[..lanes].copy_from_slice(&bias[oc0..][..lanes]);
+                // The row's segments (one, the whole row, unless the layout cuts it).
+                let mut xs0 = 0;
+                while xs0 < ow {
+                    let seg = layout.cols.min(ow - xs0);
+                    // A segment's tiles: as few as `MOST` allows, of equal width `wide` but the last.
+                    let tiles = seg.div_ceil(MOST);
+                    let wide = seg.div_ceil(tiles);
+                    let mut ic0 = 0;
+                    while ic0 < cg {
+                        let cc = chunk.min(cg - ic0);
+                        let pass = Pass {
+                            first: ic0 == 0,
+                            last: ic0 + cc == cg,
+                        };
+                        // The pass's padded input rows under the band, `y0 sh` on (read in place:
+                        // the input's rows).
+                        let band: &[f32] = if layout.in_place {
+                            &xg[ic0 * planes.x + y0 * sh * iw..]
+                        } else {
+                            let height = (rows - 1) * sh + (kh - 1) * dh + 1;
+                            for ic in 0..cc {
+                                let plane = &xg[(ic0 + ic) * planes.x..][..ih * iw];
+                                for r in 0..height {
+                                    let dst = &mut buf[ic * channel + r * width..][..width];
+                                    let src = (y0 * sh + r)
+                                        .checked_sub(top)
+                                        .filter(|&i| i < ih)
+                                        .map(|i| &plane[i * iw..][..iw]);
+                                    // The segment's padded columns from `xs0 sw` on.
+                                    let start = xs0 * sw;
+                                    let src =
+                                        src.map(|row| &row[start.saturating_sub(left).min(iw)..]);
+                                    pad_row(dst, src, left.saturating_sub(start));
                                 }
                             }
-                            for t in 0..tiles {
-                                let x0 = t * wide;
-                                let h = wide.min(ow - x0);
-                                let from = &band[r * sh * width + x0 * sw..];
-                                let out = (y0 + r) * ow + x0;
-                                let mut sums = [[[0.0f32; PANEL]; 2]; MOST];
-                                let sums = &mut sums[..h];
-                                let mut block = [[0.0f32; PANEL]; PANEL];
-                                if !pass.first {
+                            buf
+                        };
+                        let steps = &offsets[..cc * taps];
+                        for r in 0..rows {
+                            // A pair of panels along the whole row, then the next: the tiles of
+                            // a row write each output channel's run of the row in order (32 runs
+                            // at a time, not every channel's).
+                            let mut panel = 0;
+                            while panel < panels_per_group {
+                                let pair = PAIRS && panel + 1 < panels_per_group;
+                                let count = if pair { 2 } else { 1 };
+                                let m0 = panel * PANEL;
+                                let first = (g * panels_per_group + panel) * k + ic0 * taps;
+                                let w0 = &panels[first..][..cc * taps];
+                                let w1 = match pair {
+                                    true => &panels[first + k..][..cc * taps],
+                                    false => w0,
+                                };
+                                // Panel `v`'s first output channel and its lanes in use.
+                                let part = |v: usize| {
+                                    let oc0 = g * mg + m0 + v * PANEL;
+                                    (oc0, PANEL.min(mg - m0 - v * PANEL))
+                                };
+                                // The panels' biases, one lane per output channel (zero past the
+                                // last channel: those lanes are never written out).
+                                let mut lane_bias = [[0.0f32; PANEL]; 2];
+                                if let Some(bias) = bias {
+                                    for (v, lb) in lane_bias.iter_mut().enumerate().take(count) {
+                                        let (oc0, lanes) = part(v);
+                                        lb[..lanes].copy_from_slice(&bias[oc0..][..lanes]);
+                                    }
+                                }
+                                for t in 0..tiles {
+                                    let x0 = xs0 + t * wide;
+                                    let h = wide.min(xs0 + seg - x0);
+                                    let from = &band[r * sh * width + (x0 - xs0) * sw..];
+                                    let out = (y0 + r) * ow + x0;
+                                    let mut sums = [[[0.0f32; PANEL]; 2]; MOST];
+                                    let sums = &mut sums[..h];
+                                    let mut block = [[0.0f32; PANEL]; PANEL];
+                                    if !pass.first {
+                                        for v in 0..count {
+                                            let (oc0, lanes) = part(v);
+                                            for (j, row) in block.iter_mut().take(lanes).enumerate()
+                                            {
+                                                let at = (b * m + oc0 + j) * planes.y + out;
+                                                copy_words(&mut row[..h], &y[at..][..h]);
+                                            }
+                                            fma.transpose16(&mut block);
+                                            for (s, row) in sums.iter_mut().zip(&block) {
+                                                s[v] = *row;
+                                            }
+                                        }
+                                    }
+                                    let ends = Ends {
+                                        resume: !pass.first,
+                                        bias: (pass.last && bias.is_some()).then_some(&lane_bias),
+                                    };
+                                    tile::<F, MOST>(
+                                        fma,
+                                        sw,
+                                        pair,
+                                        sums,
+                                        [w0, w1],
+                                        from,
+                                        steps,
+                                        ends,
+                                    );
+                                    if pass.last {
+                                        // The panels in use only: a tile of one panel leaves the
+                                        // second's lanes empty (as costly as the first's for a
+                                        // Sigmoid or a SiLU).
+                                        if pair {
+                                            act.apply(sums.as_flattened_mut().as_flattened_mut());
+                                        } else {
+                                            for s in sums.iter_mut() {
+                                                act.apply(&mut s[0]);
+                                            }
+                                        }
+                                    }
                                     for v in 0..count {
                                         let (oc0, lanes) = part(v);
-                                        for (j, row) in block.iter_mut().take(lanes).enumerate() {
-                                            let at = (b * m + oc0 + j) * planes.y + out;
-                                            copy_words(&mut row[..h], &y[at..][..h]);
+                                        for (row, s) in block.iter_mut().zip(sums.iter()) {
+                                            *row = s[v];
                                         }
                                         fma.transpose16(&mut block);
-                                        for (s, row) in sums.iter_mut().zip(&block) {
-                                            s[v] = *row;
+                                        for (j, row) in block.iter().take(lanes).enumerate() {
+                                            let at = (b * m + oc0 + j) * planes.y + out;
+                                            copy_words(&mut y[at..][..h], &row[..h]);
                                         }
                                     }
                                 }
-                                let ends = Ends {
-                                    resume: !pass.first,
-                                    bias: (pass.last && bias.is_some()).then_some(&lane_bias),
-                                };
-                                tile::<F, MOST>(fma, sw, pair, sums, [w0, w1], from, steps, ends);
-                                if pass.last {
-                                    // The panels in use only: a tile of one panel leaves the
-                                    // second's lanes empty (as costly as the first's for a
-                                    // Sigmoid or a SiLU).
-                                    if pair {
-                                        act.apply(sums.as_flattened_mut().as_flattened_mut());
-                                    } else {
-                                        for s in sums.iter_mut() {
-                                            act.apply(&mut s[0]);
-                                        }
-                                    }
-                                }
-                                for v in 0..count {
-                                    let (oc0, lanes) = part(v);
-                                    for (row, s) in block.iter_mut().zip(sums.iter()) {
-                                        *row = s[v];
-                                    }
-                                    fma.transpose16(&mut block);
-                                    for (j, row) in block.iter().take(lanes).enumerate() {
-                                        let at = (b * m + oc0 + j) * planes.y + out;
-                                        copy_words(&mut y[at..][..h], &row[..h]);
-                                    }
-                                }
+                                panel += count;
                             }
-                            panel += count;
                         }
+                        ic0 += cc;
                     }
-                    ic0 += cc;
+                    xs0 += seg;
                 }
                 y0 += rows;
             }
@@ -639,7 +684,7 @@ mod tests {
     #[allow(clippy::type_complexity)]
     fn direct_gives_the_im2col_bits() {
         let pads = ("pads", Attr::Ints(&[1, 1, 1, 1]));
-        let cases: [(&[(&str, Attr<'_>)], [usize; 4], [usize; 4], [usize; 4]); 10] = [
+        let cases: [(&[(&str, Attr<'_>)], [usize; 4], [usize; 4], [usize; 4]); 13] = [
             (&[pads], [1, 64, 8, 8], [64, 64, 3, 3], [1, 64, 8, 8]),
             (
                 &[pads, ("strides", Attr::Ints(&[2, 2]))],
@@ -695,6 +740,35 @@ mod tests {
             // two tiles at AVX2, the second narrower.
             (&[pads], [1, 96, 12, 12], [128, 96, 3, 3], [1, 128, 12, 12]),
             (&[pads], [1, 160, 7, 7], [64, 160, 3, 3], [1, 64, 7, 7]),
+            // 1-D Convs (a row of one): 64 channels on 200 and 181 steps, dilated, in
+            // segments of the row with every channel in one pass; strided.
+            (
+                &[
+                    ("pads", Attr::Ints(&[0, 8, 0, 8])),
+                    ("dilations", Attr::Ints(&[1, 8])),
+                ],
+                [1, 64, 1, 200],
+                [64, 64, 1, 3],
+                [1, 64, 1, 200],
+            ),
+            (
+                &[
+                    ("pads", Attr::Ints(&[0, 1, 0, 2])),
+                    ("activation", Attr::Str("Relu")),
+                ],
+                [1, 96, 1, 181],
+                [32, 96, 1, 4],
+                [1, 32, 1, 181],
+            ),
+            (
+                &[
+                    ("pads", Attr::Ints(&[0, 3, 0, 3])),
+                    ("strides", Attr::Ints(&[1, 2])),
+                ],
+                [1, 80, 1, 301],
+                [48, 80, 1, 7],
+                [1, 48, 1, 151],
+            ),
         ];
         for (list, xs, ws, ys) in cases {
             let attrs = Attrs::new(list);
@@ -707,7 +781,14 @@ mod tests {
             if level() == Level::Avx512 {
                 assert!(direct_pays(&geo, &layout), "{xs:?} {ws:?}");
             }
-            if xs[1] >= 96 {
+            if xs[2] == 1 {
+                assert!(
+                    layout.cols < ys[3] && layout.chunk == xs[1],
+                    "segments of {} columns, passes of {} channels",
+                    layout.cols,
+                    layout.chunk
+                );
+            } else if xs[1] >= 96 {
                 assert!(layout.chunk < xs[1], "passes of {} channels", layout.chunk);
             }
             packed_gives_the_im2col_bits(list, xs, ws, ys);
