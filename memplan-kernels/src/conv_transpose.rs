@@ -23,9 +23,10 @@ use crate::error::{KernelError, bail, error};
 use crate::gemm::{self, A, B, Bias, PANEL, Product, Row, RowMajor};
 use crate::tensor::{Dims, Input, Output, collect, dims_filled, opt_value, output, push, typed};
 
-/// Column sums the packed method keeps in its scratch at a time (32 KiB): a block of input
-/// pixels is as many as fit, at least [`PANEL`].
-const COLUMN_FLOATS: usize = 8192;
+/// Column sums the packed method keeps in its scratch at a time (16 KiB, little beside a
+/// microcontroller's arena): a block of input pixels is as many as fit, at least one (whose
+/// columns, every output channel of a group times every tap, may then take more).
+const COLUMN_FLOATS: usize = 4096;
 
 /// A ConvTranspose's shapes, every spatial size padded to 3 dimensions (leading ones).
 struct Geometry {
@@ -45,7 +46,8 @@ struct Geometry {
 impl Geometry {
     /// The geometry of input `xs`, output `ys` and weight `ws` (`[c, m / group, k..]`, or with
     /// `packed` the panels of [`crate::pack::conv_transpose_weights_shape`] and the kernel from
-    /// `kernel_shape`).
+    /// `kernel_shape`). A packed weight's panels are checked against the output channels only
+    /// as far as their count says (the build packs the weight the shapes were inferred from).
     fn new(
         attrs: &Attrs<'_>,
         xs: &[usize],
@@ -217,7 +219,7 @@ impl Geometry {
     /// Input pixels of one block of the packed method's columns.
     fn block_pixels(&self) -> usize {
         (COLUMN_FLOATS / self.column_rows().max(1))
-            .max(PANEL)
+            .max(1)
             .min(self.in_plane().max(1))
     }
 }
@@ -283,7 +285,11 @@ pub(crate) fn conv_transpose(
         direct(&geo, w, x, y);
     }
     if let Some((_, bv)) = bias {
-        for (plane, &b) in y.chunks_exact_mut(geo.out_plane()).zip(bv.iter().cycle()) {
+        // (An empty output plane, its pads cutting it all away, has nothing to add to.)
+        for (plane, &b) in y
+            .chunks_exact_mut(geo.out_plane().max(1))
+            .zip(bv.iter().cycle())
+        {
             for o in plane {
                 *o += b;
             }
@@ -361,7 +367,6 @@ fn by_columns(
     if cg == 0 || in_plane == 0 {
         return Ok(());
     }
-    // Each tap's input range and first output position along the three dimensions.
     let (ins, outs, k3) = (geo.ins, geo.outs, geo.kernel);
     for b in 0..geo.n {
         for g in 0..geo.group {
@@ -579,6 +584,16 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    /// Pads that cut the whole output away leave it empty, with a bias too: no panic.
+    #[test]
+    fn an_output_its_pads_cut_away_is_empty() {
+        for pack in [false, true] {
+            let pads: &[(&str, Attr<'_>)] = &[("pads", Attr::Ints(&[1, 0]))];
+            let y = run(pads, &[1, 1, 1], &[1, 1, 1], &[1, 1, 0], true, pack);
+            assert!(y.is_empty());
         }
     }
 

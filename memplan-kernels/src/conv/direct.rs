@@ -69,7 +69,8 @@ impl Direct {
     /// The method's layout for `geo` in at most `most` words of scratch, if it applies: a 2-D
     /// window of horizontal stride 1 or 2, not depthwise, and a band of at least one output
     /// row and one input channel whose rows and offsets fit. Bands as tall as fit with every
-    /// input channel in one pass, else bands of one row in passes of as many channels as fit.
+    /// input channel in one pass, else bands of one row: cut into segments of the row whose
+    /// input columns every channel's fit, or in passes of as many channels as fit.
     pub(super) fn of(geo: &ConvGeometry, most: usize) -> Option<Direct> {
         let w = &geo.win;
         if w.input[0] != 1
@@ -396,9 +397,9 @@ fn direct<F: MulAdd + Transpose, const MOST: usize, const PAIRS: bool>(
                         };
                         let steps = &offsets[..cc * taps];
                         for r in 0..rows {
-                            // A pair of panels along the whole row, then the next: the tiles of
-                            // a row write each output channel's run of the row in order (32 runs
-                            // at a time, not every channel's).
+                            // A pair of panels along the whole segment, then the next: the
+                            // tiles of a segment write each output channel's run of it in order
+                            // (32 runs at a time, not every channel's).
                             let mut panel = 0;
                             while panel < panels_per_group {
                                 let pair = PAIRS && panel + 1 < panels_per_group;
