@@ -6,11 +6,21 @@
 //! appearance), the product of the operands' elements in operand order. The sum starts as ONNX
 //! Runtime's does: from -0 for one operand (its ReduceSum: a sum of -0s is -0), from +0 for
 //! several (its MatMul: a sum of -0 products is +0).
+//!
+//! Two operands that form a batched matrix product (one summed subscript, the last of the first
+//! operand's rows and of the output; one subscript of the second operand's columns, the last
+//! of the output; the first operand's other output subscripts contiguous in both; no
+//! broadcasting: `"bhqd,bhkd->bhqk"`, `"bhqk,bhkd->bhqd"`, `"bnd,dh->bnh"`) run as the matrix
+//! product's ([`crate::gemm`]) one batch at a time, given the scratch for a panel of the
+//! second operand ([`scratch_len`]): each sum then a chain of fused multiply-adds in the same
+//! order (other bits than the product-then-add loop, within rounding).
 
 use arrayvec::{ArrayString, ArrayVec};
 
+use super::activation::Activation;
 use super::attrs::Attrs;
 use super::error::{KernelError, bail};
+use super::gemm::{self, A, B, Bias, Product, RowMajor, Transposed};
 use super::tensor::{
     Dims, Input, MAX_RANK, Output, collect, expect_shape, numel, output, push, strides,
     try_collect, typed,
@@ -77,6 +87,7 @@ pub(crate) fn einsum(
     attrs: &Attrs<'_>,
     inputs: &[Input<'_>],
     outputs: &mut [Output<'_>],
+    scratch: &mut [u64],
 ) -> Result<(), KernelError> {
     let mut equation = ArrayString::<MAX_EQUATION>::new();
     for c in attrs
@@ -189,6 +200,12 @@ pub(crate) fn einsum(
     }
     let (ys, y) = output::<f32>(outputs, 0)?;
     expect_shape(0, ys, &want)?;
+    if let Some(plan) = Products::of(&labels, &operands, &out_labels, &want, &size_of)? {
+        let buf = gemm::panel_buffer(scratch);
+        if !buf.is_empty() {
+            return plan.run(&operands, y, buf);
+        }
+    }
     let n_out = out_labels.len();
     let inner = numel(&all_sizes[n_out..])?;
     let products = u64::try_from(inner)
@@ -229,4 +246,313 @@ pub(crate) fn einsum(
         }
     }
     Ok(())
+}
+
+/// Scratch words an Einsum of two operands may use: a panel of the second operand for the
+/// matrix product, as deep as the longest dimension (at most 256 rows, 16 KiB).
+pub(crate) fn scratch_len(input_shapes: &[Option<&[usize]>]) -> usize {
+    match input_shapes {
+        [Some(a), Some(b)] => {
+            let deepest = a.iter().chain(b.iter()).copied().max().unwrap_or(1);
+            gemm::scratch_words(deepest, true)
+        }
+        _ => 0,
+    }
+}
+
+/// A two-operand Einsum as batched matrix products: `C[batch][i][j] = sum_k A[batch][i][k]
+/// B[batch][k][j]`, the rows `i` of `A` and `C` one or more contiguous subscripts.
+struct Products {
+    /// Sizes and strides (in `A`, `B`, `C`) of the batch subscripts.
+    batch: ArrayVec<(usize, [usize; 3]), MAX_LABELS>,
+    m: usize,
+    n: usize,
+    k: usize,
+    lda: usize,
+    ldc: usize,
+    /// `B`'s stride along `k` (row-major `B`) or along `j` (`B` stored transposed).
+    ldb: usize,
+    b_transposed: bool,
+}
+
+impl Products {
+    /// The products for the operands' `labels`, if the equation is one.
+    fn of(
+        labels: &[Labels],
+        operands: &[(&[usize], &[f32])],
+        out_labels: &Labels,
+        out_shape: &[usize],
+        size_of: &dyn Fn(char) -> Option<usize>,
+    ) -> Result<Option<Products>, KernelError> {
+        let ([la, lb], [(sa, _), (sb, _)]) = (labels, operands) else {
+            return Ok(None);
+        };
+        // No repeated subscript in an operand, no broadcast dimension.
+        for (ls, shape) in [(la, sa), (lb, sb)] {
+            for (d, &l) in ls.iter().enumerate() {
+                if ls[..d].contains(&l) || size_of(l) != Some(shape[d]) {
+                    return Ok(None);
+                }
+            }
+        }
+        let (st_a, st_b, st_c) = (strides(sa)?, strides(sb)?, strides(out_shape)?);
+        let stride =
+            |ls: &Labels, st: &Dims, l: char| ls.iter().position(|&x| x == l).map(|d| st[d]);
+        let (mut rows, mut summed, mut cols) = (Labels::new(), Labels::new(), Labels::new());
+        let mut batch: ArrayVec<(char, [usize; 3]), MAX_LABELS> = ArrayVec::new();
+        for &l in la.iter().chain(lb.iter()) {
+            let (in_a, in_b, in_c) = (la.contains(&l), lb.contains(&l), out_labels.contains(&l));
+            let list = match (in_a, in_b, in_c) {
+                (true, true, true) => {
+                    if batch.iter().any(|&(x, _)| x == l) {
+                        continue;
+                    }
+                    let (Some(a), Some(b), Some(c)) = (
+                        stride(la, &st_a, l),
+                        stride(lb, &st_b, l),
+                        stride(out_labels, &st_c, l),
+                    ) else {
+                        return Ok(None);
+                    };
+                    push(&mut batch, (l, [a, b, c]))?;
+                    continue;
+                }
+                (true, false, true) => &mut rows,
+                (false, true, true) => &mut cols,
+                (true, true, false) => &mut summed,
+                _ => return Ok(None),
+            };
+            if !list.contains(&l) {
+                push(list, l)?;
+            }
+        }
+        let ([k], [j]) = (&summed[..], &cols[..]) else {
+            return Ok(None);
+        };
+        let (k, j) = (*k, *j);
+        // The rows in the output's order, each the next's size times its stride in `A` and `C`.
+        let rows: Labels = collect(out_labels.iter().copied().filter(|l| rows.contains(l)))?;
+        let Some(&last) = rows.last() else {
+            return Ok(None);
+        };
+        for pair in rows.windows(2) {
+            let size = size_of(pair[1]).unwrap_or(0);
+            for (ls, st) in [(la, &st_a), (out_labels, &st_c)] {
+                let (Some(outer), Some(inner)) = (stride(ls, st, pair[0]), stride(ls, st, pair[1]))
+                else {
+                    return Ok(None);
+                };
+                if outer != inner * size {
+                    return Ok(None);
+                }
+            }
+        }
+        let (Some(lda), Some(ldc), Some(1), Some(1)) = (
+            stride(la, &st_a, last),
+            stride(out_labels, &st_c, last),
+            stride(la, &st_a, k),
+            stride(out_labels, &st_c, j),
+        ) else {
+            return Ok(None);
+        };
+        let (Some(bk), Some(bj)) = (stride(lb, &st_b, k), stride(lb, &st_b, j)) else {
+            return Ok(None);
+        };
+        let (ldb, b_transposed) = match (bk, bj) {
+            (_, 1) => (bk, false),
+            (1, _) => (bj, true),
+            _ => return Ok(None),
+        };
+        let m = rows.iter().map(|&l| size_of(l).unwrap_or(0)).product();
+        Ok(Some(Products {
+            batch: collect(batch.iter().map(|&(l, st)| (size_of(l).unwrap_or(0), st)))?,
+            m,
+            n: size_of(j).unwrap_or(0),
+            k: size_of(k).unwrap_or(0),
+            lda,
+            ldc,
+            ldb,
+            b_transposed,
+        }))
+    }
+
+    /// The products into `y`, a panel of `B` at a time in `buf`.
+    fn run(
+        &self,
+        operands: &[(&[usize], &[f32])],
+        y: &mut [f32],
+        buf: &mut [gemm::Row],
+    ) -> Result<(), KernelError> {
+        let ([(_, a), (_, b)], false) = (operands, y.is_empty()) else {
+            return Ok(());
+        };
+        let count: usize = self.batch.iter().map(|&(n, _)| n).product();
+        let mut index: ArrayVec<usize, MAX_LABELS> = collect(self.batch.iter().map(|_| 0))?;
+        for _ in 0..count {
+            let at = |o: usize| {
+                index
+                    .iter()
+                    .zip(&self.batch)
+                    .map(|(&i, &(_, st))| i * st[o])
+                    .sum::<usize>()
+            };
+            let (oa, ob, oc) = (at(0), at(1), at(2));
+            let mut p = Product {
+                m: self.m,
+                n: self.n,
+                k: self.k,
+                c: &mut y[oc..],
+                ldc: self.ldc,
+                bias: Bias::None,
+                act: Activation::None,
+            };
+            let a = A::Rows {
+                a: &a[oa..],
+                lda: self.lda,
+            };
+            if self.b_transposed {
+                let packer = Transposed {
+                    b: &b[ob..],
+                    ld: self.ldb,
+                };
+                gemm::product(&mut p, a, B::Pack(&packer), buf)?;
+            } else {
+                let packer = RowMajor {
+                    b: &b[ob..],
+                    ld: self.ldb,
+                };
+                gemm::product(&mut p, a, B::Pack(&packer), buf)?;
+            }
+            for d in (0..index.len()).rev() {
+                index[d] += 1;
+                if index[d] < self.batch[d].0 {
+                    break;
+                }
+                index[d] = 0;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attrs::Attr;
+    use crate::tensor::{Data, DataMut};
+    use std::vec;
+    use std::vec::Vec;
+
+    /// Deterministic values in [-1, 1).
+    fn values(len: usize, seed: u32) -> Vec<f32> {
+        let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
+        (0..len)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 17;
+                s ^= s << 5;
+                (s % 2000) as f32 / 1000.0 - 1.0
+            })
+            .collect()
+    }
+
+    /// The Einsum of `equation` on two operands, with `scratch` words (none: the generic loop).
+    fn run(equation: &str, sa: &[usize], sb: &[usize], sy: &[usize], scratch: usize) -> Vec<f32> {
+        let (a, b) = (
+            values(sa.iter().product(), 1),
+            values(sb.iter().product(), 2),
+        );
+        let list = [("equation", Attr::Str(equation))];
+        let attrs = Attrs::new(&list);
+        let inputs = [
+            Input::Value {
+                shape: sa,
+                data: Data::F32(&a),
+            },
+            Input::Value {
+                shape: sb,
+                data: Data::F32(&b),
+            },
+        ];
+        let mut y = vec![f32::NAN; sy.iter().product()];
+        let mut outputs = [Output {
+            shape: sy,
+            data: DataMut::F32(&mut y),
+        }];
+        let mut scratch = vec![0u64; scratch];
+        einsum(&attrs, &inputs, &mut outputs, &mut scratch).expect("runs");
+        y
+    }
+
+    /// An equation, its operands' and output's shapes, whether it is a matrix product.
+    type Case<'a> = (&'a str, &'a [usize], &'a [usize], &'a [usize], bool);
+
+    /// Equations that are batched matrix products run as the product (with the scratch
+    /// [`scratch_len`] gives) and equal the generic loop within rounding; the others (and
+    /// every equation without scratch) take the loop.
+    #[test]
+    fn matrix_products_equal_the_loop() {
+        let cases: &[Case<'_>] = &[
+            (
+                "bhqd,bhkd->bhqk",
+                &[2, 3, 17, 64],
+                &[2, 3, 20, 64],
+                &[2, 3, 17, 20],
+                true,
+            ),
+            (
+                "bhqk,bhkd->bhqd",
+                &[2, 3, 17, 20],
+                &[2, 3, 20, 40],
+                &[2, 3, 17, 40],
+                true,
+            ),
+            ("bnd,dh->bnh", &[2, 9, 300], &[300, 33], &[2, 9, 33], true),
+            (
+                "...ij,jk->...ik",
+                &[2, 3, 4, 5],
+                &[5, 6],
+                &[2, 3, 4, 6],
+                true,
+            ),
+            ("ij,jk", &[7, 0], &[0, 5], &[7, 5], true),
+            (
+                "hbqd,bhkd->bhqk",
+                &[3, 2, 5, 8],
+                &[2, 3, 6, 8],
+                &[2, 3, 5, 6],
+                true,
+            ),
+            ("bqd,bkd->qbk", &[2, 5, 8], &[2, 6, 8], &[5, 2, 6], true),
+            // Rows of two subscripts in another order, a summed subscript not last, a
+            // broadcast batch: the loop.
+            ("bnd,dh->nbh", &[2, 9, 30], &[30, 33], &[9, 2, 33], false),
+            ("bdq,bkd->bqk", &[2, 8, 5], &[2, 6, 8], &[2, 5, 6], false),
+            (
+                "...ij,...jk->...ik",
+                &[2, 1, 4, 5],
+                &[2, 3, 5, 6],
+                &[2, 3, 4, 6],
+                false,
+            ),
+        ];
+        for &(equation, sa, sb, sy, product) in cases {
+            let words = scratch_len(&[Some(sa), Some(sb)]);
+            assert!(words > 0);
+            let generic = run(equation, sa, sb, sy, 0);
+            let fast = run(equation, sa, sb, sy, words);
+            let mut same_bits = true;
+            for (i, (g, f)) in generic.iter().zip(&fast).enumerate() {
+                assert!(
+                    (g - f).abs() <= 1e-5 * (1.0 + g.abs()),
+                    "{equation}: element {i}: loop {g}, product {f}"
+                );
+                same_bits &= g.to_bits() == f.to_bits();
+            }
+            // The product's fused multiply-adds round differently: other bits somewhere, unless
+            // the loop ran both times.
+            let summed = sa.iter().product::<usize>() > 0 && sy.iter().product::<usize>() > 0;
+            assert_eq!(!same_bits, product && summed, "{equation}");
+        }
+    }
 }

@@ -233,6 +233,7 @@ pub fn scratch_len(
         "TopK" => topk::scratch_len(attrs, input_shapes, output_shapes),
         "Conv" => conv::scratch_len(attrs, input_shapes, output_shapes),
         "ConvTranspose" => conv_transpose::scratch_len(attrs, input_shapes, output_shapes),
+        "Einsum" => Ok(einsum::scratch_len(input_shapes)),
         "Gemm" => matmul::gemm_scratch_len(attrs, input_shapes),
         "MatMul" => matmul::matmul_scratch_len(attrs, input_shapes),
         "Resize" | "Upsample" => resize::scratch_len(attrs, input_shapes, output_shapes),

@@ -152,7 +152,7 @@ operators! {
     depth_to_space "DepthToSpace" => |attrs, inputs, outputs, scratch| space_depth::space_depth(attrs, inputs, outputs, true);
     dequantize_linear "DequantizeLinear" => |attrs, inputs, outputs, scratch| qdq::dequantize(attrs, inputs, outputs);
     dynamic_quantize_linear "DynamicQuantizeLinear" => |attrs, inputs, outputs, scratch| qlinear::dynamic_quantize(inputs, outputs);
-    einsum "Einsum" => |attrs, inputs, outputs, scratch| einsum::einsum(attrs, inputs, outputs);
+    einsum "Einsum" => |attrs, inputs, outputs, scratch| einsum::einsum(attrs, inputs, outputs, scratch);
     expand "Expand" => |attrs, inputs, outputs, scratch| expand::expand(inputs, outputs);
     gather "Gather" => |attrs, inputs, outputs, scratch| gather::gather(attrs, inputs, outputs);
     gather_elements "GatherElements" => |attrs, inputs, outputs, scratch| gather::gather_elements(attrs, inputs, outputs);
