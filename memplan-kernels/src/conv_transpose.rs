@@ -21,6 +21,7 @@ use crate::activation::Activation;
 use crate::attrs::Attrs;
 use crate::error::{KernelError, bail, error};
 use crate::gemm::{self, A, B, Bias, PANEL, Product, Row, RowMajor};
+use crate::pack;
 use crate::tensor::{Dims, Input, Output, collect, dims_filled, opt_value, output, push, typed};
 
 /// Column sums the packed method keeps in its scratch at a time (16 KiB, little beside a
@@ -224,15 +225,6 @@ impl Geometry {
     }
 }
 
-/// Whether the node's weights are packed (`packed = 16`).
-fn packed(attrs: &Attrs<'_>) -> Result<bool, KernelError> {
-    match attrs.int("packed", 0)? {
-        0 => Ok(false),
-        p if p == PANEL as i64 => Ok(true),
-        p => bail!("packed = {p} is not supported (the panels are {PANEL} wide)"),
-    }
-}
-
 /// Scratch words (`u64`) a ConvTranspose needs: one block of columns when its weights are
 /// packed, none otherwise.
 pub(crate) fn scratch_len(
@@ -247,7 +239,7 @@ pub(crate) fn scratch_len(
     ) else {
         return Ok(0);
     };
-    if !packed(attrs)? {
+    if !pack::is_packed(attrs)? {
         return Ok(0);
     }
     let geo = Geometry::new(attrs, xs, ws, ys, true)?;
@@ -272,7 +264,7 @@ pub(crate) fn conv_transpose(
         Some(_) => Some(typed::<f32>(inputs, 2)?),
     };
     let (ys, y) = output::<f32>(outputs, 0)?;
-    let packed = packed(attrs)?;
+    let packed = pack::is_packed(attrs)?;
     let geo = Geometry::new(attrs, xs, ws, ys, packed)?;
     if let Some((bs, _)) = bias
         && bs != [geo.m]
@@ -432,21 +424,9 @@ mod tests {
     use super::*;
     use crate::attrs::Attr;
     use crate::tensor::{Data, DataMut};
+    use crate::test_values::values;
     use std::vec;
     use std::vec::Vec;
-
-    /// Deterministic values in [-1, 1).
-    fn values(len: usize, seed: u32) -> Vec<f32> {
-        let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
-        (0..len)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 17;
-                s ^= s << 5;
-                (s % 2000) as f32 / 1000.0 - 1.0
-            })
-            .collect()
-    }
 
     /// One ConvTranspose, packed or not, through the kernel's entry point.
     fn run(

@@ -440,21 +440,9 @@ mod tests {
     use super::*;
     use crate::attrs::Attr;
     use crate::tensor::{Data, DataMut};
+    use crate::test_values::values;
     use std::vec;
     use std::vec::Vec;
-
-    /// Deterministic values in [-1, 1).
-    fn values(len: usize, seed: u32) -> Vec<f32> {
-        let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
-        (0..len)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 17;
-                s ^= s << 5;
-                (s % 2000) as f32 / 1000.0 - 1.0
-            })
-            .collect()
-    }
 
     /// The Einsum of `equation` on two operands, with `scratch` words (none: the generic loop).
     fn run(equation: &str, sa: &[usize], sb: &[usize], sy: &[usize], scratch: usize) -> Vec<f32> {

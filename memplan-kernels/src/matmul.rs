@@ -65,15 +65,6 @@ fn row_times(a: &[f32], b: &[f32], ld: usize, c: &mut [f32]) {
     );
 }
 
-/// Whether the node's right operand is packed (`packed = 16`).
-fn packed(attrs: &Attrs<'_>) -> Result<bool, KernelError> {
-    match attrs.int("packed", 0)? {
-        0 => Ok(false),
-        p if p == PANEL as i64 => Ok(true),
-        p => bail!("packed = {p} is not supported (the panels are {PANEL} wide)"),
-    }
-}
-
 /// A packed operand's elements as panel rows.
 fn rows(data: &[f32]) -> &[Row] {
     data.as_chunks::<PANEL>().0
@@ -84,7 +75,7 @@ pub(crate) fn matmul_scratch_len(
     attrs: &Attrs<'_>,
     input_shapes: &[Option<&[usize]>],
 ) -> Result<usize, KernelError> {
-    let packed = packed(attrs)?;
+    let packed = pack::is_packed(attrs)?;
     Ok(match input_shapes.first() {
         Some(Some(sa)) if !sa.is_empty() => gemm::scratch_words(sa[sa.len() - 1], !packed),
         _ => 0,
@@ -97,7 +88,7 @@ pub(crate) fn gemm_scratch_len(
     input_shapes: &[Option<&[usize]>],
 ) -> Result<usize, KernelError> {
     let trans_a = attrs.int("transA", 0)? != 0;
-    let packed = packed(attrs)?;
+    let packed = pack::is_packed(attrs)?;
     Ok(match input_shapes.first() {
         Some(Some(sa)) if sa.len() == 2 => gemm::scratch_words(sa[usize::from(!trans_a)], !packed),
         _ => 0,
@@ -140,7 +131,7 @@ pub(crate) fn matmul(
     let (m, k) = (ma[ma.len() - 2], ma[ma.len() - 1]);
     let batch_a = &ma[..ma.len() - 2];
     let buf = gemm::panel_buffer(scratch);
-    if packed(attrs)? {
+    if pack::is_packed(attrs)? {
         // B is a packed k x n matrix, n the output's last dimension.
         let n = sy.last().copied().unwrap_or(0);
         if pack::matrix_shape(k, n).as_ref().map(|s| &s[..]) != Some(sb) {
@@ -232,7 +223,7 @@ pub(crate) fn gemm(
     let beta = attrs.float("beta", 1.0)?;
     let trans_a = attrs.int("transA", 0)? != 0;
     let trans_b = attrs.int("transB", 0)? != 0;
-    let packed = packed(attrs)?;
+    let packed = pack::is_packed(attrs)?;
     let act = Activation::from_attrs(attrs)?;
     let (sa, a) = typed::<f32>(inputs, 0)?;
     let (sb, b) = typed::<f32>(inputs, 1)?;

@@ -19,8 +19,19 @@
 //! - A matrix `B` (`k x n`, or `n x k` for Gemm's `transB`) becomes `[ceil(n / 16), k, 16]`:
 //!   element `[q][p][j]` is `B[p][16 q + j]`. A packed Gemm has `transB = 0`.
 
+use crate::attrs::Attrs;
 use crate::error::{KernelError, bail};
 pub use crate::gemm::PANEL;
+
+/// Whether a node's constant operand is stored packed: its attribute `packed` is [`PANEL`]
+/// (absent or 0: as in the ONNX file; any other width is an error).
+pub(crate) fn is_packed(attrs: &Attrs<'_>) -> Result<bool, KernelError> {
+    match attrs.int("packed", 0)? {
+        0 => Ok(false),
+        p if p == PANEL as i64 => Ok(true),
+        p => bail!("packed = {p} is not supported (the panels are {PANEL} wide)"),
+    }
+}
 
 /// The packed shape of a Conv weight of `shape` (`[m, c/group, k1, ..]`) in `group` groups,
 /// or `None` when the shape does not split into the groups.

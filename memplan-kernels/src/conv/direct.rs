@@ -175,8 +175,8 @@ impl Direct {
 /// not for a Conv the padded-rows method takes (stride 1, output rows a multiple of 16: its
 /// tiles of 16 output columns waste nothing there, and it ran 1.0-1.4x faster) unless its `k`
 /// is deep ([`deep_enough_for_direct`]), nor for the pointwise product (the input read in
-/// place, no window). Measured alone against the method
-/// each Conv took before (padded planes or im2col), side by side, the same bits:
+/// place, no window). Measured alone against the method each Conv took before (padded planes
+/// or im2col), side by side, the same bits:
 ///
 /// - at AVX-512 it takes every other Conv: a 3x3 stride-2 Conv of 32 -> 64 channels at 16 x 16
 ///   2.0-3.1x, of 64 -> 128 at 56 x 56 1.7x, 1x1 stride-2 shortcuts 1.7x (16 -> 32 at 32 x 32)

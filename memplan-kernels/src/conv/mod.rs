@@ -87,7 +87,7 @@ pub(crate) fn scratch_len(
         let geo = ConvGeometry::new(attrs, xs, ws, ys)?;
         return Ok(depthwise_scratch(&geo));
     }
-    if packed(attrs)? {
+    if pack::is_packed(attrs)? {
         let Some(ys) = output_shapes.first() else {
             return Ok(0);
         };
@@ -127,15 +127,6 @@ fn quarter_of_output(geo: &ConvGeometry) -> usize {
     (geo.n * geo.m * out_plane / 4).div_ceil(2)
 }
 
-/// Whether the node's weights are packed (`packed = 16`).
-fn packed(attrs: &Attrs<'_>) -> Result<bool, KernelError> {
-    match attrs.int("packed", 0)? {
-        0 => Ok(false),
-        p if p == PANEL as i64 => Ok(true),
-        p => bail!("packed = {p} is not supported (the panels are {PANEL} wide)"),
-    }
-}
-
 /// The weight's ONNX shape: as given, or `[m, c / group, kernel_shape..]` for packed weights
 /// (whose packed shape is checked).
 fn weight_shape(
@@ -144,7 +135,7 @@ fn weight_shape(
     ws: &[usize],
     ys: &[usize],
 ) -> Result<Dims, KernelError> {
-    if !packed(attrs)? {
+    if !pack::is_packed(attrs)? {
         return collect(ws.iter().copied());
     }
     let Some(ks) = attrs.ints("kernel_shape")? else {
@@ -186,7 +177,7 @@ fn bias_of<'a>(inputs: &[Input<'a>], m: usize) -> Result<Option<&'a [f32]>, Kern
 /// the scratch it has anyway (one padded input plane, [`crate::scratch_len`]). The same bits as
 /// with separate buffers.
 pub fn conv_runs_in_place(attrs: &Attrs<'_>, xs: &[usize], ws: &[usize], ys: &[usize]) -> bool {
-    !packed(attrs).unwrap_or(true)
+    !pack::is_packed(attrs).unwrap_or(true)
         && ConvGeometry::new(attrs, xs, ws, ys)
             .ok()
             .and_then(|geo| in_place_plane(&geo))
@@ -270,7 +261,7 @@ fn compute(
         )
     };
     let act = Activation::from_attrs(attrs)?;
-    let is_packed = packed(attrs)?;
+    let is_packed = pack::is_packed(attrs)?;
     let m = geo.m;
     let bias = bias_of(inputs, m)?;
     let in_plane: usize = geo.win.input.iter().product();
