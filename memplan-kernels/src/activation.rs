@@ -100,6 +100,16 @@ impl Activation {
         })
     }
 
+    /// Whether each element's value is a long chain of dependent steps (`exp` or `erf`, a
+    /// division): best applied to many elements in one loop, whose independent chains the CPU
+    /// overlaps, than a vector at a time between other work.
+    pub(crate) fn is_chain(self) -> bool {
+        matches!(
+            self,
+            Activation::Sigmoid | Activation::Silu | Activation::ErfGelu(..)
+        )
+    }
+
     /// Applies the activation to every element of `xs`. Plain `for` loops, not `for_each`
     /// with a closure: a long closure (Sigmoid's, ErfGelu's) left `for_each` out of line, built
     /// for the baseline instead of the AVX2 or AVX-512 function calling it (4 lanes, not 16).

@@ -10,7 +10,7 @@
 //! plus relative 1e-3 per element) and fails on a mismatch; `--bench N` times N arena runs
 //! against N heap runs, interleaved, in CPU time, prints the ratio against ONNX Runtime's figure
 //! recorded by `bench/ort_times.py` and the slowest ops; `--repeat N` runs the arena N times
-//! more, for a profiler.
+//! more, for a profiler; `--simd avx2` (or `portable`) caps the kernels' vector instructions.
 
 mod bench;
 mod buffer;
@@ -57,6 +57,10 @@ struct Args {
     /// the arena run alone, for a sampling profiler (`perf record`) to attribute to kernels.
     #[arg(long, value_name = "N")]
     repeat: Option<usize>,
+    /// The widest vector instructions the kernels may use: `avx512` (the default: what the CPU
+    /// has), `avx2` or `portable`. Every level computes the same bits; for comparing them.
+    #[arg(long, value_name = "LEVEL", value_parser = ["avx512", "avx2", "portable"])]
+    simd: Option<String>,
 }
 
 /// The arena: a `static` (zeroed, so in `.bss`), never on the stack; handed out once.
@@ -132,6 +136,14 @@ fn mib(bytes: u64) -> String {
 }
 
 fn run(args: &Args) -> Result<ExitCode, String> {
+    if let Some(level) = &args.simd {
+        use memplan_kernels::simd::{Level, limit};
+        limit(match level.as_str() {
+            "portable" => Level::Portable,
+            "avx2" => Level::Avx2,
+            _ => Level::Avx512,
+        });
+    }
     let bytes = std::fs::read(&args.input)
         .map_err(|e| format!("cannot read `{}`: {e}", args.input.display()))?;
     let inputs = read_inputs(&bytes).map_err(|e| format!("`{}`: {e}", args.input.display()))?;

@@ -338,7 +338,7 @@ fn lanes<const MOST: usize, F: DepthwiseSteps + TakeGreater + Transpose>(
                     taps: &taps_at,
                     reach,
                     bias: d.bias.map(|_| bias),
-                    act: d.act,
+                    act: in_registers(d.act),
                 };
                 // The band's outputs, numbered as the output planes number them, 16 at a time
                 // into `turn` in runs of one row's pixels.
@@ -369,6 +369,10 @@ fn lanes<const MOST: usize, F: DepthwiseSteps + TakeGreater + Transpose>(
                             xo = 0;
                             yo += 1;
                         }
+                    }
+                    if d.act.is_chain() {
+                        // Sixteen pixels of sixteen channels at once ([`in_registers`]).
+                        d.act.apply(turn.as_flattened_mut());
                     }
                     let mut outputs = [0usize; LANES];
                     for (lane, at) in outputs.iter_mut().enumerate() {

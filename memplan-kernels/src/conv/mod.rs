@@ -828,6 +828,164 @@ mod tests {
     /// a plane not a multiple of 16 pixels; never a plane of whole tiles, nor more steps than
     /// the stack holds.
     #[cfg(target_arch = "x86_64")]
+    /// A chain activation (Sigmoid, SiLU, GELU: applied once a tile, a plane or a block of
+    /// lanes is stored, not in the sums' registers) gives the bits of the Conv without it
+    /// followed by the activation, in every method (the products' tiles with the weights
+    /// packed or not, the padded rows, im2col, the direct method, the depthwise plane and
+    /// lanes), at every level.
+    #[test]
+    #[allow(clippy::type_complexity)]
+    fn chain_activations_equal_the_activation_after_the_conv() {
+        use crate::activation::Activation;
+        let cases: [(&[(&str, Attr<'_>)], [usize; 4], [usize; 4], [usize; 4]); 9] = [
+            (&[], [1, 16, 12, 12], [64, 16, 1, 1], [1, 64, 12, 12]),
+            (&[], [1, 24, 5, 7], [40, 24, 1, 1], [1, 40, 5, 7]),
+            (&[], [1, 7, 1, 1], [33, 7, 1, 1], [1, 33, 1, 1]),
+            (
+                &[("pads", Attr::Ints(&[1, 1, 1, 1]))],
+                [1, 16, 10, 10],
+                [32, 16, 3, 3],
+                [1, 32, 10, 10],
+            ),
+            (
+                &[
+                    ("pads", Attr::Ints(&[1, 1, 1, 1])),
+                    ("strides", Attr::Ints(&[2, 2])),
+                ],
+                [1, 3, 17, 17],
+                [16, 3, 3, 3],
+                [1, 16, 9, 9],
+            ),
+            (
+                &[("pads", Attr::Ints(&[1, 1, 1, 1]))],
+                [1, 64, 8, 8],
+                [32, 64, 3, 3],
+                [1, 32, 8, 8],
+            ),
+            (
+                &[("pads", Attr::Ints(&[0, 1, 0, 1]))],
+                [1, 64, 1, 50],
+                [64, 64, 1, 3],
+                [1, 64, 1, 50],
+            ),
+            (
+                &[("group", Attr::Int(8)), ("pads", Attr::Ints(&[1, 1, 1, 1]))],
+                [1, 8, 24, 24],
+                [8, 1, 3, 3],
+                [1, 8, 24, 24],
+            ),
+            (
+                &[
+                    ("group", Attr::Int(66)),
+                    ("pads", Attr::Ints(&[1, 1, 1, 1])),
+                    ("strides", Attr::Ints(&[2, 2])),
+                ],
+                [1, 66, 28, 28],
+                [66, 1, 3, 3],
+                [1, 66, 14, 14],
+            ),
+        ];
+        let chains: [(&str, &[f32], Activation); 3] = [
+            ("Sigmoid", &[], Activation::Sigmoid),
+            ("Silu", &[], Activation::Silu),
+            (
+                "ErfGelu",
+                &[core::f32::consts::SQRT_2, 1.0, 0.5],
+                Activation::ErfGelu(core::f32::consts::SQRT_2, 1.0, 0.5),
+            ),
+        ];
+        for (list, xs, ws, ys) in cases {
+            for level in [Level::Portable, Level::Avx2, Level::Avx512] {
+                if level > detected() {
+                    continue;
+                }
+                limit(level);
+                for packed in [false, true] {
+                    // The build leaves a depthwise Conv's weights unpacked.
+                    if packed && group_of(list) == xs[1] && xs[1] > 1 {
+                        continue;
+                    }
+                    let mut plain = conv_maybe_packed(list, &xs, &ws, &ys, packed);
+                    for (name, params, act) in chains {
+                        let mut with: Vec<(&str, Attr<'_>)> = list.to_vec();
+                        with.push(("activation", Attr::Str(name)));
+                        if !params.is_empty() {
+                            with.push(("activation_params", Attr::Floats(params)));
+                        }
+                        let fused = conv_maybe_packed(&with, &xs, &ws, &ys, packed);
+                        let mut after = plain.clone();
+                        act.apply(&mut after);
+                        for (i, (a, b)) in fused.iter().zip(&after).enumerate() {
+                            assert_eq!(
+                                a.to_bits(),
+                                b.to_bits(),
+                                "{name} {xs:?} {ws:?} packed {packed} at {level:?}, element {i}"
+                            );
+                        }
+                    }
+                    plain.clear();
+                }
+            }
+            limit(Level::Avx512);
+        }
+    }
+
+    /// The `group` attribute of `list` (1 when absent).
+    fn group_of(list: &[(&str, Attr<'_>)]) -> usize {
+        list.iter()
+            .find_map(|(n, a)| match (n, a) {
+                (&"group", Attr::Int(g)) => Some(*g as usize),
+                _ => None,
+            })
+            .unwrap_or(1)
+    }
+
+    /// A Conv with attributes `list`, its weights packed as the build packs them or not.
+    fn conv_maybe_packed(
+        list: &[(&str, Attr<'_>)],
+        xs: &[usize],
+        ws: &[usize],
+        ys: &[usize],
+        packed: bool,
+    ) -> Vec<f32> {
+        if !packed {
+            return conv(&Attrs::new(list), xs, ws, ys, None);
+        }
+        let x = values(xs.iter().product(), 1);
+        let w = values(ws.iter().product(), 2);
+        let b = values(ws[0], 3);
+        let bs = [ws[0]];
+        let (pw, ps) = super::packed_for_test(list, ws, &w);
+        let kernel = [ws[2] as i64, ws[3] as i64];
+        let mut with: Vec<(&str, Attr<'_>)> = list.to_vec();
+        with.push(("packed", Attr::Int(16)));
+        with.push(("kernel_shape", Attr::Ints(&kernel)));
+        let attrs = Attrs::new(&with);
+        let inputs = [
+            Input::Value {
+                shape: xs,
+                data: Data::F32(&x),
+            },
+            Input::Value {
+                shape: &ps,
+                data: Data::F32(&pw),
+            },
+            Input::Value {
+                shape: &bs,
+                data: Data::F32(&b),
+            },
+        ];
+        let words = scratch_len("Conv", &attrs, &[Some(xs), Some(&ps), Some(&bs)], &[ys]).unwrap();
+        let mut scratch = vec![0x7fc0_0000_7fc0_0000u64; words];
+        let mut y = vec![f32::NAN; ys.iter().product()];
+        let mut outputs = [Output {
+            shape: ys,
+            data: DataMut::F32(&mut y),
+        }];
+        run("Conv", &attrs, &inputs, &mut outputs, &mut scratch).unwrap();
+        y
+    }
+
     #[test]
     fn pointwise_convs_take_the_direct_method_where_tiles_waste_lanes() {
         use super::{ConvGeometry, Direct, direct_pays, pointwise_as_row};
