@@ -221,6 +221,15 @@ fn taps_per_output(node: &Node, inputs: &[Option<(DType, Vec<usize>)>]) -> u64 {
                 .and_then(|s| s.get(1).map(|&c| c as u64))
                 .unwrap_or(1),
         ),
+        // Each hidden unit of each step: its gates' rows of `W` (`[dirs, gates * hidden, input]`)
+        // and `R` (`[dirs, gates * hidden, hidden]`).
+        "LSTM" | "GRU" | "RNN" => match (shape(1), shape(2)) {
+            (Some(w), Some(r)) if w.len() == 3 && r.len() == 3 => {
+                let gates = (w[1] / r[2].max(1)) as u64;
+                gates.saturating_mul((w[2] + r[2]) as u64)
+            }
+            _ => 1,
+        },
         "Einsum" => inputs
             .iter()
             .flatten()

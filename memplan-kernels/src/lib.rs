@@ -169,6 +169,7 @@ mod pool;
 pub mod program;
 mod qdq;
 mod qlinear;
+mod recurrent;
 mod reduce;
 mod reshape;
 mod resize;
@@ -237,6 +238,9 @@ pub fn scratch_len(
         "Gemm" => matmul::gemm_scratch_len(attrs, input_shapes),
         "MatMul" => matmul::matmul_scratch_len(attrs, input_shapes),
         "Resize" | "Upsample" => resize::scratch_len(attrs, input_shapes, output_shapes),
+        "LSTM" | "GRU" | "RNN" => recurrent::Cell::of(op_type).map_or(Ok(0), |cell| {
+            recurrent::scratch_len(cell, attrs, input_shapes)
+        }),
         _ => Ok(0),
     }
     .map_err(|e| e.context(op_type))

@@ -12,7 +12,7 @@ use crate::error::KernelError;
 use crate::tensor::{Data, Input, Output, check_views};
 use crate::{
     binary as binary_ops, cast, concat_split, conv, conv_transpose, cumsum, einsum, expand, gather,
-    generate, matmul, normalization, pad, pool, qdq, qlinear, reduce as reduce_ops,
+    generate, matmul, normalization, pad, pool, qdq, qlinear, recurrent, reduce as reduce_ops,
     reshape as reshape_ops, resize, scatter, slice, space_depth, tile, topk, transpose, trilu,
     unary as unary_ops,
 };
@@ -157,6 +157,9 @@ operators! {
     gather "Gather" => |attrs, inputs, outputs, scratch| gather::gather(attrs, inputs, outputs);
     gather_elements "GatherElements" => |attrs, inputs, outputs, scratch| gather::gather_elements(attrs, inputs, outputs);
     gemm "Gemm" => |attrs, inputs, outputs, scratch| matmul::gemm(attrs, inputs, outputs, scratch);
+    gru "GRU" => |attrs, inputs, outputs, scratch| recurrent::run(recurrent::Cell::Gru, attrs, inputs, outputs, scratch);
+    lstm "LSTM" => |attrs, inputs, outputs, scratch| recurrent::run(recurrent::Cell::Lstm, attrs, inputs, outputs, scratch);
+    rnn "RNN" => |attrs, inputs, outputs, scratch| recurrent::run(recurrent::Cell::Rnn, attrs, inputs, outputs, scratch);
     global_average_pool "GlobalAveragePool" => |attrs, inputs, outputs, scratch| pool::global(inputs, outputs, false);
     global_max_pool "GlobalMaxPool" => |attrs, inputs, outputs, scratch| pool::global(inputs, outputs, true);
     hardmax "Hardmax" => |attrs, inputs, outputs, scratch| topk::hardmax(attrs, inputs, outputs);

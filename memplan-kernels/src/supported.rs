@@ -46,6 +46,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Expand",
     "Flatten",
     "Floor",
+    "GRU",
     "Gather",
     "GatherElements",
     "Gelu",
@@ -62,6 +63,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "IsInf",
     "IsNaN",
     "LRN",
+    "LSTM",
     "LayerNormalization",
     "LeakyRelu",
     "Less",
@@ -88,6 +90,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "QLinearConv",
     "QLinearMatMul",
     "QuantizeLinear",
+    "RNN",
     "Range",
     "Reciprocal",
     "ReduceL1",
@@ -196,6 +199,11 @@ pub fn check_node(
         _ => Ok(()),
     };
     match op_type {
+        "LSTM" | "GRU" | "RNN" => {
+            one_of("direction", &["forward", "reverse", "bidirectional"])?;
+            must_be("layout", &[0, 1])?;
+            must_be("input_forget", &[0])?;
+        }
         "Conv" | "ConvTranspose" | "MaxPool" | "AveragePool" | "QLinearConv" | "ConvInteger" => {
             one_of("auto_pad", &["NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"])?;
             if op_type == "MaxPool" {

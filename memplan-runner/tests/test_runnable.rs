@@ -106,7 +106,8 @@ fn hand_built_models_match_onnx_runtime() {
     // `erf_gelu` has GELU as PyTorch exports it, fused into the MatMul before it
     // (`tests/fixtures/make_erf_gelu.py`); `silu` SiLU, fused into the Convs before it
     // (`tests/fixtures/make_silu.py`); `upsample` packed ConvTransposes (no overlap, overlapping
-    // taps in groups, dilated) and a nearest Resize (`tests/fixtures/make_upsample.py`).
+    // taps in groups, dilated) and a nearest Resize (`tests/fixtures/make_upsample.py`);
+    // `recurrent` LSTMs, GRUs and an RNN (`tests/fixtures/make_recurrent.py`).
     for name in [
         "unseen_cnn",
         "unseen_transformer",
@@ -114,6 +115,7 @@ fn hand_built_models_match_onnx_runtime() {
         "erf_gelu",
         "silu",
         "upsample",
+        "recurrent",
     ] {
         check_model(
             &fixture(format!("{name}.onnx")),

@@ -15,7 +15,7 @@
 //!   `output_shape` and `ceil_mode` (a last window that would start past the input and its leading
 //!   padding is dropped, as ONNX Runtime and memplan's kernels do);
 //! - `Gemm`, `MatMul` (batched, with the 1-D rules: a 1-D operand gains and then loses an axis),
-//!   `QLinearMatMul`, `MatMulInteger`, `Einsum`, and `com.microsoft`'s `QGemm`, `QLinearAdd`,
+//!   `QLinearMatMul`, `MatMulInteger`, `Einsum`, the recurrent `LSTM`, `GRU` and `RNN`, and `com.microsoft`'s `QGemm`, `QLinearAdd`,
 //!   `QLinearMul` and `QLinearGlobalAveragePool`;
 //! - the shape operators: `Reshape` (`0` copies a dimension unless `allowzero`, `-1` is
 //!   inferred), `Flatten`, `Transpose`, `Squeeze`/`Unsqueeze` (axes as attribute or input),
@@ -42,7 +42,7 @@
 //!
 //! The rules are split by family: `node` holds what inference knows of a value and of the
 //! node being inferred, and the shape arithmetic they share; `elementwise`, `conv`, `matmul`,
-//! `reshape`, `select`, `reduce` and `quantized` the operator rules; `eval` the constant
+//! `reshape`, `select`, `reduce`, `recurrent` and `quantized` the operator rules; `eval` the constant
 //! evaluation of shape operands; `strip` the removal of `value_info` for tests. This file walks
 //! the graph and picks each node's rule.
 
@@ -57,6 +57,7 @@ mod eval;
 mod matmul;
 mod node;
 mod quantized;
+mod recurrent;
 mod reduce;
 mod reshape;
 mod select;
@@ -406,6 +407,7 @@ impl Node<'_> {
                 ))
             }
             "Einsum" => self.einsum(),
+            "LSTM" | "GRU" | "RNN" => self.recurrent(op),
             "Flatten" => self.flatten(),
             "Reshape" => self.reshape(),
             "Transpose" => self.transpose(),
