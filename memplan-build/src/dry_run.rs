@@ -223,10 +223,15 @@ fn taps_per_output(node: &Node, inputs: &[Option<(DType, Vec<usize>)>]) -> u64 {
         ),
         // Each hidden unit of each step: its gates' rows of `W` (`[dirs, gates * hidden, input]`)
         // and `R` (`[dirs, gates * hidden, hidden]`).
+        // Packed, `W` is `[dirs, panels, input, 16]` and `R` `[dirs, hidden, width]`.
         "LSTM" | "GRU" | "RNN" => match (shape(1), shape(2)) {
             (Some(w), Some(r)) if w.len() == 3 && r.len() == 3 => {
                 let gates = (w[1] / r[2].max(1)) as u64;
                 gates.saturating_mul((w[2] + r[2]) as u64)
+            }
+            (Some(w), Some(r)) if w.len() == 4 && r.len() == 3 => {
+                let gates = (r[2] / r[1].max(1)) as u64;
+                gates.saturating_mul((w[2] + r[1]) as u64)
             }
             _ => 1,
         },

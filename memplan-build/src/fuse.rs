@@ -21,7 +21,9 @@
 //!    ([`memplan_kernels::pack`]): a Conv's weights (all but depthwise ones), a ConvTranspose's
 //!    (with its `kernel_shape`), a MatMul's constant right matrix, a Gemm's constant `B` (with
 //!    `transB` applied); the node gets `packed = 16`
-//!    and the constant is stored packed in the weight blob, read in place.
+//!    and the constant is stored packed in the weight blob, read in place. An `LSTM`'s, `GRU`'s
+//!    or `RNN`'s `W` is packed for the input product and its `R` turned for the steps' row
+//!    products ([`memplan_kernels::pack::recurrent_weights`], with `hidden_size` set).
 //!
 //! A fused-away node's output tensor is gone from the model, so the plan has fewer tensors; every
 //! fusion requires that tensor to have no other reader and not be a graph output.
@@ -78,7 +80,7 @@ pub(crate) fn fuse(
         }
     }
     for k in 0..g.nodes.len() {
-        if g.pack(k) {
+        if g.pack(k) || g.pack_recurrent(k) {
             report.packed += 1;
         }
     }
@@ -637,6 +639,63 @@ impl Graph<'_> {
         if untranspose {
             set_attr(node, "transB", AttrValue::Int(0));
         }
+        true
+    }
+
+    /// 4. A recurrent node's constant `W` and `R` packed: `W` into the panels of the whole
+    /// sequence's input product, `R` turned for the steps' row products.
+    fn pack_recurrent(&mut self, k: usize) -> bool {
+        let Some(node) = self.node(k) else {
+            return false;
+        };
+        if !matches!(node.op_type.as_str(), "LSTM" | "GRU" | "RNN")
+            || int_attr(node, "packed", 0) != 0
+        {
+            return false;
+        }
+        let (Some(wi), Some(ri)) = (self.constant_at(k, 1), self.constant_at(k, 2)) else {
+            return false;
+        };
+        let (Some(w), Some(r)) = (floats(&self.constants[wi]), floats(&self.constants[ri])) else {
+            return false;
+        };
+        let dims = |c: &Constant| -> Vec<usize> { c.shape.iter().map(|&d| d as usize).collect() };
+        let (w_shape, r_shape) = (dims(&self.constants[wi]), dims(&self.constants[ri]));
+        let Some((pw, pr)) = memplan_kernels::pack::recurrent_weights_shape(&w_shape, &r_shape)
+        else {
+            return false;
+        };
+        let hidden = r_shape[2] as i64;
+        if int_attr(node, "hidden_size", hidden) != hidden {
+            return false;
+        }
+        let mut w_out = vec![0.0f32; pw.iter().product()];
+        let mut r_out = vec![0.0f32; pr.iter().product()];
+        if memplan_kernels::pack::recurrent_weights(
+            &w, &w_shape, &r, &r_shape, &mut w_out, &mut r_out,
+        )
+        .is_err()
+        {
+            return false;
+        }
+        let (w_name, r_name) = (
+            format!("{} (packed)", self.constants[wi].onnx),
+            format!("{} (turned)", self.constants[ri].onnx),
+        );
+        let to_u64 = |s: &[usize]| s.iter().map(|&d| d as u64).collect::<Vec<u64>>();
+        let wc = self.add_constant(w_name, to_u64(&pw), &w_out);
+        let rc = self.add_constant(r_name, to_u64(&pr), &r_out);
+        let Some(node) = self.nodes[k].as_mut() else {
+            return false;
+        };
+        node.inputs[1] = OpInput::Weight(wc);
+        node.inputs[2] = OpInput::Weight(rc);
+        set_attr(node, "hidden_size", AttrValue::Int(hidden));
+        set_attr(
+            node,
+            "packed",
+            AttrValue::Int(memplan_kernels::pack::PANEL as i64),
+        );
         true
     }
 

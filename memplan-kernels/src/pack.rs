@@ -181,3 +181,67 @@ pub fn matrix(
     }
     Ok(())
 }
+
+/// The packed shapes of a recurrent node's (`LSTM`, `GRU`, `RNN`) weights `W` (`[dirs, width,
+/// input]`) and `R` (`[dirs, width, hidden]`): `W` as one packed matrix `B = W^T` per direction
+/// (`[dirs, panels, input, 16]`, what the whole sequence's input product reads), `R` turned
+/// (`[dirs, hidden, width]`, row `k` the `k`-th column of every gate row: what each step's row
+/// product reads). `None` for shapes that do not fit each other.
+pub fn recurrent_weights_shape(w: &[usize], r: &[usize]) -> Option<([usize; 4], [usize; 3])> {
+    let (&[dirs, width, input], &[dirs_r, width_r, hidden]) = (w, r) else {
+        return None;
+    };
+    if dirs != dirs_r || width != width_r {
+        return None;
+    }
+    let [panels, _, _] = matrix_shape(input, width)?;
+    dirs.checked_mul(hidden)?.checked_mul(width)?;
+    dirs.checked_mul(panels)?
+        .checked_mul(input)?
+        .checked_mul(PANEL)?;
+    Some(([dirs, panels, input, PANEL], [dirs, hidden, width]))
+}
+
+/// Packs a recurrent node's `W` and `R` (of `w_shape` and `r_shape`) into `w_out` and `r_out`,
+/// which hold the elements of [`recurrent_weights_shape`].
+///
+/// # Errors
+/// Lengths that do not fit the shapes.
+pub fn recurrent_weights(
+    w: &[f32],
+    w_shape: &[usize],
+    r: &[f32],
+    r_shape: &[usize],
+    w_out: &mut [f32],
+    r_out: &mut [f32],
+) -> Result<(), KernelError> {
+    let Some((pw, _)) = recurrent_weights_shape(w_shape, r_shape) else {
+        bail!("recurrent weights {w_shape:?} and {r_shape:?} do not fit each other");
+    };
+    let [dirs, width, input] = [w_shape[0], w_shape[1], w_shape[2]];
+    let hidden = r_shape[2];
+    let (per_w, per_r) = (pw[1] * pw[2] * PANEL, hidden * width);
+    if w.len() != dirs * width * input
+        || r.len() != dirs * per_r
+        || w_out.len() != dirs * per_w
+        || r_out.len() != dirs * per_r
+    {
+        bail!("the weights or the packed buffers do not fit {w_shape:?} and {r_shape:?}");
+    }
+    for d in 0..dirs {
+        matrix(
+            &w[d * width * input..][..width * input],
+            input,
+            width,
+            true,
+            &mut w_out[d * per_w..][..per_w],
+        )?;
+        let (from, to) = (&r[d * per_r..][..per_r], &mut r_out[d * per_r..][..per_r]);
+        for g in 0..width {
+            for k in 0..hidden {
+                to[k * width + g] = from[g * hidden + k];
+            }
+        }
+    }
+    Ok(())
+}

@@ -31,8 +31,9 @@ use crate::attrs::Attrs;
 use crate::error::{KernelError, bail};
 use crate::fast_math;
 use crate::gemm::{self, A, B, Bias, Product, Transposed};
-use crate::matmul::row_times;
-use crate::tensor::{Data, Input, Output, expect_shape, opt_value, output, typed};
+use crate::matmul::row_times_with;
+use crate::simd::{MulAdd, ScalarFma, dispatch};
+use crate::tensor::{Data, Dims, Input, Output, collect, expect_shape, opt_value, output, typed};
 
 /// The kind of recurrent cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,7 +152,9 @@ impl Function {
         })
     }
 
-    /// The function on every element of `xs`, after bounding each to `[-clip, clip]`.
+    /// The function on every element of `xs`, after bounding each to `[-clip, clip]`. Plain
+    /// loops (inlined into the caller's vector build), no closures: a closure left out of line
+    /// is built for the baseline.
     #[inline(always)]
     fn apply(self, xs: &mut [f32], clip: Option<f32>) {
         if let Some(c) = clip {
@@ -160,36 +163,63 @@ impl Function {
             }
         }
         match self {
-            Function::Sigmoid => xs.iter_mut().for_each(|x| *x = fast_math::logistic(*x)),
-            Function::Tanh => xs.iter_mut().for_each(|x| *x = fast_math::tanh(*x)),
-            Function::Relu => xs
-                .iter_mut()
-                .for_each(|x| *x = if *x < 0.0 { 0.0 } else { *x }),
-            Function::Affine(a, b) => xs.iter_mut().for_each(|x| *x = a * *x + b),
+            Function::Sigmoid => {
+                for x in xs {
+                    *x = fast_math::logistic(*x);
+                }
+            }
+            Function::Tanh => {
+                for x in xs {
+                    *x = fast_math::tanh(*x);
+                }
+            }
+            Function::Relu => {
+                for x in xs {
+                    *x = if *x < 0.0 { 0.0 } else { *x };
+                }
+            }
+            Function::Affine(a, b) => {
+                for x in xs {
+                    *x = a * *x + b;
+                }
+            }
             Function::LeakyRelu(a) => {
-                xs.iter_mut()
-                    .for_each(|x| *x = if *x < 0.0 { a * *x } else { *x });
+                for x in xs {
+                    *x = if *x < 0.0 { a * *x } else { *x };
+                }
             }
             Function::ThresholdedRelu(a) => {
-                xs.iter_mut()
-                    .for_each(|x| *x = if *x > a { *x } else { 0.0 });
+                for x in xs {
+                    *x = if *x > a { *x } else { 0.0 };
+                }
             }
             Function::ScaledTanh(a, b) => {
-                xs.iter_mut().for_each(|x| *x = a * fast_math::tanh(b * *x));
+                for x in xs {
+                    *x = a * fast_math::tanh(b * *x);
+                }
             }
             Function::HardSigmoid(a, b) => {
-                xs.iter_mut()
-                    .for_each(|x| *x = (a * *x + b).clamp(0.0, 1.0));
-            }
-            Function::Elu(a) => xs.iter_mut().for_each(|x| {
-                if *x < 0.0 {
-                    *x = a * (fast_math::exp(*x) - 1.0);
+                for x in xs {
+                    *x = (a * *x + b).clamp(0.0, 1.0);
                 }
-            }),
-            Function::Softsign => xs.iter_mut().for_each(|x| *x /= 1.0 + x.abs()),
-            Function::Softplus => xs
-                .iter_mut()
-                .for_each(|x| *x = libm::log1pf(fast_math::exp(*x))),
+            }
+            Function::Elu(a) => {
+                for x in xs {
+                    if *x < 0.0 {
+                        *x = a * (fast_math::exp(*x) - 1.0);
+                    }
+                }
+            }
+            Function::Softsign => {
+                for x in xs {
+                    *x /= 1.0 + x.abs();
+                }
+            }
+            Function::Softplus => {
+                for x in xs {
+                    *x = libm::log1pf(fast_math::exp(*x));
+                }
+            }
         }
     }
 }
@@ -209,6 +239,8 @@ struct Layer {
     batch_first: bool,
     clip: Option<f32>,
     linear_before_reset: bool,
+    /// `W` and `R` packed at build time ([`crate::pack::recurrent_weights`]).
+    packed: bool,
     /// Each direction's functions (`f`, `g`, `h`; the cell's count used).
     functions: [[Function; 3]; 2],
 }
@@ -222,7 +254,11 @@ impl Layer {
         x_shape: &[usize],
         r_shape: Option<&[usize]>,
     ) -> Result<Layer, KernelError> {
-        let from_r = r_shape.and_then(|r| r.last()).map_or(-1, |&h| h as i64);
+        let packed = crate::pack::is_packed(attrs)?;
+        // `R` is `[dirs, width, hidden]`, packed `[dirs, hidden, width]`.
+        let from_r = r_shape
+            .and_then(|r| if packed { r.get(1) } else { r.get(2) })
+            .map_or(-1, |&h| h as i64);
         let hidden = attrs.int("hidden_size", from_r)?;
         let direction = attrs.str("direction", "forward")?;
         let (dirs, reverse_last) = match direction {
@@ -290,6 +326,7 @@ impl Layer {
             batch_first,
             clip,
             linear_before_reset: attrs.int("linear_before_reset", 0)? != 0,
+            packed,
             functions,
         })
     }
@@ -343,9 +380,11 @@ impl Layer {
     /// the biases, GRU's `r H`.
     fn scratch_floats(&self) -> Option<[usize; 7]> {
         let (w, h, bt) = (self.width(), self.hidden, self.batch);
-        let panel = gemm::scratch_words(self.input, true).checked_mul(2)?;
+        // Packed weights need neither a panel nor `R^T` of their own.
+        let unpacked = usize::from(!self.packed);
+        let panel = gemm::scratch_words(self.input, true).checked_mul(2 * unpacked)?;
         let product = self.seq.checked_mul(bt)?.checked_mul(w)?;
-        let turned = h.checked_mul(w)?;
+        let turned = h.checked_mul(w)?.checked_mul(unpacked)?;
         let gates = bt.checked_mul(w)?;
         let states = bt.checked_mul(h)?.checked_mul(2)?;
         let biases = w.checked_add(h)?;
@@ -413,11 +452,24 @@ pub(crate) fn run(
     );
     let width = layer.width();
     let (ws, w) = typed::<f32>(inputs, 1)?;
-    if ws != [dirs, width, input] {
-        bail!("W has shape {ws:?}, expected {:?}", [dirs, width, input]);
+    let (want_w, want_r): (Dims, Dims) = if layer.packed {
+        let Some((pw, pr)) =
+            crate::pack::recurrent_weights_shape(&[dirs, width, input], &[dirs, width, hidden])
+        else {
+            bail!("the packed weights of {dirs} x {width} gate rows do not fit in memory");
+        };
+        (collect(pw)?, collect(pr)?)
+    } else {
+        (
+            collect([dirs, width, input])?,
+            collect([dirs, width, hidden])?,
+        )
+    };
+    if ws != &want_w[..] {
+        bail!("W has shape {ws:?}, expected {want_w:?}");
     }
-    if rs != [dirs, width, hidden] {
-        bail!("R has shape {rs:?}, expected {:?}", [dirs, width, hidden]);
+    if rs != &want_r[..] {
+        bail!("R has shape {rs:?}, expected {want_r:?}");
     }
     let biases = optional(inputs, 3, &[dirs, 2 * width], "B")?;
     let lengths = match opt_value(inputs, 4)? {
@@ -521,20 +573,23 @@ pub(crate) fn run(
             bias: Bias::Col(bias),
             act: crate::activation::Activation::None,
         };
-        let wd = &w[d * width * input..][..width * input];
-        gemm::product(
-            &mut p,
-            A::Rows { a: x, lda: input },
-            B::Pack(&Transposed { b: wd, ld: input }),
-            panel,
-        )?;
-        // `R^T`, row `k` the `k`-th column of every gate row.
+        let per_w = w.len() / dirs.max(1);
+        let wd = &w[d * per_w..][..per_w];
         let rd = &r[d * width * hidden..][..width * hidden];
-        for (g, row) in rd.chunks_exact(hidden.max(1)).enumerate().take(width) {
-            for (k, &v) in row.iter().enumerate() {
-                turned[k * width + g] = v;
+        let a = A::Rows { a: x, lda: input };
+        let turned: &[f32] = if layer.packed {
+            gemm::product::<Transposed<'_>>(&mut p, a, B::Packed(wd.as_chunks().0), panel)?;
+            rd
+        } else {
+            gemm::product(&mut p, a, B::Pack(&Transposed { b: wd, ld: input }), panel)?;
+            // `R^T`, row `k` the `k`-th column of every gate row.
+            for (g, row) in rd.chunks_exact(hidden.max(1)).enumerate().take(width) {
+                for (k, &v) in row.iter().enumerate() {
+                    turned[k * width + g] = v;
+                }
             }
-        }
+            turned
+        };
         // The initial states.
         for b in 0..batch {
             let at = layer.state_at(d, b);
@@ -550,40 +605,31 @@ pub(crate) fn run(
             }
         }
         let peep = peepholes.map(|p| &p[d * 3 * hidden..][..3 * hidden]);
-        for step in 0..seq {
-            let t = if reverse { seq - 1 - step } else { step };
-            for b in 0..batch {
-                let live = (t as i64) < steps(b);
-                let g = &mut gates[b * width..][..width];
-                let hs = &mut h_state[b * hidden..][..hidden];
-                let y_at = layer.y_at(t, d, b);
-                if !live {
-                    if let Some(out) = outputs.first_mut() {
-                        let (_, y) = output::<f32>(core::slice::from_mut(out), 0)?;
-                        y[y_at..][..hidden].fill(0.0);
-                    }
-                    continue;
-                }
-                let xw = &product[layer.row(t, b) * width..][..width];
-                let cells = Step {
-                    layer: &layer,
-                    functions,
-                    xw,
-                    turned,
-                    bias_h,
-                    peep,
-                };
-                match cell {
-                    Cell::Rnn => cells.rnn(g, hs),
-                    Cell::Gru => cells.gru(g, hs, &mut reset[b * hidden..][..hidden]),
-                    Cell::Lstm => cells.lstm(g, hs, &mut c_state[b * hidden..][..hidden]),
-                }
-                if let Some(out) = outputs.first_mut() {
-                    let (_, y) = output::<f32>(core::slice::from_mut(out), 0)?;
-                    y[y_at..][..hidden].copy_from_slice(hs);
-                }
-            }
-        }
+        let y = match outputs.first_mut() {
+            Some(out) => Some(output::<f32>(core::slice::from_mut(out), 0)?.1),
+            None => None,
+        };
+        let mut walk = Walk {
+            layer: &layer,
+            d,
+            reverse,
+            steps: &steps,
+            product,
+            cells: Step {
+                layer: &layer,
+                functions,
+                xw: &[],
+                turned,
+                bias_h,
+                peep,
+            },
+            gates: &mut *gates,
+            h_state: &mut *h_state,
+            c_state: &mut *c_state,
+            reset: &mut *reset,
+            y,
+        };
+        dispatch!(walk_portable, walk_avx2, walk_avx512, (&mut walk));
         // The last states.
         for b in 0..batch {
             let at = layer.state_at(d, b);
@@ -600,7 +646,77 @@ pub(crate) fn run(
     Ok(())
 }
 
+/// One direction's steps: the sequence read forward or from its end, every batch row.
+struct Walk<'a, 's> {
+    layer: &'a Layer,
+    d: usize,
+    reverse: bool,
+    /// Each batch row's steps (`sequence_lens`).
+    steps: &'a dyn Fn(usize) -> i64,
+    /// The input part of every step and row.
+    product: &'a [f32],
+    cells: Step<'a>,
+    gates: &'s mut [f32],
+    h_state: &'s mut [f32],
+    c_state: &'s mut [f32],
+    reset: &'s mut [f32],
+    y: Option<&'s mut [f32]>,
+}
+
+fn walk_portable(w: &mut Walk<'_, '_>) {
+    walk::<_, 2>(ScalarFma, w);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn walk_avx2(w: &mut Walk<'_, '_>) {
+    walk::<_, 4>(crate::simd::Avx2Fma::new(), w);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,fma")]
+fn walk_avx512(w: &mut Walk<'_, '_>) {
+    walk::<_, 8>(crate::simd::Avx512Fma::new(), w);
+}
+
+/// The steps of one direction, with the vector instructions of `fma` (the row products, `G`
+/// vectors of sums in registers, and, inlined here, the gates' functions).
+#[inline(always)]
+fn walk<F: MulAdd, const G: usize>(fma: F, w: &mut Walk<'_, '_>) {
+    let layer = w.layer;
+    let (seq, hidden, width) = (layer.seq, layer.hidden, layer.width());
+    for step in 0..seq {
+        let t = if w.reverse { seq - 1 - step } else { step };
+        for b in 0..layer.batch {
+            let y_at = layer.y_at(t, w.d, b);
+            let hs = &mut w.h_state[b * hidden..][..hidden];
+            if (t as i64) >= (w.steps)(b) {
+                if let Some(y) = w.y.as_deref_mut() {
+                    y[y_at..][..hidden].fill(0.0);
+                }
+                continue;
+            }
+            let g = &mut w.gates[b * width..][..width];
+            let cells = Step {
+                xw: &w.product[layer.row(t, b) * width..][..width],
+                ..w.cells
+            };
+            match layer.cell {
+                Cell::Rnn => cells.rnn::<F, G>(fma, g, hs),
+                Cell::Gru => cells.gru::<F, G>(fma, g, hs, &mut w.reset[b * hidden..][..hidden]),
+                Cell::Lstm => {
+                    cells.lstm::<F, G>(fma, g, hs, &mut w.c_state[b * hidden..][..hidden])
+                }
+            }
+            if let Some(y) = w.y.as_deref_mut() {
+                y[y_at..][..hidden].copy_from_slice(hs);
+            }
+        }
+    }
+}
+
 /// One step of one batch row: its input part, `R^T`, and the direction's functions.
+#[derive(Clone, Copy)]
 struct Step<'a> {
     layer: &'a Layer,
     functions: [Function; 3],
@@ -616,27 +732,36 @@ struct Step<'a> {
 
 impl Step<'_> {
     /// `g[..n] = H R^T` over the first `n` gate columns, plus the input part.
-    fn recurrent(&self, g: &mut [f32], hs: &[f32], n: usize) {
+    #[inline(always)]
+    fn recurrent<F: MulAdd, const G: usize>(&self, fma: F, g: &mut [f32], hs: &[f32], n: usize) {
         let width = self.layer.width();
-        row_times(hs, self.turned, width, &mut g[..n]);
+        row_times_with::<F, G>(fma, hs, self.turned, width, &mut g[..n]);
         for (v, &x) in g[..n].iter_mut().zip(self.xw) {
             *v += x;
         }
     }
 
-    fn rnn(&self, g: &mut [f32], hs: &mut [f32]) {
+    #[inline(always)]
+    fn rnn<F: MulAdd, const G: usize>(&self, fma: F, g: &mut [f32], hs: &mut [f32]) {
         let h = self.layer.hidden;
-        self.recurrent(g, hs, h);
+        self.recurrent::<F, G>(fma, g, hs, h);
         self.functions[0].apply(&mut g[..h], self.layer.clip);
         hs.copy_from_slice(&g[..h]);
     }
 
-    fn gru(&self, g: &mut [f32], hs: &mut [f32], reset: &mut [f32]) {
+    #[inline(always)]
+    fn gru<F: MulAdd, const G: usize>(
+        &self,
+        fma: F,
+        g: &mut [f32],
+        hs: &mut [f32],
+        reset: &mut [f32],
+    ) {
         let (h, width, clip) = (self.layer.hidden, self.layer.width(), self.layer.clip);
         let [f, gf, _] = self.functions;
         if self.layer.linear_before_reset {
             // `r (H R_h^T + Rb_h)`: the whole product first, the input part after the reset.
-            row_times(hs, self.turned, width, g);
+            row_times_with::<F, G>(fma, hs, self.turned, width, g);
             for (v, &x) in g[..2 * h].iter_mut().zip(self.xw) {
                 *v += x;
             }
@@ -649,14 +774,14 @@ impl Step<'_> {
                 *v = x + ri * (*v + rb);
             }
         } else {
-            self.recurrent(g, hs, 2 * h);
+            self.recurrent::<F, G>(fma, g, hs, 2 * h);
             f.apply(&mut g[..2 * h], clip);
             // `(r H) R_h^T`, the reset applied to the state before its product.
             for ((v, &ri), &hv) in reset.iter_mut().zip(&g[h..2 * h]).zip(hs.iter()) {
                 *v = ri * hv;
             }
             let hh = &mut g[2 * h..];
-            row_times(reset, &self.turned[2 * h..], width, hh);
+            row_times_with::<F, G>(fma, reset, &self.turned[2 * h..], width, hh);
             for (v, &x) in hh.iter_mut().zip(&self.xw[2 * h..]) {
                 *v += x;
             }
@@ -669,10 +794,17 @@ impl Step<'_> {
         }
     }
 
-    fn lstm(&self, g: &mut [f32], hs: &mut [f32], cs: &mut [f32]) {
+    #[inline(always)]
+    fn lstm<F: MulAdd, const G: usize>(
+        &self,
+        fma: F,
+        g: &mut [f32],
+        hs: &mut [f32],
+        cs: &mut [f32],
+    ) {
         let (h, clip) = (self.layer.hidden, self.layer.clip);
         let [f, gf, hf] = self.functions;
-        self.recurrent(g, hs, 4 * h);
+        self.recurrent::<F, G>(fma, g, hs, 4 * h);
         let (i, rest) = g.split_at_mut(h);
         let (o, rest) = rest.split_at_mut(h);
         let (fg, c) = rest.split_at_mut(h);
@@ -880,6 +1012,63 @@ mod tests {
                 bits(&plain[1][2 * hidden..3 * hidden]),
                 bits(&h0[2 * hidden..3 * hidden])
             );
+        }
+    }
+
+    /// `W` and `R` packed at build time (`packed = 16`, without `hidden_size`: from the turned
+    /// `R`) give the bits of the plain weights.
+    #[test]
+    fn packed_weights_give_the_same_bits() {
+        let (seq, batch, input, hidden) = (7, 2, 20, 24);
+        for (op, gates, dirs) in [("LSTM", 4, 2), ("GRU", 3, 1), ("RNN", 1, 2)] {
+            let width = gates * hidden;
+            let (ws, rs) = ([dirs, width, input], [dirs, width, hidden]);
+            let w = values(dirs * width * input, 1);
+            let r = values(dirs * width * hidden, 2);
+            let b = values(dirs * 2 * width, 3);
+            let x = values(seq * batch * input, 4);
+            let (pw, pr) = crate::pack::recurrent_weights_shape(&ws, &rs).unwrap();
+            let mut w_packed = vec![0.0; pw.iter().product()];
+            let mut r_turned = vec![0.0; pr.iter().product()];
+            crate::pack::recurrent_weights(&w, &ws, &r, &rs, &mut w_packed, &mut r_turned).unwrap();
+            let direction = Attr::Str(if dirs == 2 {
+                "bidirectional"
+            } else {
+                "forward"
+            });
+            let outs = [vec![seq, dirs, batch, hidden], vec![dirs, batch, hidden]];
+            let plain = recurrent(
+                op,
+                &[
+                    ("hidden_size", Attr::Int(hidden as i64)),
+                    ("direction", direction),
+                ],
+                &[
+                    Some((vec![seq, batch, input], x.clone())),
+                    Some((ws.to_vec(), w.clone())),
+                    Some((rs.to_vec(), r.clone())),
+                    Some((vec![dirs, 2 * width], b.clone())),
+                ],
+                None,
+                &outs,
+            )
+            .unwrap();
+            let packed = recurrent(
+                op,
+                &[("packed", Attr::Int(16)), ("direction", direction)],
+                &[
+                    Some((vec![seq, batch, input], x.clone())),
+                    Some((pw.to_vec(), w_packed)),
+                    Some((pr.to_vec(), r_turned)),
+                    Some((vec![dirs, 2 * width], b.clone())),
+                ],
+                None,
+                &outs,
+            )
+            .unwrap();
+            for (a, b) in plain.iter().zip(&packed) {
+                assert_eq!(bits(a), bits(b), "{op}");
+            }
         }
     }
 

@@ -290,11 +290,14 @@ mod tests {
         assert!(check_node("Conv", &[("group", 0)], &[]).is_err());
         assert!(check_node("Conv", &[], &[("auto_pad", "SAME")]).is_err());
         assert!(
-            check_node("LSTM", &[], &[])
+            check_node("Loop", &[], &[])
                 .unwrap_err()
                 .message()
-                .contains("LSTM")
+                .contains("Loop")
         );
+        assert!(check_node("LSTM", &[("layout", 1)], &[("direction", "reverse")]).is_ok());
+        assert!(check_node("GRU", &[("input_forget", 1)], &[]).is_err());
+        assert!(check_node("RNN", &[], &[("direction", "both")]).is_err());
         assert!(check_node("Resize", &[], &[("mode", "cubic")]).is_err());
         assert!(
             check_node(

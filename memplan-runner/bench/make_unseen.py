@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Eleven small ONNX networks of families nobody tuned memplan's kernels for, with reference data.
+"""Thirteen small ONNX networks of families nobody tuned memplan's kernels for, with reference data.
 
 For the developer, never needed by a user: `pip install onnx onnxruntime numpy`, then
 
@@ -19,6 +19,11 @@ patterns PyTorch's exporter produces, with opset 17, float32, batch 1 and static
 - mlp_784           Gemm 784->512->512->10 with Relu and Softmax.
 - convnext_like_28  two ConvNeXt blocks on [1,16,28,28] (7x7 depthwise Conv, NHWC LayerNormalization,
                     Erf GELU MLP, residual), then a 2x2 stride-2 Conv, HardSwish, pooling and Gemm.
+- unet_64, bert_encoder, effnet_like_96, tcn_audio_200, vgg_64: see their functions below.
+- lstm_kws_49       two stacked LSTMs of 64 units on [1,49,10] MFCC frames (PyTorch's batch_first
+                    export: Transpose, zero initial states), the last state, Gemm to 12 keywords.
+- gru_bidir_100     a bidirectional GRU of 48 units (linear_before_reset) on [1,100,32], the mean
+                    over time, Gemm to 10 classes.
 
 Weights are random with a fixed seed per network (numpy `default_rng`), scaled by fan-in so the
 activations stay in a sane range. `onnx.shape_inference.infer_shapes` annotates every intermediate
@@ -486,8 +491,47 @@ def vgg_64():
     return g.model("vgg_64", [1, 3, 64, 64], out, [1, 10])
 
 
+def lstm_kws_49():
+    """Keyword spotting with a recurrent network, as PyTorch exports `nn.LSTM(batch_first=True)`:
+    [1, 49, 10] MFCC frames turned to sequence-first, two stacked LSTMs of 64 units (zero initial
+    states as constants), the last state, Gemm -> [1, 12]."""
+    g = GraphBuilder(seed=207)
+    x = g.op("Transpose", ["input"], "frames", perm=[1, 0, 2])
+    features = 10
+    for layer in range(2):
+        p = f"lstm{layer}"
+        w = g.param(f"{p}.w", (1, 4 * 64, features), features)
+        r = g.param(f"{p}.r", (1, 4 * 64, 64), 64)
+        b = g.bias(f"{p}.b", (1, 8 * 64), std=0.1)
+        zeros = g.const(f"{p}.zeros", np.zeros((1, 1, 64), np.float32))
+        y, h, _ = g.op("LSTM", [x, w, r, b, "", zeros, zeros], [f"{p}.y", f"{p}.h", f"{p}.c"], hidden_size=64)
+        x = g.op("Squeeze", [y, g.shape(f"{p}.axis", [1])], f"{p}.seq")
+        features = 64
+    last = g.op("Squeeze", [h, g.shape("last.axis", [0])], "last")
+    out = g.gemm("fc", last, 64, 12)
+    return g.model("lstm_kws_49", [1, 49, 10], out, [1, 12])
+
+
+def gru_bidir_100():
+    """A bidirectional GRU of 48 units (`linear_before_reset`, as PyTorch exports `nn.GRU`) on
+    [1, 100, 32] features turned to sequence-first, both directions side by side, the mean over
+    time, Gemm -> [1, 10]."""
+    g = GraphBuilder(seed=208)
+    x = g.op("Transpose", ["input"], "steps", perm=[1, 0, 2])
+    w = g.param("gru.w", (2, 3 * 48, 32), 32)
+    r = g.param("gru.r", (2, 3 * 48, 48), 48)
+    b = g.bias("gru.b", (2, 6 * 48), std=0.1)
+    y, _ = g.op("GRU", [x, w, r, b], ["gru.y", "gru.h"], hidden_size=48, direction="bidirectional",
+                linear_before_reset=1)
+    y = g.op("Transpose", [y], "gru.t", perm=[0, 2, 1, 3])
+    y = g.op("Reshape", [y, g.shape("gru.shape", [100, 96])], "gru.seq")
+    y = g.op("ReduceMean", [y], "mean", axes=[0], keepdims=1)
+    out = g.gemm("fc", y, 96, 10)
+    return g.model("gru_bidir_100", [1, 100, 32], out, [1, 10])
+
+
 NETWORKS = [gpt2_tiny, vit_tiny, resnet8_32, dwcnn_96, mlp_784, convnext_like_28, unet_64, bert_encoder,
-            effnet_like_96, tcn_audio_200, vgg_64]
+            effnet_like_96, tcn_audio_200, vgg_64, lstm_kws_49, gru_bidir_100]
 
 
 # -- reference data -----------------------------------------------------------------------------

@@ -15,7 +15,7 @@ of 5 samples, after two warm-up runs. The runner's `--bench N` measures memplan 
 prints the ratio against this file (matched by the model's file name and byte size).
 
 Options: `--models A.onnx B.onnx ...` (default: the runnable models, the float KWS, the runner's
-default model, the two hand-built fixtures and the eleven networks of `make_unseen.py` when it has
+default model, the two hand-built fixtures and the thirteen networks of `make_unseen.py` when it has
 made them in `target/unseen`, or `MEMPLAN_UNSEEN_DIR`), `--out FILE`, `--samples 5`.
 """
 
@@ -51,6 +51,8 @@ UNSEEN_NETWORKS = [
     "effnet_like_96",
     "tcn_audio_200",
     "vgg_64",
+    "lstm_kws_49",
+    "gru_bidir_100",
 ]
 
 

@@ -15,8 +15,8 @@
 //!   `output_shape` and `ceil_mode` (a last window that would start past the input and its leading
 //!   padding is dropped, as ONNX Runtime and memplan's kernels do);
 //! - `Gemm`, `MatMul` (batched, with the 1-D rules: a 1-D operand gains and then loses an axis),
-//!   `QLinearMatMul`, `MatMulInteger`, `Einsum`, the recurrent `LSTM`, `GRU` and `RNN`, and `com.microsoft`'s `QGemm`, `QLinearAdd`,
-//!   `QLinearMul` and `QLinearGlobalAveragePool`;
+//!   `QLinearMatMul`, `MatMulInteger`, `Einsum`, the recurrent `LSTM`, `GRU` and `RNN`, and
+//!   `com.microsoft`'s `QGemm`, `QLinearAdd`, `QLinearMul` and `QLinearGlobalAveragePool`;
 //! - the shape operators: `Reshape` (`0` copies a dimension unless `allowzero`, `-1` is
 //!   inferred), `Flatten`, `Transpose`, `Squeeze`/`Unsqueeze` (axes as attribute or input),
 //!   `Concat`, `Split` (`split` attribute or input, `num_outputs`, or equal parts), `Slice`
