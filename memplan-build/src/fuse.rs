@@ -642,8 +642,8 @@ impl Graph<'_> {
         true
     }
 
-    /// 4. A recurrent node's constant `W` and `R` packed: `W` into the panels of the whole
-    /// sequence's input product, `R` turned for the steps' row products.
+    /// Step 4 for a recurrent node: its constant `W` and `R` packed, `W` into the panels of
+    /// the whole sequence's input product, `R` turned for the steps' row products.
     fn pack_recurrent(&mut self, k: usize) -> bool {
         let Some(node) = self.node(k) else {
             return false;
