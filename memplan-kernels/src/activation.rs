@@ -110,6 +110,16 @@ impl Activation {
         )
     }
 
+    /// The part of the activation a tile or block of sums takes in its registers: a chain
+    /// activation none (it runs on the stored sums, many at once), the others all of it.
+    pub(crate) fn in_registers(self) -> Activation {
+        if self.is_chain() {
+            Activation::None
+        } else {
+            self
+        }
+    }
+
     /// Applies the activation to every element of `xs`. Plain `for` loops, not `for_each`
     /// with a closure: a long closure (Sigmoid's, ErfGelu's) left `for_each` out of line, built
     /// for the baseline instead of the AVX2 or AVX-512 function calling it (4 lanes, not 16).

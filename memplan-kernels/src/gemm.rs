@@ -22,8 +22,9 @@
 //! `k` (each term's product and sum rounded once), one panel's partial sums stored in `C` and
 //! picked up by the next: the same bits for any tile size, vector width or blocking (see
 //! [`crate::simd`]). When an element's last panel is done, the epilogue adds the
-//! bias (per row for Conv, `alpha` and `beta` for Gemm) and applies the fused activation while
-//! the tile is in registers.
+//! bias (per row for Conv, `alpha` and `beta` for Gemm) and applies the fused activation to the
+//! tile's stored rows (a chain activation, Sigmoid, SiLU or GELU, to the whole stored tile at
+//! once: [`activate_tile`]).
 //!
 //! The packing buffers are the node's scratch ([`scratch_words`], planned in the arena); a tile
 //! is at most 16 x 16 floats (1 KiB) of stack.
@@ -1049,11 +1050,7 @@ fn store_row<const W: usize>(
     last: bool,
 ) {
     // A chain of dependent steps (`exp`, a division) waits for the whole tile: [`activate_tile`].
-    let act = if p.act.is_chain() {
-        Activation::None
-    } else {
-        p.act
-    };
+    let act = p.act.in_registers();
     let gemm_c = matches!(p.bias, Bias::Gemm { c: Some(_), .. });
     let in_registers = last && !gemm_c && matches!(act, Activation::None);
     if in_registers {

@@ -92,7 +92,7 @@ fn row_times_avx512(a: &[f32], b: &[f32], ld: usize, c: &mut [f32]) {
     row_times_with::<_, 8>(crate::simd::Avx512Fma::new(), a, b, ld, c);
 }
 
-pub(crate) fn row_times(a: &[f32], b: &[f32], ld: usize, c: &mut [f32]) {
+fn row_times(a: &[f32], b: &[f32], ld: usize, c: &mut [f32]) {
     dispatch!(
         row_times_portable,
         row_times_avx2,

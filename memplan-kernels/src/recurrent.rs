@@ -21,7 +21,9 @@
 //! (`[batch, seq, ..]`); `sequence_lens` (a batch row's steps past its length give zeros in `Y`
 //! and leave its state alone, so `Y_h` is its last real state); `clip` (bounds every gate's
 //! input); `activations` with `activation_alpha` and `activation_beta` (each function that takes
-//! an alpha or a beta consumes the next of the list, as ONNX Runtime reads them). The
+//! an alpha or a beta consumes the next of the list, with ONNX Runtime's values when the list
+//! runs out: [`NAMES`]). A batch row of no steps gives zeros in `Y` and in the last states, as
+//! ONNX Runtime does (not its initial state). The
 //! optional outputs `Y_h` (and `Y_c`) are the last states. `input_forget` is not supported.
 //!
 //! The scratch holds the input product of one direction (`seq * batch * gates * hidden`
@@ -101,19 +103,22 @@ pub(crate) enum Function {
     Elu(f32),
     /// `x / (1 + |x|)`.
     Softsign,
-    /// `ln(1 + e^x)`.
+    /// `ln(1 + e^x)`, without overflow for large `x` (the `Softplus` kernel's).
     Softplus,
 }
 
-/// The functions that take an alpha, with its default; and a beta.
+/// The functions by name: whether each takes an alpha and a beta, and the value it gets when
+/// the lists run out, as ONNX Runtime reads them: LeakyRelu 0.01, HardSigmoid 0.2 and 0.5, Elu
+/// 1, and 0 for the others (Affine, ThresholdedRelu, ScaledTanh; not their operators' own
+/// defaults).
 const NAMES: &[(&str, Option<f32>, Option<f32>)] = &[
     ("sigmoid", None, None),
     ("tanh", None, None),
     ("relu", None, None),
-    ("affine", Some(1.0), Some(0.0)),
+    ("affine", Some(0.0), Some(0.0)),
     ("leakyrelu", Some(0.01), None),
-    ("thresholdedrelu", Some(1.0), None),
-    ("scaledtanh", Some(1.0), Some(1.0)),
+    ("thresholdedrelu", Some(0.0), None),
+    ("scaledtanh", Some(0.0), Some(0.0)),
     ("hardsigmoid", Some(0.2), Some(0.5)),
     ("elu", Some(1.0), None),
     ("softsign", None, None),
@@ -217,7 +222,7 @@ impl Function {
             }
             Function::Softplus => {
                 for x in xs {
-                    *x = libm::log1pf(fast_math::exp(*x));
+                    *x = crate::unary::softplus(*x);
                 }
             }
         }
@@ -278,6 +283,9 @@ impl Layer {
         let Ok(hidden) = usize::try_from(hidden) else {
             bail!("hidden_size {hidden} is negative");
         };
+        if hidden.checked_mul(cell.gates()).is_none() {
+            bail!("hidden_size {hidden} overflows the gate rows");
+        }
         let &[a, b, input] = x_shape else {
             bail!("input X has shape {x_shape:?}, expected rank 3");
         };
@@ -476,7 +484,7 @@ pub(crate) fn run(
         None => None,
         Some((s, data @ (Data::I32(_) | Data::I64(_)))) if s == [batch] => Some(data),
         Some((s, data)) => bail!(
-            "sequence_lens is {} {s:?}, expected int32 [{batch}]",
+            "sequence_lens is {} {s:?}, expected int32 or int64 [{batch}]",
             data.dtype().name()
         ),
     };
@@ -488,7 +496,10 @@ pub(crate) fn run(
             _ => seq as i64,
         }
     };
-    if let Some(len) = (0..batch).map(steps).find(|&n| n < 0 || n > seq as i64) {
+    // (Without `sequence_lens`, `batch` need not be bounded by anything in memory yet.)
+    if lengths.is_some()
+        && let Some(len) = (0..batch).map(steps).find(|&n| n < 0 || n > seq as i64)
+    {
         bail!("a sequence length is {len}, outside 0..={seq}");
     }
     let (_, state_shape) = layer.output_shapes();
@@ -510,13 +521,19 @@ pub(crate) fn run(
         let want: &[usize] = if o == 0 { &y_shape } else { &state_shape };
         expect_shape(o, out.shape, want)?;
     }
+    if hidden == 0 {
+        // Every output is empty (and nothing in memory bounds the steps and rows).
+        return Ok(());
+    }
 
     // The scratch, cut as `scratch_floats` counts it.
     let Some(parts) = layer.scratch_floats() else {
         bail!("the recurrent layer's scratch does not fit in memory");
     };
-    let need = parts.iter().sum::<usize>();
-    if scratch.len() * 2 < need {
+    let Some(need) = parts.iter().try_fold(0usize, |a, &p| a.checked_add(p)) else {
+        bail!("the recurrent layer's scratch does not fit in memory");
+    };
+    if scratch.len().saturating_mul(2) < need {
         bail!(
             "the scratch holds {} words, {} are needed",
             scratch.len(),
@@ -630,16 +647,20 @@ pub(crate) fn run(
             y,
         };
         dispatch!(walk_portable, walk_avx2, walk_avx512, (&mut walk));
-        // The last states.
+        // The last states (zeros for a row of no steps, as ONNX Runtime gives).
         for b in 0..batch {
             let at = layer.state_at(d, b);
-            if let Some(out) = outputs.get_mut(1) {
-                let (_, y) = output::<f32>(core::slice::from_mut(out), 0)?;
-                y[at..][..hidden].copy_from_slice(&h_state[b * hidden..][..hidden]);
-            }
-            if let Some(out) = outputs.get_mut(2) {
-                let (_, y) = output::<f32>(core::slice::from_mut(out), 0)?;
-                y[at..][..hidden].copy_from_slice(&c_state[b * hidden..][..hidden]);
+            let ran = steps(b) > 0;
+            for (o, state) in [(1, &*h_state), (2, &*c_state)] {
+                if let Some(out) = outputs.get_mut(o) {
+                    let (_, y) = output::<f32>(core::slice::from_mut(out), 0)?;
+                    let y = &mut y[at..][..hidden];
+                    if ran {
+                        y.copy_from_slice(&state[b * hidden..][..hidden]);
+                    } else {
+                        y.fill(0.0);
+                    }
+                }
             }
         }
     }
@@ -1001,17 +1022,17 @@ mod tests {
                 let want = swap01(&plain[o], dirs, batch, hidden);
                 assert_eq!(bits(&first[o]), bits(&want), "{op} output {o}");
             }
-            // The third row has no steps: zeros in Y, its initial state in Y_h.
+            // The third row has no steps: zeros in Y and in Y_h (ONNX Runtime's).
             for t in 0..seq {
                 for d in 0..dirs {
                     let at = ((t * dirs + d) * batch + 2) * hidden;
                     assert!(plain[0][at..at + hidden].iter().all(|&v| v == 0.0));
                 }
             }
-            assert_eq!(
-                bits(&plain[1][2 * hidden..3 * hidden]),
-                bits(&h0[2 * hidden..3 * hidden])
-            );
+            for d in 0..dirs {
+                let at = (d * batch + 2) * hidden;
+                assert!(plain[1][at..at + hidden].iter().all(|&v| v == 0.0));
+            }
         }
     }
 

@@ -164,7 +164,7 @@ pub(crate) fn run(
 }
 
 /// ln(1 + e^x), without overflow for large x.
-fn softplus(x: f32) -> f32 {
+pub(crate) fn softplus(x: f32) -> f32 {
     if x > 0.0 {
         x + libm::log1pf(fast_math::exp(-x))
     } else {

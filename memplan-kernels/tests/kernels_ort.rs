@@ -98,6 +98,14 @@ fn attrs(v: &Value) -> Vec<(String, OwnedAttr)> {
                         .map(|x| x.as_f64().unwrap() as f32)
                         .collect(),
                 )
+            } else if let Some(l) = a.get("strs") {
+                OwnedAttr::Strs(
+                    l.as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|x| &*String::leak(x.as_str().unwrap().to_string()))
+                        .collect(),
+                )
             } else {
                 panic!("attribute {a}")
             };

@@ -321,7 +321,7 @@ pub(super) fn padded<const MOST: usize, F: DepthwiseSteps + TakeGreater>(
                 taps: &plane.taps,
                 row_len: rl,
                 bias: d.bias.map(|bias| bias[oc]),
-                act: in_registers(d.act),
+                act: d.act.in_registers(),
                 ow,
             };
             let out = &mut y[(b * m + oc) * d.planes.y..][..out_plane];
@@ -338,24 +338,15 @@ pub(super) fn padded<const MOST: usize, F: DepthwiseSteps + TakeGreater>(
                     block.run::<1>(q0, out)
                 };
             }
+            // A chain activation on the written plane, in L1 ([`Activation::in_registers`]):
+            // inside the block its thirty dependent steps kept the sums in memory, a vector at
+            // a time, each waiting on the last.
             if d.act.is_chain() {
                 d.act.apply(out);
             }
         }
     }
     Ok(())
-}
-
-/// The part of `act` a block of sums takes in its registers: a chain activation
-/// ([`Activation::is_chain`]: Sigmoid, SiLU, GELU) none, as it runs on the whole output plane
-/// once the plane is written (in L1). Its thirty dependent steps inside the block kept the
-/// block's sums in memory, a vector at a time, each waiting on the last.
-pub(super) fn in_registers(act: Activation) -> Activation {
-    if act.is_chain() {
-        Activation::None
-    } else {
-        act
-    }
 }
 
 /// Whether a Conv of this geometry can write its output over its input ([`Input::InPlace`]): a

@@ -338,7 +338,7 @@ fn lanes<const MOST: usize, F: DepthwiseSteps + TakeGreater + Transpose>(
                     taps: &taps_at,
                     reach,
                     bias: d.bias.map(|_| bias),
-                    act: in_registers(d.act),
+                    act: d.act.in_registers(),
                 };
                 // The band's outputs, numbered as the output planes number them, 16 at a time
                 // into `turn` in runs of one row's pixels.
@@ -371,7 +371,7 @@ fn lanes<const MOST: usize, F: DepthwiseSteps + TakeGreater + Transpose>(
                         }
                     }
                     if d.act.is_chain() {
-                        // Sixteen pixels of sixteen channels at once ([`in_registers`]).
+                        // Sixteen pixels of sixteen channels at once ([`Activation::in_registers`]).
                         d.act.apply(turn.as_flattened_mut());
                     }
                     let mut outputs = [0usize; LANES];

@@ -43,6 +43,8 @@ pub(crate) enum OwnedAttr {
     Str(String),
     Ints(Vec<i64>),
     Floats(Vec<f32>),
+    /// Strings leaked for the test's run (`Attr::Strs` borrows a slice of `&str`).
+    Strs(Vec<&'static str>),
 }
 
 impl OwnedAttr {
@@ -53,6 +55,7 @@ impl OwnedAttr {
             OwnedAttr::Str(v) => Attr::Str(v),
             OwnedAttr::Ints(v) => Attr::Ints(v),
             OwnedAttr::Floats(v) => Attr::Floats(v),
+            OwnedAttr::Strs(v) => Attr::Strs(v),
         }
     }
 }

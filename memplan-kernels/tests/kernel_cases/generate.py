@@ -71,6 +71,8 @@ def encode_attr(name, value):
         return {"name": name, "ints": value}
     if isinstance(value, list) and all(isinstance(v, float) for v in value):
         return {"name": name, "floats": value}
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return {"name": name, "strs": value}
     if isinstance(value, onnx.TensorProto):
         arr = onnx.numpy_helper.to_array(value).reshape(-1)
         if arr.dtype == np.float32:
@@ -748,6 +750,50 @@ def qlinear():
     case("dynamic_quantize_positive", "DynamicQuantizeLinear", [f(20, lo=0.5, hi=2.0)], outputs=3, opset=17)
 
 
+def recurrent():
+    """LSTM, GRU and RNN: directions, biases, initial states, peepholes, sequence lengths (one
+    row of none), clip, linear_before_reset, named activations with and without alphas."""
+    seq, batch, features, hidden = 5, 3, 4, 3
+    x = f(seq, batch, features)
+    lens = np.array([5, 2, 0], np.int32)
+    for op, gates in [("LSTM", 4), ("GRU", 3), ("RNN", 1)]:
+        for direction, dirs in [("forward", 1), ("reverse", 1), ("bidirectional", 2)]:
+            w = f(dirs, gates * hidden, features, lo=-0.7, hi=0.7)
+            r = f(dirs, gates * hidden, hidden, lo=-0.7, hi=0.7)
+            b = f(dirs, 2 * gates * hidden, lo=-0.3, hi=0.3)
+            h0 = f(dirs, batch, hidden, lo=-0.5, hi=0.5)
+            inputs = [x, w, r, b, lens, h0]
+            attrs = {"hidden_size": hidden, "direction": direction}
+            outputs = 2
+            if op == "LSTM":
+                inputs += [f(dirs, batch, hidden, lo=-0.5, hi=0.5), f(dirs, 3 * hidden, lo=-0.5, hi=0.5)]
+                outputs = 3
+            name = f"{op.lower()}_{direction}"
+            case(name, op, inputs, attrs, outputs=outputs)
+        w = f(1, gates * hidden, features, lo=-0.7, hi=0.7)
+        r = f(1, gates * hidden, hidden, lo=-0.7, hi=0.7)
+        case(f"{op.lower()}_plain_clip", op, [x, w, r], {"hidden_size": hidden, "clip": 0.6})
+    w, r = f(1, 3 * hidden, features), f(1, 3 * hidden, hidden)
+    case("gru_linear_before_reset", "GRU", [x, w, r, f(1, 6 * hidden)],
+         {"hidden_size": hidden, "linear_before_reset": 1}, outputs=2)
+    w, r = f(1, hidden, features), f(1, hidden, hidden)
+    for names, alphas, betas in [
+        (["Affine"], [0.7], None),
+        (["ThresholdedRelu"], None, None),
+        (["ScaledTanh"], [1.5], [0.5]),
+        (["LeakyRelu"], None, None),
+        (["Elu"], [0.5], None),
+        (["Softsign"], None, None),
+        (["Softplus"], None, None),
+    ]:
+        attrs = {"hidden_size": hidden, "activations": names}
+        if alphas:
+            attrs["activation_alpha"] = alphas
+        if betas:
+            attrs["activation_beta"] = betas
+        case(f"rnn_{names[0].lower()}", "RNN", [x, w, r], attrs)
+
+
 def main():
     unary()
     binary()
@@ -763,6 +809,7 @@ def main():
     special_values()
     quantize()
     qlinear()
+    recurrent()
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases.json")
     with open(path, "w") as out:
         out.write("[\n" + ",\n".join(CASES) + "\n]\n")

@@ -11,10 +11,11 @@ impl Node<'_> {
         let &[a, b, _] = x.dims.as_slice() else {
             return Err(format!("its input X has rank {}, expected 3", x.rank()));
         };
-        let hidden = match self.int("hidden_size", -1) {
-            h if h >= 0 => h as u64,
+        let hidden = match self.attr("hidden_size").map(|a| a.i) {
+            Some(h) if h >= 0 => h as u64,
+            Some(h) => return Err(format!("its hidden_size {h} is negative")),
             // Without the attribute, from R: `[directions, gates * hidden, hidden]`.
-            _ => match self.input(2)?.dims.as_slice() {
+            None => match self.input(2)?.dims.as_slice() {
                 &[_, _, h] => h,
                 other => return Err(format!("its R has shape {other:?}, expected rank 3")),
             },
