@@ -1085,7 +1085,7 @@ fn activate_tile(p: &mut Product<'_, '_>, m0: usize, rows: usize, n0: usize, w: 
         return;
     }
     for i in m0..m0 + rows {
-        p.act.apply(&mut p.c[i * p.ldc + n0..][..w]);
+        p.act.apply_chain(&mut p.c[i * p.ldc + n0..][..w]);
     }
 }
 

@@ -25,7 +25,7 @@ use crate::tensor::{Dims, Input, Output, collect, expect_shape, opt_value, outpu
 /// Blocks of `G` vectors of 16 columns keep their sums in registers through the whole `k` (one
 /// load of `b` per vector and step, no load or store of `c`), the last columns a row of `b` at
 /// a time into `c`. `G` as many as the level's registers hold: 8 zmm at AVX-512, 4 x 2 ymm at
-/// AVX2.
+/// AVX2 (0: no blocks).
 #[inline(always)]
 pub(crate) fn row_times_with<F: MulAdd, const G: usize>(
     fma: F,
@@ -61,6 +61,9 @@ fn row_times_blocks<F: MulAdd, const G: usize>(
     c: &mut [f32],
 ) -> usize {
     let width = G * PANEL;
+    if width == 0 {
+        return 0;
+    }
     let mut j0 = 0;
     while j0 + width <= c.len() {
         let mut sums = [[0.0f32; PANEL]; G];
@@ -77,7 +80,10 @@ fn row_times_blocks<F: MulAdd, const G: usize>(
 }
 
 fn row_times_portable(a: &[f32], b: &[f32], ld: usize, c: &mut [f32]) {
-    row_times_with::<_, 2>(ScalarFma, a, b, ld, c);
+    // No blocks on a Cortex-M4F: 16 sums and their operands would not fit its 32 single
+    // registers, and the blocks' loop cost flash for the network's one-row Gemm.
+    const G: usize = if cfg!(target_arch = "arm") { 0 } else { 1 };
+    row_times_with::<_, G>(ScalarFma, a, b, ld, c);
 }
 
 #[cfg(target_arch = "x86_64")]

@@ -342,7 +342,7 @@ pub(super) fn padded<const MOST: usize, F: DepthwiseSteps + TakeGreater>(
             // inside the block its thirty dependent steps kept the sums in memory, a vector at
             // a time, each waiting on the last.
             if d.act.is_chain() {
-                d.act.apply(out);
+                d.act.apply_chain(out);
             }
         }
     }

@@ -372,7 +372,7 @@ fn lanes<const MOST: usize, F: DepthwiseSteps + TakeGreater + Transpose>(
                     }
                     if d.act.is_chain() {
                         // Sixteen pixels of sixteen channels at once ([`Activation::in_registers`]).
-                        d.act.apply(turn.as_flattened_mut());
+                        d.act.apply_chain(turn.as_flattened_mut());
                     }
                     let mut outputs = [0usize; LANES];
                     for (lane, at) in outputs.iter_mut().enumerate() {
