@@ -29,6 +29,7 @@
 //! The scratch holds the input product of one direction (`seq * batch * gates * hidden`
 //! floats), `R^T`, one step's gates, the states and the biases ([`scratch_len`]).
 
+use crate::activation;
 use crate::attrs::Attrs;
 use crate::error::{KernelError, bail};
 use crate::fast_math;
@@ -180,7 +181,7 @@ impl Function {
             }
             Function::Relu => {
                 for x in xs {
-                    *x = if *x < 0.0 { 0.0 } else { *x };
+                    *x = activation::relu(*x);
                 }
             }
             Function::Affine(a, b) => {
@@ -190,7 +191,7 @@ impl Function {
             }
             Function::LeakyRelu(a) => {
                 for x in xs {
-                    *x = if *x < 0.0 { a * *x } else { *x };
+                    *x = activation::leaky_relu(*x, a);
                 }
             }
             Function::ThresholdedRelu(a) => {
@@ -205,7 +206,7 @@ impl Function {
             }
             Function::HardSigmoid(a, b) => {
                 for x in xs {
-                    *x = (a * *x + b).clamp(0.0, 1.0);
+                    *x = activation::hard_sigmoid(*x, a, b);
                 }
             }
             Function::Elu(a) => {
@@ -399,6 +400,13 @@ impl Layer {
         let reset = bt.checked_mul(h)?;
         Some([panel, product, turned, gates, states, biases, reset])
     }
+
+    /// All of [`Layer::scratch_floats`], or `None` when it does not fit in memory.
+    fn scratch_total(&self) -> Option<usize> {
+        self.scratch_floats()?
+            .iter()
+            .try_fold(0usize, |a, &p| a.checked_add(p))
+    }
 }
 
 /// Scratch words (`u64`) of a recurrent node, from its attributes and the shape of `X`.
@@ -411,15 +419,9 @@ pub(crate) fn scratch_len(
         return Ok(0);
     };
     let layer = Layer::of(cell, attrs, x, input_shapes.get(2).copied().flatten())?;
-    let Some(parts) = layer.scratch_floats() else {
+    let Some(floats) = layer.scratch_total() else {
         bail!("the recurrent layer's scratch does not fit in memory");
     };
-    let floats = parts
-        .iter()
-        .try_fold(0usize, |a, &p| a.checked_add(p))
-        .ok_or_else(|| {
-            crate::error::error!("the recurrent layer's scratch does not fit in memory")
-        })?;
     Ok(floats.div_ceil(2))
 }
 
@@ -502,7 +504,7 @@ pub(crate) fn run(
     {
         bail!("a sequence length is {len}, outside 0..={seq}");
     }
-    let (_, state_shape) = layer.output_shapes();
+    let (y_shape, state_shape) = layer.output_shapes();
     let initial_h = optional(inputs, 5, &state_shape, "initial_h")?;
     let (initial_c, peepholes) = if cell == Cell::Lstm {
         (
@@ -512,7 +514,6 @@ pub(crate) fn run(
     } else {
         (None, None)
     };
-    let (y_shape, _) = layer.output_shapes();
     let wanted = if cell == Cell::Lstm { 3 } else { 2 };
     if outputs.len() > wanted {
         bail!("{} has at most {wanted} outputs", cell.name());
@@ -527,10 +528,7 @@ pub(crate) fn run(
     }
 
     // The scratch, cut as `scratch_floats` counts it.
-    let Some(parts) = layer.scratch_floats() else {
-        bail!("the recurrent layer's scratch does not fit in memory");
-    };
-    let Some(need) = parts.iter().try_fold(0usize, |a, &p| a.checked_add(p)) else {
+    let (Some(parts), Some(need)) = (layer.scratch_floats(), layer.scratch_total()) else {
         bail!("the recurrent layer's scratch does not fit in memory");
     };
     if scratch.len().saturating_mul(2) < need {
