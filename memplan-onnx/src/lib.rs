@@ -19,7 +19,9 @@
 //! - **tensors**: the graph inputs that are not initializers, then the outputs of the remaining
 //!   nodes, with dtype and static shape from the graph's type information or inferred. ONNX
 //!   names become unique snake_case identifiers (the generated code names accessors after them);
-//!   the original name is kept as `source`.
+//!   the original name is kept as `source`. An optional output left out (`""`) before one that
+//!   is used (an `LSTM`'s `Y` beside its `Y_h`) becomes a tensor of its own, `<node>:output<i>`,
+//!   that nothing reads: the kernels take outputs by position.
 //! - **weights** ([`Graph::weights`]): the initializers and folded values that kept nodes read,
 //!   named like tensors (in the same namespace). With [`ImportOptions::with_weights`] the model
 //!   file lists them in `[weights]` (dtype, shape, source; never their data), and each op's
@@ -46,6 +48,7 @@
 mod attrs;
 mod external;
 mod fold;
+mod left_out;
 mod proto;
 mod shapes;
 mod value_types;
@@ -196,7 +199,10 @@ pub fn import(
     bytes: &[u8],
     options: &ImportOptions,
 ) -> Result<Imported, ImportError> {
-    let model = decode(file_name, bytes)?;
+    let mut model = decode(file_name, bytes)?;
+    if let Some(graph) = model.graph.as_mut() {
+        left_out::name_left_out_outputs(graph);
+    }
     let graph = model
         .graph
         .as_ref()
