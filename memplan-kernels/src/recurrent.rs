@@ -6,9 +6,11 @@
 //! hidden]`): `i, o, f, c` for LSTM, `z, r, h` for GRU, one for RNN. The input part does not
 //! depend on the state, so it is one matrix product for the whole sequence (every step and batch
 //! row at once, [`crate::gemm`], the biases added as it is stored); only the recurrent part runs
-//! step by step, one row of the state times `R^T` ([`crate::matmul`]'s row product, `R^T`
-//! turned once per direction into the scratch so each step reads it row by row). Then the gates'
-//! activations and the state update, elementwise:
+//! step by step, one row of the state times `R^T` ([`crate::matmul`]'s row product, its sums in
+//! registers), dispatched to AVX2 or AVX-512 with the gates' functions. memplan-build packs `W`
+//! and turns `R` at build time (`packed = 16`, [`crate::pack::recurrent_weights`]); plain
+//! weights are packed a panel at a time and `R` turned into the scratch once per direction.
+//! Then the gates' activations and the state update, elementwise:
 //!
 //! - LSTM: `i = f(.. + P_i c)`, `f = f(.. + P_f c)`, `c' = f c + i g(..)`, `o = f(.. + P_o c')`,
 //!   `h' = o h(c')` (peepholes `P` optional);
@@ -23,11 +25,12 @@
 //! input); `activations` with `activation_alpha` and `activation_beta` (each function that takes
 //! an alpha or a beta consumes the next of the list, with ONNX Runtime's values when the list
 //! runs out: [`NAMES`]). A batch row of no steps gives zeros in `Y` and in the last states, as
-//! ONNX Runtime does (not its initial state). The
-//! optional outputs `Y_h` (and `Y_c`) are the last states. `input_forget` is not supported.
+//! ONNX Runtime does (not its initial state). The optional outputs `Y_h` (and `Y_c`) are the
+//! last states. `input_forget` is not supported.
 //!
 //! The scratch holds the input product of one direction (`seq * batch * gates * hidden`
-//! floats), `R^T`, one step's gates, the states and the biases ([`scratch_len`]).
+//! floats), `R^T` and a panel unless packed, one step's gates, the states and the biases
+//! ([`scratch_len`]).
 
 use crate::activation;
 use crate::attrs::Attrs;
