@@ -441,10 +441,21 @@ mod tests {
         ys: &[usize],
         words: Option<usize>,
     ) -> Vec<f32> {
+        conv_weighing(attrs, xs, ws, &values(ws.iter().product(), 2), ys, words)
+    }
+
+    /// [`conv`] with the weights `w` of shape `ws` (packed ones too), a bias per output channel.
+    fn conv_weighing(
+        attrs: &Attrs<'_>,
+        xs: &[usize],
+        ws: &[usize],
+        w: &[f32],
+        ys: &[usize],
+        words: Option<usize>,
+    ) -> Vec<f32> {
         let x = values(xs.iter().product(), 1);
-        let w = values(ws.iter().product(), 2);
-        let b = values(ws[0], 3);
-        let bs = [ws[0]];
+        let b = values(ys[1], 3);
+        let bs = [ys[1]];
         let inputs = [
             Input::Value {
                 shape: xs,
@@ -452,7 +463,7 @@ mod tests {
             },
             Input::Value {
                 shape: ws,
-                data: Data::F32(&w),
+                data: Data::F32(w),
             },
             Input::Value {
                 shape: &bs,
@@ -951,39 +962,13 @@ mod tests {
         if !packed {
             return conv(&Attrs::new(list), xs, ws, ys, None);
         }
-        let x = values(xs.iter().product(), 1);
         let w = values(ws.iter().product(), 2);
-        let b = values(ws[0], 3);
-        let bs = [ws[0]];
         let (pw, ps) = super::packed_for_test(list, ws, &w);
         let kernel = [ws[2] as i64, ws[3] as i64];
         let mut with: Vec<(&str, Attr<'_>)> = list.to_vec();
         with.push(("packed", Attr::Int(16)));
         with.push(("kernel_shape", Attr::Ints(&kernel)));
-        let attrs = Attrs::new(&with);
-        let inputs = [
-            Input::Value {
-                shape: xs,
-                data: Data::F32(&x),
-            },
-            Input::Value {
-                shape: &ps,
-                data: Data::F32(&pw),
-            },
-            Input::Value {
-                shape: &bs,
-                data: Data::F32(&b),
-            },
-        ];
-        let words = scratch_len("Conv", &attrs, &[Some(xs), Some(&ps), Some(&bs)], &[ys]).unwrap();
-        let mut scratch = vec![0x7fc0_0000_7fc0_0000u64; words];
-        let mut y = vec![f32::NAN; ys.iter().product()];
-        let mut outputs = [Output {
-            shape: ys,
-            data: DataMut::F32(&mut y),
-        }];
-        run("Conv", &attrs, &inputs, &mut outputs, &mut scratch).unwrap();
-        y
+        conv_weighing(&Attrs::new(&with), xs, &ps, &pw, ys, None)
     }
 
     #[test]
